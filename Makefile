@@ -1,0 +1,46 @@
+# slurm-batchai: one build for everything.
+#   make              build everything that can be built here into build/
+#   make check        the whole test suite (closing line: N passed, N failed, N skipped)
+#   make bench        benchmarks (numbers, not assertions)
+#   make demo         install deps, build, start a throwaway Slurm cluster, run the tutorial's job
+#   make install      PREFIX=/usr/local DESTDIR=
+#   make deps         install the Debian packages the project needs (idempotent, root or sudo)
+# Each component describes itself in its module.mk by adding to these lists:
+#   ALL      files `make` builds          TEST_BINS  files `make check` builds first
+#   TESTS    test programs the runner runs (exit 0 pass, 77 skip, else fail)
+#   BENCHES  benchmark programs `make bench` runs    INSTALL_RULES  targets `make install` runs
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+include mk/config.mk
+include mk/rules.mk
+
+ALL :=
+TEST_BINS :=
+TESTS :=
+BENCHES :=
+INSTALL_RULES :=
+
+include $(sort $(wildcard */module.mk))
+
+.PHONY: all check bench install deps fuzz clean config demo demo-stop
+all: $(ALL)
+
+config:
+	@true
+
+check: all $(TEST_BINS)
+	@BUILD=$(BUILD) tests/run-tests $(TESTS)
+
+bench: all $(TEST_BINS)
+	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
+
+install: all $(INSTALL_RULES)
+
+deps:
+	contrib/install-deps.sh $(DEPS_SET)
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

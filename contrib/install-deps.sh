@@ -1,0 +1,42 @@
+#!/bin/sh
+# Install the Debian packages slurm-batchai needs, idempotently: only what is missing is installed,
+# and the script says what. Runs as root, or through sudo.
+#   contrib/install-deps.sh            build + test dependencies
+#   contrib/install-deps.sh bench      also the benchmark peers (PyTorch, oneDNN, hyperfine)
+set -eu
+
+build="build-essential pkg-config libcjson-dev libhdf5-dev hdf5-tools libopenblas-dev
+       openmpi-bin libopenmpi-dev libpmix-dev clang libclang-rt-dev"
+slurm="slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev"
+tests="python3 python3-h5py python3-numpy python3-jsonschema busybox-static runc sudo procps bc"
+bench="python3-torch libdnnl-dev hyperfine"
+
+want="$build $slurm $tests"
+for set in "$@"; do
+    case $set in
+    bench) want="$want $bench" ;;
+    *) echo "install-deps: unknown set '$set' (known: bench)" >&2; exit 2 ;;
+    esac
+done
+
+missing=""
+for p in $want; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+echo "install-deps: installing:$missing"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -q --no-install-recommends $missing
+# Debian starts the daemons it installs; the project runs its own clusters, so stop the system ones.
+for svc in slurmctld slurmd munge; do
+    if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+        $SUDO systemctl stop "$svc" || true
+    fi
+done

@@ -1,0 +1,69 @@
+# Toolchain and dependency detection. Everything optional is detected here once,
+# and `make config` (or any build) says what was found, as llm.c does.
+
+BUILD   ?= build
+PREFIX  ?= /usr/local
+DESTDIR ?=
+VERSION := 0.1.0
+
+CC      ?= cc
+ifeq ($(origin CC),default)
+CC      := gcc
+endif
+CSTD      := -std=c11 -D_GNU_SOURCE
+WARN      := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes
+HARDEN    := -fstack-protector-strong -D_FORTIFY_SOURCE=2 -fPIC
+OPT       ?= -O2 -g
+CFLAGS    ?=
+BASE_CFLAGS = $(CSTD) $(WARN) $(OPT) $(HARDEN) -MMD -MP $(CFLAGS)
+LDHARDEN  := -Wl,-z,relro,-z,now -Wl,--as-needed
+
+# Sanitizer flavour for test binaries (objects under $(BUILD)/san/).
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_CFLAGS = $(CSTD) $(WARN) -O1 -g -fPIC -MMD -MP $(SAN_FLAGS) $(CFLAGS)
+
+pkgconf = $(shell pkg-config $(1) $(2) 2>/dev/null)
+
+# cJSON (Debian: libcjson-dev)
+CJSON_CFLAGS := $(or $(call pkgconf,--cflags,libcjson),-I/usr/include/cjson)
+CJSON_LIBS   := $(or $(call pkgconf,--libs,libcjson),-lcjson)
+
+# Slurm headers (Debian: libslurm-dev)
+SLURM_INCLUDE ?= /usr/include
+HAVE_SLURM := $(if $(wildcard $(SLURM_INCLUDE)/slurm/spank.h),1,)
+SLURM_PLUGIN_DIR ?= $(or $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed 's,$$,/slurm,'),/usr/lib/x86_64-linux-gnu/slurm-wlm)
+
+# MPI (Debian: libopenmpi-dev)
+MPICC := $(shell command -v mpicc 2>/dev/null)
+HAVE_MPI := $(if $(MPICC),1,)
+MPI_CFLAGS := $(if $(MPICC),$(shell $(MPICC) --showme:compile 2>/dev/null))
+MPI_LIBS   := $(if $(MPICC),$(shell $(MPICC) --showme:link 2>/dev/null))
+MPIRUN ?= mpirun
+
+# HDF5 (Debian: libhdf5-dev, serial flavour)
+HDF5_CFLAGS := $(or $(call pkgconf,--cflags,hdf5),-I/usr/include/hdf5/serial)
+HDF5_LIBS   := $(or $(call pkgconf,--libs,hdf5),-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+HAVE_HDF5 := $(if $(wildcard $(patsubst -I%,%,$(filter -I%,$(HDF5_CFLAGS)))/hdf5.h /usr/include/hdf5.h),1,)
+
+# BLAS (Debian: libopenblas-dev)
+BLAS_CFLAGS := $(call pkgconf,--cflags,openblas)
+BLAS_LIBS   := $(or $(call pkgconf,--libs,openblas),-lopenblas)
+
+# CUDA toolkit, cuBLAS and NCCL (in /usr/local/cuda on these machines)
+CUDA_HOME ?= /usr/local/cuda
+NVCC := $(wildcard $(CUDA_HOME)/bin/nvcc)
+HAVE_CUDA := $(if $(NVCC),1,)
+HAVE_NCCL := $(if $(wildcard $(CUDA_HOME)/include/nccl.h /usr/include/nccl.h),$(HAVE_CUDA),)
+HAVE_CUDNN := $(if $(wildcard $(CUDA_HOME)/include/cudnn.h /usr/include/cudnn.h),$(HAVE_CUDA),)
+CUDA_CFLAGS := -I$(CUDA_HOME)/include
+CUDA_LIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+NCCL_LIBS   := -L$(CUDA_HOME)/lib64 -lnccl
+NVCC_FLAGS  ?= -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC
+
+# libFuzzer needs clang.
+CLANG := $(shell command -v clang 2>/dev/null)
+
+found = $(if $(1),yes,no)
+ifeq ($(filter clean deps help,$(MAKECMDGOALS)),)
+$(info config: slurm headers $(call found,$(HAVE_SLURM)), mpi $(call found,$(HAVE_MPI)), hdf5 $(call found,$(HAVE_HDF5)), cuda $(call found,$(HAVE_CUDA)), nccl $(call found,$(HAVE_NCCL)), cudnn $(call found,$(HAVE_CUDNN)), clang/libFuzzer $(call found,$(CLANG)))
+endif

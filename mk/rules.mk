@@ -1,0 +1,17 @@
+# Generic rules shared by every component.
+# Objects: $(BUILD)/obj/<path>.o (release flags) and $(BUILD)/san/<path>.o (sanitizers, for tests).
+# A component sets per-directory flags with <dir>_CFLAGS, e.g. `spank_plugin_CFLAGS := ...`.
+
+dirflags = $($(subst /,_,$(firstword $(subst /, ,$(1))))_CFLAGS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(call dirflags,$<) -c $< -o $@
+
+$(BUILD)/san/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) $(call dirflags,$<) -c $< -o $@
+
+# obj-of / san-of: map a list of sources to their objects.
+obj-of = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+san-of = $(patsubst %.c,$(BUILD)/san/%.o,$(1))

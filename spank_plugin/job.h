@@ -1,0 +1,133 @@
+/* A Batch AI job file (schema 2018-05-01, as `az batchai job create --config-file` reads it), parsed and
+ * validated into a typed description.
+ *
+ * Contract:
+ *  - bai_job_parse() accepts the document either wrapped as {"properties": {...}} (the form of every real
+ *    job.json) or bare ({...} with the job's properties at the top). "$schema" is accepted and ignored.
+ *  - Every fault is recorded in the diag list with its JSON path (properties.mountVolumes.azureFileShares[0]
+ *    .relativeMountPath: ...); on any fault the function returns -1 and the job is left zeroed (nothing to
+ *    free). On success it returns 0 and the job owns all its strings (free with bai_job_free()).
+ *  - Unknown properties are faults (a misspelled field must not be silently ignored).
+ *  - Placeholders real files use are kept verbatim and understood: $AZ_BATCHAI_* variables (expanded by the
+ *    shell at run time, and resolved statically through mountVolumes by translate.h where a host path is
+ *    needed) and <AZURE_BATCHAI_STORAGE_ACCOUNT> in storage URLs.
+ *  - Hostile input is bounded: at most BAI_JOB_MAX_BYTES of text, nesting at most BAI_JOB_MAX_DEPTH, no NUL
+ *    bytes, strings at most BAI_JOB_MAX_STRING bytes, arrays at most BAI_JOB_MAX_ITEMS entries.
+ *  - Secret values (secrets[].value, credentials) are held only where needed and never appear in a diag
+ *    message. */
+#ifndef BAI_JOB_H
+#define BAI_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "diag.h"
+
+#define BAI_JOB_MAX_BYTES  (1024 * 1024)
+#define BAI_JOB_MAX_DEPTH  32
+#define BAI_JOB_MAX_STRING (64 * 1024)
+#define BAI_JOB_MAX_ITEMS  256
+#define BAI_JOB_MAX_NODES  100000
+#define BAI_JOB_DEFAULT_WALL_SECONDS (7L * 24 * 3600) /* Batch AI's default: 7.00:00:00 */
+
+enum bai_toolkit {
+    BAI_TK_HOROVOD,
+    BAI_TK_CUSTOM_MPI,
+    BAI_TK_CUSTOM_TOOLKIT,
+    BAI_TK_PYTORCH,
+    BAI_TK_TENSORFLOW,
+    BAI_TK_CNTK,
+    BAI_TK_CAFFE,
+    BAI_TK_CAFFE2,
+    BAI_TK_CHAINER,
+};
+
+/* The JSON property name of a toolkit, e.g. "horovodSettings". */
+const char *bai_toolkit_property(enum bai_toolkit kind);
+
+/* The settings of the one toolkit the job names. Fields not used by a kind stay NULL / 0. */
+struct bai_toolkit_settings {
+    enum bai_toolkit kind;
+    char *python_script;      /* pythonScriptFilePath */
+    char *python_interpreter; /* pythonInterpreterPath */
+    char *command_line_args;  /* commandLineArgs */
+    char *command_line;       /* customMpi / customToolkit commandLine */
+    char *config_file;        /* cntk (BrainScript) / caffe configFilePath */
+    char *language_type;      /* cntk: "Python" or "BrainScript" (default BrainScript) */
+    char *communication_backend; /* pyTorch: "TCP", "Gloo" or "MPI" */
+    char *master_args;        /* tensorFlow masterCommandLineArgs */
+    char *worker_args;        /* tensorFlow workerCommandLineArgs */
+    char *ps_args;            /* tensorFlow parameterServerCommandLineArgs */
+    int worker_count;         /* tensorFlow; 0 = not given */
+    int ps_count;             /* tensorFlow; 0 = not given (-1 never) */
+    int process_count;        /* processCount; 0 = not given (default: nodeCount) */
+};
+
+enum bai_mount_kind {
+    BAI_MOUNT_AZURE_FILE_SHARE,  /* azureFileShares[]: share = last path segment of azureFileUrl */
+    BAI_MOUNT_AZURE_BLOB,        /* azureBlobFileSystems[]: share = containerName */
+    BAI_MOUNT_FILE_SERVER,       /* fileServers[]: share = last segment of fileServer.id (+ sourceDirectory) */
+    BAI_MOUNT_UNMANAGED,         /* unmanagedFileSystems[]: mountCommand, allowed only by admin setting */
+};
+
+struct bai_mount {
+    enum bai_mount_kind kind;
+    char *share;           /* the name a site maps to a path (see settings.h); NULL for unmanaged */
+    char *source;          /* azureFileUrl, "<account>/<container>", fileServer id, or mountCommand */
+    char *source_dir;      /* fileServers sourceDirectory, else NULL */
+    char *relative_path;   /* relativeMountPath: checked relative, no "..", no empty segment */
+    char *mount_options;   /* mountOptions, else NULL */
+    char *file_mode;       /* azureFileShares fileMode (octal string, default "0777") */
+    char *dir_mode;        /* azureFileShares directoryMode (default "0777") */
+};
+
+struct bai_env {
+    char *name;            /* a shell identifier: [A-Za-z_][A-Za-z0-9_]* */
+    char *value;           /* NULL for a secret whose value lives in a key vault (valueSecretReference) */
+    bool secret;           /* from secrets[]: the value must never be logged or stored in Slurm */
+};
+
+struct bai_dir {
+    char *id;              /* [A-Za-z0-9_]+, becomes AZ_BATCHAI_INPUT_<ID> / AZ_BATCHAI_OUTPUT_<ID> */
+    char *path;            /* input: path; output: pathPrefix */
+    char *suffix;          /* output: pathSuffix, else NULL */
+};
+
+enum bai_priority { BAI_PRIORITY_NORMAL = 0, BAI_PRIORITY_LOW, BAI_PRIORITY_HIGH };
+
+struct bai_job {
+    int node_count;
+    char *cluster_id;              /* cluster.id, else NULL */
+    enum bai_priority priority;    /* schedulingPriority, default normal */
+    bool priority_given;
+    long max_wall_seconds;         /* constraints.maxWallClockTime, default BAI_JOB_DEFAULT_WALL_SECONDS */
+    char *std_out_err_prefix;      /* stdOutErrPathPrefix (required) */
+    char *prep_command;            /* jobPreparation.commandLine, else NULL */
+    char *image;                   /* containerSettings.imageSourceRegistry.image, else NULL */
+    char *registry_server;         /* imageSourceRegistry.serverUrl, else NULL */
+    char *shm_size;                /* containerSettings.shmSize, else NULL */
+    struct bai_mount *mounts; size_t n_mounts;
+    struct bai_dir *inputs;   size_t n_inputs;
+    struct bai_dir *outputs;  size_t n_outputs;
+    struct bai_env *env;      size_t n_env;  /* environmentVariables then secrets, in file order */
+    struct bai_toolkit_settings toolkit;
+};
+
+/* Parse and validate `len` bytes of JSON text. See the contract above. */
+int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_diag *diag);
+
+/* Read the file at `path` (a regular file of at most BAI_JOB_MAX_BYTES) and parse it. I/O faults are
+ * recorded with the path and strerror. */
+int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag);
+
+/* The number of tasks the main step runs: processCount, else workerCount+parameterServerCount for
+ * tensorFlow, else 1 for customToolkit, else nodeCount. */
+int bai_job_task_count(const struct bai_job *job);
+
+/* Parse a Batch AI duration "d.hh:mm:ss" or "hh:mm:ss" (also ISO 8601 "P1DT2H"-style as ARM templates
+ * allow) into seconds. Returns -1 when malformed or out of range. */
+long bai_parse_duration(const char *s);
+
+void bai_job_free(struct bai_job *job);
+
+#endif

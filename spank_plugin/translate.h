@@ -1,0 +1,84 @@
+/* Translation of a validated job into a Slurm job: the plan, and the batch script rendered from it.
+ *
+ * The plan is the single source of truth shared by `batchai-job translate` and the SPANK plugin:
+ *  - the allocation (what becomes #SBATCH lines),
+ *  - the host paths that Batch AI paths resolve to (log directory, mounts),
+ *  - the environment every task sees,
+ *  - the preparation step and the main step as shell text.
+ * Translation is pure: it reads no file and touches nothing on the host, so it is deterministic and safe to
+ * run anywhere. Checks that need the host (does a share's directory exist? is a bundle staged?) are made by
+ * the plugin at submit time with bai_plan_check_host().
+ *
+ * Paths that depend on the Slurm job id carry the token "%j" (as sbatch's --output does); the batch script
+ * renders them as ${SLURM_JOB_ID}, the plugin substitutes the id with bai_expand_jobid(). */
+#ifndef BAI_TRANSLATE_H
+#define BAI_TRANSLATE_H
+
+#include <stddef.h>
+
+#include "diag.h"
+#include "job.h"
+#include "settings.h"
+
+/* One mount: the site directory and where the job sees it. */
+struct bai_plan_mount {
+    char *target;        /* "%j"-pattern path: <job_root>/%j/mounts/<relativeMountPath> */
+    char *site_path;     /* the site directory it exposes; NULL for an unmanaged file system */
+    char *mount_command; /* unmanaged file systems (only when the admin allows), else NULL */
+};
+
+/* One environment variable of every task. value is a "%j"-pattern, NULL for a key-vault secret. */
+struct bai_plan_env {
+    char *name;
+    char *value;
+    int secret;          /* never print or log the value */
+};
+
+struct bai_plan {
+    /* allocation */
+    char *job_name;
+    int nodes;
+    int ntasks;
+    long time_limit_seconds;
+    char *partition;     /* NULL: none */
+    char *qos;           /* NULL: none */
+    int nice;            /* 0: none */
+    char *log_dir;       /* "%j"-pattern host path: <resolved stdOutErrPathPrefix>/<job_name>/%j/stdouterr */
+    char *job_dir;       /* "%j"-pattern: <job_root>/%j */
+    /* nodes */
+    char *container;     /* srun container option, e.g. "--container=/var/lib/batchai/images/x", or NULL */
+    struct bai_plan_mount *mounts; size_t n_mounts;
+    struct bai_plan_env *env;      size_t n_env;   /* AZ_BATCHAI_* first, then the job's variables */
+    char *prep_command;  /* jobPreparation.commandLine, or NULL */
+    char *main_step;     /* shell text of the main step (an srun line) */
+    const struct bai_job *job; /* the job this plan was made from (not owned) */
+};
+
+struct bai_translate_opts {
+    const char *job_name;  /* default: the job file's base name without .json / .job.json */
+    const char *job_file;  /* the job file's path as the user gave it (for --batchai-job= and comments) */
+};
+
+/* Build the plan. Returns 0, or -1 with every fault in diag (e.g. an unmapped path or a container job on a
+ * site with container_runtime=none). */
+int bai_translate(const struct bai_job *job, const struct bai_settings *site,
+                  const struct bai_translate_opts *opts, struct bai_plan *plan, struct bai_diag *diag);
+
+/* Render the batch script: #SBATCH lines, comments that explain non-obvious mappings, the preparation
+ * step (once per node, as the user, output in the Batch AI log layout, failure naming node and exit
+ * code), and the main step. Secret values never appear in it. Newly allocated, NULL on OOM. */
+char *bai_render_script(const struct bai_plan *plan);
+
+/* Check the plan against this host: share directories exist, container bundles are staged, the log
+ * directory's share exists. Returns 0, or -1 with faults in diag. */
+int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
+
+/* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */
+char *bai_expand_jobid(const char *pattern, const char *jobid);
+
+/* Format seconds as Slurm's --time: "D-HH:MM:SS" (or "HH:MM:SS" under a day) into buf. */
+void bai_format_time(long seconds, char *buf, size_t size);
+
+void bai_plan_free(struct bai_plan *plan);
+
+#endif
