@@ -1,0 +1,77 @@
+/* libcollective: data-parallel collectives in the spirit of Horovod, over MPI (host memory) and NCCL
+ * (device memory).
+ *
+ * Contract (details of each call below):
+ *  - coll_init() works under `srun --mpi=pmix`, under `mpirun`, and as a single process with no launcher
+ *    (size 1, rank 0). Rank/size come from MPI; local rank/size from the launcher's environment
+ *    (SLURM_LOCALID/SLURM_NTASKS_PER_NODE..., OMPI_COMM_WORLD_LOCAL_RANK/_SIZE) and are checked against an
+ *    MPI shared-memory split; a disagreement is an error.
+ *  - Every call returns COLL_OK (0) or a negative coll_status; coll_last_error() gives the message,
+ *    including the backend's own (MPI_Error_string / ncclGetErrorString).
+ *  - Host buffers go over MPI. Device buffers (CUDA pointers) go over NCCL when the library was built with
+ *    NCCL and coll_init() was asked for a device; otherwise passing a device pointer is an error.
+ *  - Fusion: tensors queued with the async calls are packed into one buffer of up to COLL_FUSION_THRESHOLD
+ *    bytes (environment, default 64 MiB, 0 disables) and reduced together; results are bit-identical to
+ *    reducing them one by one.
+ *  - Stalls: a rank waiting longer than COLL_STALL_WARNING_SEC (default 60) in a collective prints which
+ *    ranks have not arrived; after COLL_STALL_ABORT_SEC (default 0 = never) the job is aborted with that
+ *    message. COLL_CHECK=1 verifies count/type/op/root agree across ranks before each collective.
+ */
+#ifndef COLLECTIVE_H
+#define COLLECTIVE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum coll_status {
+    COLL_OK = 0,
+    COLL_ERR_ARG = -1,      /* bad argument (NULL buffer with count > 0, unknown type or op...) */
+    COLL_ERR_BACKEND = -2,  /* MPI or NCCL failed; the message carries its text */
+    COLL_ERR_MISMATCH = -3, /* ranks disagree on count, type, op or root (checked mode) */
+    COLL_ERR_STATE = -4,    /* not initialised, or already finalised */
+    COLL_ERR_NOMEM = -5,
+    COLL_ERR_UNSUPPORTED = -6, /* e.g. float16 on the MPI backend, device memory without NCCL */
+};
+
+enum coll_dtype { COLL_FLOAT32, COLL_FLOAT16, COLL_BFLOAT16, COLL_INT32, COLL_INT64, COLL_UINT8 };
+enum coll_op { COLL_SUM, COLL_AVERAGE };
+
+struct coll_init_opts {
+    int use_device; /* 1: pick the GPU of this local rank and set up NCCL; 0: host memory only */
+};
+
+int coll_init(const struct coll_init_opts *opts); /* opts may be NULL: host only */
+int coll_finalize(void);
+
+int coll_rank(void);
+int coll_size(void);
+int coll_local_rank(void);
+int coll_local_size(void);
+int coll_device(void); /* the CUDA device of this rank, -1 when none */
+
+/* In-place when sendbuf == recvbuf. count is in elements. */
+int coll_allreduce(const void *sendbuf, void *recvbuf, size_t count, enum coll_dtype type, enum coll_op op);
+int coll_broadcast(void *buf, size_t count, enum coll_dtype type, int root);
+/* recvbuf holds size * count elements, rank r's at offset r * count. */
+int coll_allgather(const void *sendbuf, void *recvbuf, size_t count, enum coll_dtype type);
+int coll_barrier(void);
+
+/* Asynchronous forms: the call queues the work and returns a handle; coll_wait() completes it. Queued
+ * allreduces are fused (see above). Buffers must stay valid and untouched until coll_wait() returns. */
+typedef struct coll_request *coll_handle;
+int coll_allreduce_async(const void *sendbuf, void *recvbuf, size_t count, enum coll_dtype type,
+                         enum coll_op op, coll_handle *handle);
+int coll_broadcast_async(void *buf, size_t count, enum coll_dtype type, int root, coll_handle *handle);
+int coll_wait(coll_handle handle);
+int coll_wait_all(void); /* every outstanding handle of this rank */
+
+const char *coll_last_error(void);
+size_t coll_dtype_size(enum coll_dtype type);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
