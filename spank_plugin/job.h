@@ -28,6 +28,7 @@
 #define BAI_JOB_MAX_STRING (64 * 1024)
 #define BAI_JOB_MAX_ITEMS  256
 #define BAI_JOB_MAX_NODES  100000
+#define BAI_JOB_MAX_DAYS   3650
 #define BAI_JOB_DEFAULT_WALL_SECONDS (7L * 24 * 3600) /* Batch AI's default: 7.00:00:00 */
 
 enum bai_toolkit {
@@ -124,8 +125,9 @@ int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag);
  * tensorFlow, else 1 for customToolkit, else nodeCount. */
 int bai_job_task_count(const struct bai_job *job);
 
-/* Parse a Batch AI duration "d.hh:mm:ss" or "hh:mm:ss" (also ISO 8601 "P1DT2H"-style as ARM templates
- * allow) into seconds. Returns -1 when malformed or out of range. */
+/* Parse a Batch AI duration (.NET TimeSpan style) "d.hh:mm:ss" or "hh:mm:ss" into seconds: hours 0-23,
+ * minutes and seconds 0-59, days 0-BAI_JOB_MAX_DAYS, and not zero. Returns -1 when malformed or out of
+ * range. */
 long bai_parse_duration(const char *s);
 
 void bai_job_free(struct bai_job *job);

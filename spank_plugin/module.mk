@@ -1,7 +1,37 @@
 # spank_plugin/: the job-file library (parse, validate, site settings, translation), the batchai-job
 # command, and the SPANK plugin (spank_plugin/plugin.mk).
-spank_plugin_CFLAGS := $(CJSON_CFLAGS) -Ispank_plugin
+spank_plugin_CFLAGS := $(CJSON_CFLAGS) -Ispank_plugin -DBAI_VERSION='"$(VERSION)"'
 
-JOBLIB_SRCS := spank_plugin/diag.c spank_plugin/job.c spank_plugin/settings.c spank_plugin/translate.c
+JOBLIB_SRCS := spank_plugin/diag.c spank_plugin/jsonv.c spank_plugin/job.c spank_plugin/settings.c \
+               spank_plugin/translate.c spank_plugin/render.c spank_plugin/sbuf.c
+MONITOR_SRCS := $(wildcard spank_plugin/monitor.c)
+ifneq ($(MONITOR_SRCS),)
+spank_plugin_CFLAGS += -DBAI_HAVE_MONITOR
+endif
+JOBLIB     := $(BUILD)/lib/libbatchai-job.a
+JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a
 
+$(JOBLIB): $(call obj-of,$(JOBLIB_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+$(JOBLIB_SAN): $(call san-of,$(JOBLIB_SRCS))
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^
+
+$(BUILD)/bin/batchai-job: $(call obj-of,spank_plugin/batchai_job.c $(MONITOR_SRCS)) $(JOBLIB)
+	@mkdir -p $(@D)
+	$(CC) $(LDHARDEN) -o $@ $^ $(CJSON_LIBS) -lm
+# The same command built with sanitizers: the golden tests run it.
+$(BUILD)/san/bin/batchai-job: $(call san-of,spank_plugin/batchai_job.c $(MONITOR_SRCS)) $(JOBLIB_SAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+
+ALL += $(BUILD)/bin/batchai-job
+
+install-batchai-job: $(BUILD)/bin/batchai-job
+	install -D -m 0755 $< $(DESTDIR)$(PREFIX)/bin/batchai-job
+INSTALL_RULES += install-batchai-job
+.PHONY: install-batchai-job
+
+-include tests/jobfile/jobfile.mk
 -include spank_plugin/plugin.mk

@@ -89,6 +89,9 @@ char *bai_settings_share_path(const struct bai_settings *s, const char *name);
  * reference itself (pyxis). NULL for runtime none. Newly allocated. */
 char *bai_settings_image_target(const struct bai_settings *s, const char *image);
 
+/* The partition mapped to a cluster name (the last segment of cluster.id), or NULL. */
+const char *bai_settings_cluster_partition(const struct bai_settings *s, const char *cluster_name);
+
 void bai_settings_free(struct bai_settings *s);
 
 #endif

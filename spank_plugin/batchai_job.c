@@ -1,0 +1,215 @@
+/* batchai-job: validate, translate and submit Batch AI job files; follow their Slurm jobs.
+ * It shares the job-file library with the SPANK plugin, so what it prints is what the plugin does. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "job.h"
+#include "monitor.h"
+#include "settings.h"
+#include "translate.h"
+
+#ifndef BAI_VERSION
+#define BAI_VERSION "unknown"
+#endif
+
+static const char usage_text[] =
+    "Usage: batchai-job [OPTIONS] COMMAND [ARGS]\n"
+    "\n"
+    "Run Azure Batch AI job files (job.json, schema 2018-05-01) on Slurm.\n"
+    "\n"
+    "Commands:\n"
+    "  validate FILE...        check job files; exit 0 when all are valid, else 1 with every fault\n"
+    "  translate FILE          print the batch script `sbatch --batchai-job=FILE` submits\n"
+    "  submit FILE [SBATCH_OPTION...]\n"
+    "                          submit through the plugin: sbatch --batchai-job=FILE [SBATCH_OPTION...]\n"
+    "  status JOBID            the job's Batch AI execution state (queued, running, succeeded, failed,\n"
+    "                          terminating)\n"
+    "  files JOBID             the job's log directory as a table: name, size, modified\n"
+    "  stream JOBID [FILE]     follow a log file of the job (stdout.txt by default) until the job ends\n"
+    "\n"
+    "Options:\n"
+    "  -s, --settings FILE     site settings file (key=value lines, as the plugin's plugstack arguments)\n"
+    "  -o, --set KEY=VALUE     one site setting (repeatable; applied after --settings)\n"
+    "  -n, --name NAME         job name (default: the file name without .json or .job.json)\n"
+    "  -h, --help              this text\n"
+    "  -V, --version           the version\n"
+    "\n"
+    "Settings keys, defaults and the mapping of every job.json field are described in\n"
+    "spank_plugin/README.md. Exit status: 0 success, 1 invalid job or failed command, 2 usage error.\n";
+
+struct cli {
+    struct bai_settings site;
+    const char *name;
+};
+
+static int load_job(const char *path, struct bai_job *job)
+{
+    struct bai_diag diag = { 0 };
+    char prefix[4200];
+    int rc = bai_job_load(path, job, &diag);
+
+    snprintf(prefix, sizeof prefix, "%s: ", path);
+    bai_diag_print(&diag, stderr, prefix);
+    bai_diag_free(&diag);
+    return rc;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+    int bad = 0;
+
+    if (argc < 1) {
+        fprintf(stderr, "batchai-job validate: expected at least one FILE\n");
+        return 2;
+    }
+    for (int i = 0; i < argc; i++) {
+        struct bai_job job;
+        if (load_job(argv[i], &job) != 0) {
+            bad++;
+            continue;
+        }
+        printf("%s: valid (%s, %d node%s)\n", argv[i], bai_toolkit_property(job.toolkit.kind), job.node_count,
+               job.node_count == 1 ? "" : "s");
+        bai_job_free(&job);
+    }
+    return bad ? 1 : 0;
+}
+
+static int cmd_translate(struct cli *cli, int argc, char **argv)
+{
+    struct bai_translate_opts opts = { cli->name, NULL };
+    struct bai_diag diag = { 0 };
+    struct bai_plan plan;
+    struct bai_job job;
+    char *script;
+    int rc = 1;
+
+    if (argc != 1) {
+        fprintf(stderr, "batchai-job translate: expected exactly one FILE\n");
+        return 2;
+    }
+    opts.job_file = argv[0];
+    if (load_job(argv[0], &job) != 0)
+        return 1;
+    if (bai_translate(&job, &cli->site, &opts, &plan, &diag) != 0) {
+        char prefix[4200];
+        snprintf(prefix, sizeof prefix, "%s: ", argv[0]);
+        bai_diag_print(&diag, stderr, prefix);
+        goto out;
+    }
+    script = bai_render_script(&plan);
+    if (!script) {
+        fprintf(stderr, "batchai-job: out of memory\n");
+    } else {
+        fputs(script, stdout);
+        rc = fflush(stdout) == 0 ? 0 : 1;
+        free(script);
+    }
+    bai_plan_free(&plan);
+out:
+    bai_diag_free(&diag);
+    bai_job_free(&job);
+    return rc;
+}
+
+/* Submission goes through sbatch and the plugin, so a job submitted here is the same as one submitted by
+ * hand; this command only spells the option. */
+static int cmd_submit(int argc, char **argv)
+{
+    char **args;
+    char *opt;
+
+    if (argc < 1) {
+        fprintf(stderr, "batchai-job submit: expected FILE\n");
+        return 2;
+    }
+    args = calloc((size_t)argc + 2, sizeof *args);
+    if (!args || asprintf(&opt, "--batchai-job=%s", argv[0]) < 0) {
+        fprintf(stderr, "batchai-job: out of memory\n");
+        return 1;
+    }
+    args[0] = "sbatch";
+    args[1] = opt;
+    for (int i = 1; i < argc; i++)
+        args[i + 1] = argv[i];
+    execvp("sbatch", args);
+    fprintf(stderr, "batchai-job: cannot run sbatch: %s\n", strerror(errno));
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "settings", required_argument, NULL, 's' }, { "set", required_argument, NULL, 'o' },
+        { "name", required_argument, NULL, 'n' },     { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },        { NULL, 0, NULL, 0 },
+    };
+    struct cli cli = { .name = NULL };
+    struct bai_diag diag = { 0 };
+    const char *settings_file = NULL, *sets[64];
+    size_t n_sets = 0;
+    int c, rc = 2;
+
+    if (bai_settings_init(&cli.site) != 0) {
+        fprintf(stderr, "batchai-job: out of memory\n");
+        return 1;
+    }
+    /* '+': options stop at the command, so `submit FILE --partition=x` passes sbatch options through. */
+    while ((c = getopt_long(argc, argv, "+s:o:n:hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 's': settings_file = optarg; break;
+        case 'o':
+            if (n_sets == sizeof sets / sizeof sets[0]) {
+                fprintf(stderr, "batchai-job: too many --set options\n");
+                goto out;
+            }
+            sets[n_sets++] = optarg;
+            break;
+        case 'n': cli.name = optarg; break;
+        case 'h': fputs(usage_text, stdout); rc = 0; goto out;
+        case 'V': printf("batchai-job %s\n", BAI_VERSION); rc = 0; goto out;
+        default: fputs(usage_text, stderr); goto out;
+        }
+    }
+    if (settings_file && bai_settings_load_file(&cli.site, settings_file, &diag) != 0)
+        goto settings_error;
+    for (size_t i = 0; i < n_sets; i++)
+        bai_settings_apply(&cli.site, sets[i], "--set", false, &diag);
+    if (bai_diag_total(&diag))
+        goto settings_error;
+    if (optind >= argc) {
+        fputs(usage_text, stderr);
+        goto out;
+    }
+    const char *cmd = argv[optind++];
+    int n = argc - optind;
+    char **rest = argv + optind;
+    if (strcmp(cmd, "validate") == 0)
+        rc = cmd_validate(n, rest);
+    else if (strcmp(cmd, "translate") == 0)
+        rc = cmd_translate(&cli, n, rest);
+    else if (strcmp(cmd, "submit") == 0)
+        rc = cmd_submit(n, rest);
+#ifdef BAI_HAVE_MONITOR
+    else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0)
+        rc = bai_monitor_main(cmd, n, rest);
+#endif
+    else {
+        fprintf(stderr, "batchai-job: unknown command \"%s\" (validate, translate, submit, status, files, stream)\n",
+                cmd);
+        rc = 2;
+    }
+    goto out;
+settings_error:
+    bai_diag_print(&diag, stderr, "batchai-job: settings: ");
+    rc = 2;
+out:
+    bai_diag_free(&diag);
+    bai_settings_free(&cli.site);
+    return rc;
+}

@@ -1,0 +1,898 @@
+/* Parse and validate a Batch AI job file: see job.h. The walk mirrors schemas/job.schema.json; where the
+ * schema cannot say something (cross-field rules, share names derived from URLs), it is checked here. */
+#include "job.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cJSON.h>
+
+#include "jsonv.h"
+
+static const char *const toolkit_props[] = {
+    [BAI_TK_HOROVOD] = "horovodSettings",
+    [BAI_TK_CUSTOM_MPI] = "customMpiSettings",
+    [BAI_TK_CUSTOM_TOOLKIT] = "customToolkitSettings",
+    [BAI_TK_PYTORCH] = "pyTorchSettings",
+    [BAI_TK_TENSORFLOW] = "tensorFlowSettings",
+    [BAI_TK_CNTK] = "cntkSettings",
+    [BAI_TK_CAFFE] = "caffeSettings",
+    [BAI_TK_CAFFE2] = "caffe2Settings",
+    [BAI_TK_CHAINER] = "chainerSettings",
+};
+#define N_TOOLKITS (sizeof toolkit_props / sizeof toolkit_props[0])
+
+const char *bai_toolkit_property(enum bai_toolkit kind)
+{
+    return (size_t)kind < N_TOOLKITS ? toolkit_props[kind] : "unknown";
+}
+
+/* ---- text-level checks, before any JSON parsing ---- */
+
+static void line_col(const char *text, size_t off, size_t *line, size_t *col)
+{
+    *line = 1;
+    *col = 1;
+    for (size_t i = 0; i < off; i++) {
+        if (text[i] == '\n') {
+            (*line)++;
+            *col = 1;
+        } else {
+            (*col)++;
+        }
+    }
+}
+
+/* Bound the nesting depth ourselves so a hostile file gets a clear message (cJSON's own limit is 1000). */
+static bool check_depth(const char *text, size_t len, struct bai_diag *d)
+{
+    int depth = 0;
+    bool in_string = false;
+
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > BAI_JOB_MAX_DEPTH) {
+                size_t line, col;
+                line_col(text, i, &line, &col);
+                bai_diag_add(d, "", "nesting deeper than %d levels at line %zu, column %zu", BAI_JOB_MAX_DEPTH,
+                             line, col);
+                return false;
+            }
+        } else if (c == '}' || c == ']') {
+            depth--;
+        }
+    }
+    return true;
+}
+
+static cJSON *parse_text(const char *text, size_t len, struct bai_diag *d)
+{
+    const char *end = NULL, *nul;
+    size_t line, col, i;
+    cJSON *root;
+
+    for (i = 0; i < len && isspace((unsigned char)text[i]); i++)
+        ;
+    if (i == len) {
+        bai_diag_add(d, "", "the file is empty: expected a JSON object");
+        return NULL;
+    }
+    if (len > BAI_JOB_MAX_BYTES) {
+        bai_diag_add(d, "", "the file is %zu bytes, larger than the limit of %d", len, BAI_JOB_MAX_BYTES);
+        return NULL;
+    }
+    nul = memchr(text, '\0', len);
+    if (nul) {
+        line_col(text, (size_t)(nul - text), &line, &col);
+        bai_diag_add(d, "", "NUL byte at line %zu, column %zu: a job file is text", line, col);
+        return NULL;
+    }
+    if (!check_depth(text, len, d))
+        return NULL;
+    root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        size_t off = (at && at >= text && at <= text + len) ? (size_t)(at - text) : len;
+        line_col(text, off, &line, &col);
+        if (off >= len)
+            bai_diag_add(d, "", "not valid JSON: the text ends early (truncated?) at line %zu", line);
+        else
+            bai_diag_add(d, "", "not valid JSON: syntax error at line %zu, column %zu", line, col);
+        return NULL;
+    }
+    for (; end && end < text + len; end++)
+        if (!isspace((unsigned char)*end)) {
+            line_col(text, (size_t)(end - text), &line, &col);
+            bai_diag_add(d, "", "not valid JSON: unexpected text after the document at line %zu, column %zu",
+                         line, col);
+            cJSON_Delete(root);
+            return NULL;
+        }
+    return root;
+}
+
+/* ---- value checks shared by several fields ---- */
+
+static bool is_name_char(char c)
+{
+    return isalnum((unsigned char)c) || c == '_';
+}
+
+/* A path relative to a mount root: segments of [A-Za-z0-9._@+-], none empty, "." or "..". */
+static void check_relative(struct bai_diag *d, const char *path, const char *s)
+{
+    const char *seg = s;
+
+    if (*s == '/') {
+        bai_diag_add(d, path, "expected a relative path, got an absolute one");
+        return;
+    }
+    for (const char *p = s;; p++) {
+        if (*p == '/' || *p == '\0') {
+            size_t n = (size_t)(p - seg);
+            if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.')) {
+                bai_diag_add(d, path, "expected a relative path without empty, \".\" or \"..\" segments");
+                return;
+            }
+            if (*p == '\0')
+                return;
+            seg = p + 1;
+        } else if (!is_name_char(*p) && !strchr(".-@+", *p)) {
+            bai_diag_add(d, path, "character '%c' is not allowed in a mount path (letters, digits, . _ - @ +)",
+                         isprint((unsigned char)*p) ? *p : '?');
+            return;
+        }
+    }
+}
+
+static void check_identifier(struct bai_diag *d, const char *path, const char *s, bool leading_digit_ok)
+{
+    bool ok = *s != '\0' && (leading_digit_ok || !isdigit((unsigned char)*s));
+
+    for (const char *p = s; ok && *p; p++)
+        ok = is_name_char(*p);
+    if (!ok)
+        bai_diag_add(d, path, "expected a name of letters, digits and '_'%s",
+                     leading_digit_ok ? "" : " not starting with a digit");
+}
+
+static char *last_segment(const char *s)
+{
+    size_t len = strlen(s);
+    const char *end, *start;
+
+    while (len && s[len - 1] == '/')
+        len--;
+    end = s + len;
+    for (start = end; start > s && start[-1] != '/'; start--)
+        ;
+    return strndup(start, (size_t)(end - start));
+}
+
+/* ---- sub-objects ---- */
+
+static void parse_keyvault_ref(struct bai_diag *d, const cJSON *v, const char *path)
+{
+    static const char *const keys[] = { "sourceVault", "secretUrl", NULL };
+    static const char *const vault_keys[] = { "id", NULL };
+    char child[JV_PATH_MAX];
+
+    if (!jv_object(d, v, path, keys))
+        return;
+    jv_string(d, v, "secretUrl", path, JV_REQUIRED | JV_NONEMPTY, NULL);
+    jv_child(child, path, "sourceVault");
+    if (!jv_get(v, "sourceVault"))
+        bai_diag_add(d, path, "missing required property \"sourceVault\"");
+    else if (jv_object(d, jv_get(v, "sourceVault"), child, vault_keys))
+        jv_string(d, jv_get(v, "sourceVault"), "id", child, JV_REQUIRED | JV_NONEMPTY, NULL);
+}
+
+/* Storage credentials are accepted for compatibility and never kept: a Slurm site needs none. */
+static void parse_storage_credentials(struct bai_diag *d, const cJSON *obj, const char *path)
+{
+    static const char *const keys[] = { "accountKey", "accountKeySecretReference", NULL };
+    const cJSON *v = jv_get(obj, "credentials");
+    char child[JV_PATH_MAX], ref[JV_PATH_MAX];
+
+    if (!v)
+        return;
+    jv_child(child, path, "credentials");
+    if (!jv_object(d, v, child, keys))
+        return;
+    jv_string(d, v, "accountKey", child, 0, NULL);
+    jv_child(ref, child, "accountKeySecretReference");
+    if (jv_get(v, "accountKeySecretReference"))
+        parse_keyvault_ref(d, jv_get(v, "accountKeySecretReference"), ref);
+}
+
+static void check_mode(struct bai_diag *d, const char *path, const char *s)
+{
+    size_t n = strlen(s);
+    bool ok = n >= 3 && n <= 4;
+
+    for (size_t i = 0; ok && i < n; i++)
+        ok = s[i] >= '0' && s[i] <= '7';
+    if (!ok)
+        bai_diag_add(d, path, "expected an octal mode such as \"0777\"");
+}
+
+/* The share name of an Azure file share URL: https://<account>.file.core.windows.net/<share>[/...] */
+static char *share_from_url(struct bai_diag *d, const char *path, const char *url)
+{
+    const char *host, *slash, *end;
+
+    if (strncmp(url, "https://", 8) == 0)
+        host = url + 8;
+    else if (strncmp(url, "http://", 7) == 0)
+        host = url + 7;
+    else {
+        bai_diag_add(d, path, "expected an https:// URL of an Azure file share");
+        return NULL;
+    }
+    slash = strchr(host, '/');
+    if (!slash || slash == host || slash[1] == '\0' || slash[1] == '/') {
+        bai_diag_add(d, path, "expected a URL of the form https://<account>.file.core.windows.net/<share>");
+        return NULL;
+    }
+    end = strchr(slash + 1, '/');
+    return strndup(slash + 1, end ? (size_t)(end - slash - 1) : strlen(slash + 1));
+}
+
+static void check_share_name(struct bai_diag *d, const char *path, const char *name)
+{
+    bool ok = *name && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+
+    for (const char *p = name; ok && *p; p++)
+        ok = is_name_char(*p) || *p == '-' || *p == '.';
+    if (!ok)
+        bai_diag_add(d, path, "share name \"%.64s\" must be letters, digits, '-', '_' or '.'", name);
+}
+
+enum mount_group { MG_AFS, MG_BLOB, MG_FILESERVER, MG_UNMANAGED };
+
+static const char *const mount_groups[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
+                                            "unmanagedFileSystems" };
+
+static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path, enum mount_group g,
+                            struct bai_mount *m)
+{
+    static const char *const afs_keys[] = { "accountName", "azureFileUrl", "credentials", "relativeMountPath",
+                                            "fileMode", "directoryMode", NULL };
+    static const char *const blob_keys[] = { "accountName", "containerName", "credentials", "relativeMountPath",
+                                             "mountOptions", NULL };
+    static const char *const fs_keys[] = { "fileServer", "sourceDirectory", "relativeMountPath", "mountOptions",
+                                           NULL };
+    static const char *const um_keys[] = { "mountCommand", "relativeMountPath", NULL };
+    static const char *const *const keys[] = { afs_keys, blob_keys, fs_keys, um_keys };
+    static const char *const id_keys[] = { "id", NULL };
+    char child[JV_PATH_MAX];
+
+    if (!jv_object(d, v, path, keys[g]))
+        return;
+    m->kind = (enum bai_mount_kind)g;
+    jv_child(child, path, "relativeMountPath");
+    if (jv_string(d, v, "relativeMountPath", path, JV_REQUIRED | JV_NONEMPTY, &m->relative_path) == 1)
+        check_relative(d, child, m->relative_path);
+    switch (g) {
+    case MG_AFS:
+        jv_string(d, v, "accountName", path, 0, NULL);
+        parse_storage_credentials(d, v, path);
+        jv_child(child, path, "azureFileUrl");
+        if (jv_string(d, v, "azureFileUrl", path, JV_REQUIRED | JV_NONEMPTY, &m->source) == 1) {
+            m->share = share_from_url(d, child, m->source);
+            if (m->share)
+                check_share_name(d, child, m->share);
+        }
+        jv_child(child, path, "fileMode");
+        if (jv_string(d, v, "fileMode", path, 0, &m->file_mode) == 1)
+            check_mode(d, child, m->file_mode);
+        jv_child(child, path, "directoryMode");
+        if (jv_string(d, v, "directoryMode", path, 0, &m->dir_mode) == 1)
+            check_mode(d, child, m->dir_mode);
+        break;
+    case MG_BLOB:
+        jv_string(d, v, "accountName", path, 0, NULL);
+        parse_storage_credentials(d, v, path);
+        jv_child(child, path, "containerName");
+        if (jv_string(d, v, "containerName", path, JV_REQUIRED | JV_NONEMPTY, &m->share) == 1) {
+            check_share_name(d, child, m->share);
+            m->source = strdup(m->share);
+        }
+        jv_string(d, v, "mountOptions", path, 0, &m->mount_options);
+        break;
+    case MG_FILESERVER:
+        jv_child(child, path, "fileServer");
+        if (!jv_get(v, "fileServer")) {
+            bai_diag_add(d, path, "missing required property \"fileServer\"");
+        } else if (jv_object(d, jv_get(v, "fileServer"), child, id_keys) &&
+                   jv_string(d, jv_get(v, "fileServer"), "id", child, JV_REQUIRED | JV_NONEMPTY, &m->source) == 1) {
+            m->share = last_segment(m->source);
+            jv_child(child, child, "id");
+            if (m->share)
+                check_share_name(d, child, m->share);
+        }
+        jv_child(child, path, "sourceDirectory");
+        if (jv_string(d, v, "sourceDirectory", path, JV_NONEMPTY, &m->source_dir) == 1)
+            check_relative(d, child, m->source_dir[0] == '/' ? m->source_dir + 1 : m->source_dir);
+        jv_string(d, v, "mountOptions", path, 0, &m->mount_options);
+        break;
+    case MG_UNMANAGED:
+        jv_string(d, v, "mountCommand", path, JV_REQUIRED | JV_NONEMPTY, &m->source);
+        break;
+    }
+}
+
+static void parse_mounts(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
+{
+    static const char *const keys[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
+                                        "unmanagedFileSystems", NULL };
+    const cJSON *arr[4];
+    size_t total = 0;
+    char child[JV_PATH_MAX], item[JV_PATH_MAX];
+
+    if (!jv_object(d, v, path, keys))
+        return;
+    for (int g = 0; g < 4; g++) {
+        jv_array(d, v, mount_groups[g], path, &arr[g]);
+        total += arr[g] ? (size_t)cJSON_GetArraySize(arr[g]) : 0;
+    }
+    job->mounts = calloc(total ? total : 1, sizeof *job->mounts);
+    if (!job->mounts) {
+        bai_diag_add(d, path, "out of memory");
+        return;
+    }
+    for (int g = 0; g < 4; g++) {
+        size_t i = 0;
+        const cJSON *e;
+        jv_child(child, path, mount_groups[g]);
+        cJSON_ArrayForEach(e, arr[g]) {
+            jv_item(item, child, i++);
+            parse_one_mount(d, e, item, (enum mount_group)g, &job->mounts[job->n_mounts++]);
+        }
+    }
+    /* Two mounts at one place would hide each other. */
+    for (size_t i = 0; i < job->n_mounts; i++)
+        for (size_t j = 0; j < i; j++)
+            if (job->mounts[i].relative_path && job->mounts[j].relative_path &&
+                strcmp(job->mounts[i].relative_path, job->mounts[j].relative_path) == 0)
+                bai_diag_add(d, path, "two mounts share the relativeMountPath \"%.64s\"", job->mounts[i].relative_path);
+}
+
+static void parse_container(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
+{
+    static const char *const keys[] = { "imageSourceRegistry", "shmSize", NULL };
+    static const char *const reg_keys[] = { "serverUrl", "image", "credentials", NULL };
+    static const char *const cred_keys[] = { "username", "password", "passwordSecretReference", NULL };
+    const cJSON *reg, *cred;
+    char rpath[JV_PATH_MAX], cpath[JV_PATH_MAX], ref[JV_PATH_MAX];
+
+    if (!jv_object(d, v, path, keys))
+        return;
+    jv_string(d, v, "shmSize", path, JV_NONEMPTY, &job->shm_size);
+    reg = jv_get(v, "imageSourceRegistry");
+    jv_child(rpath, path, "imageSourceRegistry");
+    if (!reg) {
+        bai_diag_add(d, path, "missing required property \"imageSourceRegistry\"");
+        return;
+    }
+    if (!jv_object(d, reg, rpath, reg_keys))
+        return;
+    jv_string(d, reg, "image", rpath, JV_REQUIRED | JV_NONEMPTY, &job->image);
+    jv_string(d, reg, "serverUrl", rpath, JV_NONEMPTY, &job->registry_server);
+    cred = jv_get(reg, "credentials");
+    jv_child(cpath, rpath, "credentials");
+    if (cred && jv_object(d, cred, cpath, cred_keys)) {
+        /* Accepted and dropped: images are staged by the site, never pulled with the user's password. */
+        jv_string(d, cred, "username", cpath, JV_REQUIRED | JV_NONEMPTY, NULL);
+        jv_string(d, cred, "password", cpath, 0, NULL);
+        jv_child(ref, cpath, "passwordSecretReference");
+        if (jv_get(cred, "passwordSecretReference"))
+            parse_keyvault_ref(d, jv_get(cred, "passwordSecretReference"), ref);
+    }
+}
+
+/* ---- toolkits ---- */
+
+struct tk_field {
+    const char *key;
+    size_t offset;   /* of a char * or int in struct bai_toolkit_settings */
+    bool is_int;
+};
+
+#define TK_STR(k, f) { k, offsetof(struct bai_toolkit_settings, f), false }
+#define TK_INT(k, f) { k, offsetof(struct bai_toolkit_settings, f), true }
+static const struct tk_field tk_fields[] = {
+    TK_STR("pythonScriptFilePath", python_script),
+    TK_STR("pythonInterpreterPath", python_interpreter),
+    TK_STR("commandLineArgs", command_line_args),
+    TK_STR("commandLine", command_line),
+    TK_STR("configFilePath", config_file),
+    TK_STR("languageType", language_type),
+    TK_STR("communicationBackend", communication_backend),
+    TK_STR("masterCommandLineArgs", master_args),
+    TK_STR("workerCommandLineArgs", worker_args),
+    TK_STR("parameterServerCommandLineArgs", ps_args),
+    TK_INT("processCount", process_count),
+    TK_INT("workerCount", worker_count),
+    TK_INT("parameterServerCount", ps_count),
+};
+
+/* Per toolkit: the properties it takes; a leading '!' marks a required one. */
+static const char *const *const tk_keys[] = {
+    [BAI_TK_HOROVOD] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath",
+                                              "commandLineArgs", "processCount", NULL },
+    [BAI_TK_CUSTOM_MPI] = (const char *const[]){ "!commandLine", "processCount", NULL },
+    [BAI_TK_CUSTOM_TOOLKIT] = (const char *const[]){ "commandLine", NULL },
+    [BAI_TK_PYTORCH] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
+                                              "processCount", "communicationBackend", NULL },
+    [BAI_TK_TENSORFLOW] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath",
+                                                 "masterCommandLineArgs", "workerCommandLineArgs",
+                                                 "parameterServerCommandLineArgs", "workerCount",
+                                                 "parameterServerCount", NULL },
+    [BAI_TK_CNTK] = (const char *const[]){ "languageType", "configFilePath", "pythonScriptFilePath",
+                                           "pythonInterpreterPath", "commandLineArgs", "processCount", NULL },
+    [BAI_TK_CAFFE] = (const char *const[]){ "configFilePath", "pythonScriptFilePath", "pythonInterpreterPath",
+                                            "commandLineArgs", "processCount", NULL },
+    [BAI_TK_CAFFE2] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
+                                             NULL },
+    [BAI_TK_CHAINER] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
+                                              "processCount", NULL },
+};
+
+static const struct tk_field *tk_field(const char *key)
+{
+    for (size_t i = 0; i < sizeof tk_fields / sizeof tk_fields[0]; i++)
+        if (strcmp(tk_fields[i].key, key) == 0)
+            return &tk_fields[i];
+    return NULL;
+}
+
+static bool one_of(const char *s, const char *const options[])
+{
+    for (size_t i = 0; options[i]; i++)
+        if (strcmp(s, options[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Rules between fields that the Batch AI documentation states for single toolkits. */
+static void check_toolkit_rules(struct bai_diag *d, const char *path, struct bai_toolkit_settings *t,
+                                int node_count)
+{
+    static const char *const backends[] = { "TCP", "Gloo", "MPI", NULL };
+    static const char *const languages[] = { "BrainScript", "Python", NULL };
+    char child[JV_PATH_MAX];
+
+    switch (t->kind) {
+    case BAI_TK_PYTORCH:
+        jv_child(child, path, "communicationBackend");
+        if (t->communication_backend && !one_of(t->communication_backend, backends))
+            bai_diag_add(d, child, "expected one of \"TCP\", \"Gloo\", \"MPI\"");
+        break;
+    case BAI_TK_TENSORFLOW:
+        jv_child(child, path, "parameterServerCount");
+        if (node_count > 0 && t->ps_count > node_count)
+            bai_diag_add(d, child, "expected at most nodeCount (%d) parameter servers, got %d", node_count,
+                         t->ps_count);
+        break;
+    case BAI_TK_CNTK:
+        jv_child(child, path, "languageType");
+        if (t->language_type && !one_of(t->language_type, languages)) {
+            bai_diag_add(d, child, "expected \"BrainScript\" or \"Python\"");
+        } else if (t->language_type && strcmp(t->language_type, "Python") == 0) {
+            if (!t->python_script)
+                bai_diag_add(d, path, "languageType \"Python\" needs pythonScriptFilePath");
+            if (t->config_file)
+                bai_diag_add(d, path, "configFilePath can only be given with languageType \"BrainScript\"");
+        } else {
+            if (!t->config_file)
+                bai_diag_add(d, path, "languageType \"BrainScript\" (the default) needs configFilePath");
+            if (t->python_script || t->python_interpreter)
+                bai_diag_add(d, path, "pythonScriptFilePath and pythonInterpreterPath need languageType \"Python\"");
+        }
+        break;
+    case BAI_TK_CAFFE:
+        if (!t->config_file == !t->python_script)
+            bai_diag_add(d, path, "expected exactly one of configFilePath and pythonScriptFilePath");
+        if (t->python_interpreter && !t->python_script)
+            bai_diag_add(d, path, "pythonInterpreterPath needs pythonScriptFilePath");
+        break;
+    default:
+        break;
+    }
+}
+
+static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, enum bai_toolkit kind,
+                          struct bai_toolkit_settings *t, int node_count)
+{
+    const char *known[16];
+    size_t n = 0;
+
+    t->kind = kind;
+    for (const char *const *k = tk_keys[kind]; *k; k++)
+        known[n++] = *k + (**k == '!');
+    known[n] = NULL;
+    if (!jv_object(d, v, path, known))
+        return;
+    for (const char *const *k = tk_keys[kind]; *k; k++) {
+        bool required = **k == '!';
+        const char *key = *k + required;
+        const struct tk_field *f = tk_field(key);
+        unsigned flags = (required ? JV_REQUIRED : 0u);
+        if (f->is_int) {
+            jv_int(d, v, key, path, 1, BAI_JOB_MAX_NODES * 64L, flags, (int *)((char *)t + f->offset));
+        } else {
+            bool multiline = strstr(key, "Args") || strcmp(key, "commandLine") == 0;
+            flags |= (multiline ? JV_MULTILINE : JV_NONEMPTY);
+            jv_string(d, v, key, path, flags, (char **)((char *)t + f->offset));
+        }
+    }
+    check_toolkit_rules(d, path, t, node_count);
+}
+
+/* ---- lists of small objects ---- */
+
+static void parse_dirs(struct bai_diag *d, const cJSON *obj, const char *path, bool output, struct bai_dir **out,
+                       size_t *n_out)
+{
+    static const char *const in_keys[] = { "id", "path", NULL };
+    static const char *const out_keys[] = { "id", "pathPrefix", "pathSuffix", NULL };
+    const char *key = output ? "outputDirectories" : "inputDirectories";
+    const cJSON *arr, *e;
+    char apath[JV_PATH_MAX], item[JV_PATH_MAX], child[JV_PATH_MAX];
+    size_t i = 0;
+
+    if (jv_array(d, obj, key, path, &arr) != 1)
+        return;
+    jv_child(apath, path, key);
+    *out = calloc((size_t)cJSON_GetArraySize(arr) + 1, sizeof **out);
+    if (!*out) {
+        bai_diag_add(d, apath, "out of memory");
+        return;
+    }
+    cJSON_ArrayForEach(e, arr) {
+        struct bai_dir *dir = &(*out)[(*n_out)++];
+        jv_item(item, apath, i++);
+        if (!jv_object(d, e, item, output ? out_keys : in_keys))
+            continue;
+        jv_child(child, item, "id");
+        if (jv_string(d, e, "id", item, JV_REQUIRED | JV_NONEMPTY, &dir->id) == 1) {
+            check_identifier(d, child, dir->id, true);
+            for (size_t j = 0; j + 1 < *n_out; j++)
+                if ((*out)[j].id && strcmp((*out)[j].id, dir->id) == 0)
+                    bai_diag_add(d, child, "duplicate id \"%.64s\"", dir->id);
+        }
+        jv_string(d, e, output ? "pathPrefix" : "path", item, JV_REQUIRED | JV_NONEMPTY, &dir->path);
+        if (output) {
+            jv_child(child, item, "pathSuffix");
+            if (jv_string(d, e, "pathSuffix", item, JV_NONEMPTY, &dir->suffix) == 1)
+                check_relative(d, child, dir->suffix);
+        }
+    }
+}
+
+static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, struct bai_job *job)
+{
+    static const char *const env_keys[] = { "name", "value", NULL };
+    static const char *const secret_keys[] = { "name", "value", "valueSecretReference", NULL };
+    const cJSON *arrs[2], *e;
+    char apath[JV_PATH_MAX], item[JV_PATH_MAX], child[JV_PATH_MAX];
+    size_t total = 0;
+
+    jv_array(d, obj, "environmentVariables", path, &arrs[0]);
+    jv_array(d, obj, "secrets", path, &arrs[1]);
+    for (int k = 0; k < 2; k++)
+        total += arrs[k] ? (size_t)cJSON_GetArraySize(arrs[k]) : 0;
+    job->env = calloc(total + 1, sizeof *job->env);
+    if (!job->env) {
+        bai_diag_add(d, path, "out of memory");
+        return;
+    }
+    for (int k = 0; k < 2; k++) {
+        bool secret = k == 1;
+        size_t i = 0;
+        jv_child(apath, path, secret ? "secrets" : "environmentVariables");
+        cJSON_ArrayForEach(e, arrs[k]) {
+            struct bai_env *env = &job->env[job->n_env++];
+            env->secret = secret;
+            jv_item(item, apath, i++);
+            if (!jv_object(d, e, item, secret ? secret_keys : env_keys))
+                continue;
+            jv_child(child, item, "name");
+            if (jv_string(d, e, "name", item, JV_REQUIRED | JV_NONEMPTY, &env->name) == 1) {
+                check_identifier(d, child, env->name, false);
+                if (strncmp(env->name, "AZ_BATCHAI_", 11) == 0 || strncmp(env->name, "SLURM_", 6) == 0)
+                    bai_diag_add(d, child, "names starting with AZ_BATCHAI_ or SLURM_ are set by the system");
+                for (size_t j = 0; j + 1 < job->n_env; j++)
+                    if (job->env[j].name && strcmp(job->env[j].name, env->name) == 0)
+                        bai_diag_add(d, child, "variable \"%.64s\" is defined twice", env->name);
+            }
+            jv_child(child, item, "valueSecretReference");
+            if (!secret) {
+                jv_string(d, e, "value", item, JV_REQUIRED | JV_MULTILINE, &env->value);
+            } else if (jv_get(e, "valueSecretReference")) {
+                if (jv_get(e, "value"))
+                    bai_diag_add(d, item, "expected exactly one of value and valueSecretReference");
+                parse_keyvault_ref(d, jv_get(e, "valueSecretReference"), child);
+            } else if (jv_string(d, e, "value", item, JV_MULTILINE, &env->value) == 0) {
+                bai_diag_add(d, item, "expected exactly one of value and valueSecretReference");
+            }
+        }
+    }
+}
+
+/* ---- the job ---- */
+
+static const char *const job_keys[] = {
+    "schedulingPriority", "cluster", "mountVolumes", "nodeCount", "containerSettings", "cntkSettings",
+    "pyTorchSettings", "tensorFlowSettings", "caffeSettings", "caffe2Settings", "chainerSettings",
+    "customToolkitSettings", "customMpiSettings", "horovodSettings", "jobPreparation", "stdOutErrPathPrefix",
+    "inputDirectories", "outputDirectories", "environmentVariables", "secrets", "constraints", NULL,
+};
+
+static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
+{
+    static const char *const cluster_keys[] = { "id", NULL };
+    static const char *const prep_keys[] = { "commandLine", NULL };
+    static const char *const constraint_keys[] = { "maxWallClockTime", NULL };
+    static const char *const priorities[] = { "normal", "low", "high", NULL };
+    char child[JV_PATH_MAX];
+    char *s = NULL;
+    int found = 0;
+
+    job->max_wall_seconds = BAI_JOB_DEFAULT_WALL_SECONDS;
+    jv_int(d, v, "nodeCount", path, 1, BAI_JOB_MAX_NODES, JV_REQUIRED, &job->node_count);
+    jv_string(d, v, "stdOutErrPathPrefix", path, JV_REQUIRED | JV_NONEMPTY, &job->std_out_err_prefix);
+
+    jv_child(child, path, "schedulingPriority");
+    if (jv_string(d, v, "schedulingPriority", path, 0, &s) == 1) {
+        size_t i;
+        for (i = 0; priorities[i] && strcmp(priorities[i], s) != 0; i++)
+            ;
+        if (priorities[i]) {
+            job->priority = (enum bai_priority)i;
+            job->priority_given = true;
+        } else {
+            bai_diag_add(d, child, "expected one of \"low\", \"normal\", \"high\"");
+        }
+        free(s);
+    }
+    jv_child(child, path, "cluster");
+    if (jv_get(v, "cluster") && jv_object(d, jv_get(v, "cluster"), child, cluster_keys))
+        jv_string(d, jv_get(v, "cluster"), "id", child, JV_REQUIRED | JV_NONEMPTY, &job->cluster_id);
+
+    jv_child(child, path, "mountVolumes");
+    if (jv_get(v, "mountVolumes"))
+        parse_mounts(d, jv_get(v, "mountVolumes"), child, job);
+    jv_child(child, path, "containerSettings");
+    if (jv_get(v, "containerSettings"))
+        parse_container(d, jv_get(v, "containerSettings"), child, job);
+    jv_child(child, path, "jobPreparation");
+    if (jv_get(v, "jobPreparation") && jv_object(d, jv_get(v, "jobPreparation"), child, prep_keys))
+        jv_string(d, jv_get(v, "jobPreparation"), "commandLine", child, JV_REQUIRED | JV_NONEMPTY | JV_MULTILINE,
+                  &job->prep_command);
+    jv_child(child, path, "constraints");
+    if (jv_get(v, "constraints") && jv_object(d, jv_get(v, "constraints"), child, constraint_keys)) {
+        char wall[JV_PATH_MAX];
+        jv_child(wall, child, "maxWallClockTime");
+        if (jv_string(d, jv_get(v, "constraints"), "maxWallClockTime", child, 0, &s) == 1) {
+            job->max_wall_seconds = bai_parse_duration(s);
+            if (job->max_wall_seconds < 0)
+                bai_diag_add(d, wall, "expected a duration \"d.hh:mm:ss\" or \"hh:mm:ss\" (at most %d days), "
+                             "got \"%.40s\"", BAI_JOB_MAX_DAYS, s);
+            free(s);
+        }
+    }
+    parse_dirs(d, v, path, false, &job->inputs, &job->n_inputs);
+    parse_dirs(d, v, path, true, &job->outputs, &job->n_outputs);
+    parse_env(d, v, path, job);
+
+    for (size_t k = 0; k < N_TOOLKITS; k++) {
+        const cJSON *t = jv_get(v, toolkit_props[k]);
+        if (!t)
+            continue;
+        if (found++) {
+            bai_diag_add(d, path, "expected exactly one toolkit setting, got both %s and %s",
+                         bai_toolkit_property(job->toolkit.kind), toolkit_props[k]);
+            continue;
+        }
+        jv_child(child, path, toolkit_props[k]);
+        parse_toolkit(d, t, child, (enum bai_toolkit)k, &job->toolkit, job->node_count);
+    }
+    if (!found)
+        bai_diag_add(d, path, "expected exactly one toolkit setting (horovodSettings, customMpiSettings, "
+                     "customToolkitSettings, pyTorchSettings, tensorFlowSettings, cntkSettings, caffeSettings, "
+                     "caffe2Settings or chainerSettings), got none");
+}
+
+int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_diag *diag)
+{
+    static const char *const wrapper_keys[] = { "$schema", "properties", NULL };
+    size_t before = bai_diag_total(diag);
+    const cJSON *body;
+    const char *path;
+    cJSON *root;
+
+    memset(job, 0, sizeof *job);
+    root = parse_text(text, len, diag);
+    if (!root)
+        return -1;
+    if (!cJSON_IsObject(root)) {
+        char got[96];
+        jv_describe(root, got, sizeof got);
+        bai_diag_add(diag, "", "expected a JSON object (a Batch AI job), got %s", got);
+    } else {
+        body = jv_get(root, "properties");
+        path = "properties";
+        if (body) {
+            jv_object(diag, root, "", wrapper_keys);
+        } else {
+            /* The bare form: the job's properties at the top, "$schema" allowed beside them. */
+            cJSON *schema = cJSON_DetachItemFromObjectCaseSensitive(root, "$schema");
+            if (schema && !cJSON_IsString(schema))
+                bai_diag_add(diag, "$schema", "expected a string");
+            cJSON_Delete(schema);
+            body = root;
+            path = "";
+        }
+        if (jv_object(diag, body, path, job_keys))
+            parse_job(diag, body, path, job);
+    }
+    cJSON_Delete(root);
+    if (bai_diag_total(diag) > before) {
+        bai_job_free(job);
+        return -1;
+    }
+    return 0;
+}
+
+int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag)
+{
+    struct stat st;
+    char *text = NULL;
+    size_t got = 0;
+    int fd, rc = -1;
+
+    memset(job, 0, sizeof *job);
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        bai_diag_add(diag, "", "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        bai_diag_add(diag, "", "%s is not a regular file", path);
+        goto out;
+    }
+    if (st.st_size > BAI_JOB_MAX_BYTES) {
+        bai_diag_add(diag, "", "the file is %lld bytes, larger than the limit of %d", (long long)st.st_size,
+                     BAI_JOB_MAX_BYTES);
+        goto out;
+    }
+    text = malloc((size_t)st.st_size + 1);
+    if (!text) {
+        bai_diag_add(diag, "", "out of memory reading %s", path);
+        goto out;
+    }
+    while (got < (size_t)st.st_size) {
+        ssize_t n = read(fd, text + got, (size_t)st.st_size - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            bai_diag_add(diag, "", "cannot read %s: %s", path, n < 0 ? strerror(errno) : "file shrank");
+            goto out;
+        }
+        got += (size_t)n;
+    }
+    rc = bai_job_parse(text, got, job, diag);
+out:
+    free(text);
+    close(fd);
+    return rc;
+}
+
+int bai_job_task_count(const struct bai_job *job)
+{
+    const struct bai_toolkit_settings *t = &job->toolkit;
+
+    if (t->process_count > 0)
+        return t->process_count;
+    switch (t->kind) {
+    case BAI_TK_TENSORFLOW:
+        if (job->node_count == 1 && !t->worker_count && !t->ps_count)
+            return 1;
+        return (t->worker_count ? t->worker_count : job->node_count) + (t->ps_count ? t->ps_count : 1);
+    case BAI_TK_CUSTOM_TOOLKIT:
+    case BAI_TK_CAFFE2:
+        return 1;
+    default:
+        return job->node_count;
+    }
+}
+
+static bool read_2digits(const char **p, int max, int *out)
+{
+    const char *s = *p;
+
+    if (!isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]))
+        return false;
+    *out = (s[0] - '0') * 10 + (s[1] - '0');
+    *p = s + 2;
+    return *out <= max;
+}
+
+long bai_parse_duration(const char *s)
+{
+    long days = 0;
+    int h, m, sec;
+    const char *p = s, *dot = strchr(s, '.');
+
+    if (dot) {
+        if (dot == s || dot - s > 4)
+            return -1;
+        for (; p < dot; p++) {
+            if (!isdigit((unsigned char)*p))
+                return -1;
+            days = days * 10 + (*p - '0');
+        }
+        if (days > BAI_JOB_MAX_DAYS)
+            return -1;
+        p++;
+    }
+    /* One-digit hours are common in hand-written files ("1:30:00"). */
+    if (isdigit((unsigned char)p[0]) && p[1] == ':') {
+        h = p[0] - '0';
+        p++;
+    } else if (!read_2digits(&p, 23, &h)) {
+        return -1;
+    }
+    if (*p++ != ':' || !read_2digits(&p, 59, &m) || *p++ != ':' || !read_2digits(&p, 59, &sec) || *p)
+        return -1;
+    long total = ((days * 24 + h) * 60 + m) * 60 + sec;
+    return total > 0 ? total : -1;
+}
+
+static void free_toolkit(struct bai_toolkit_settings *t)
+{
+    for (size_t i = 0; i < sizeof tk_fields / sizeof tk_fields[0]; i++)
+        if (!tk_fields[i].is_int)
+            free(*(char **)((char *)t + tk_fields[i].offset));
+}
+
+void bai_job_free(struct bai_job *job)
+{
+    for (size_t i = 0; i < job->n_mounts; i++) {
+        struct bai_mount *m = &job->mounts[i];
+        free(m->share); free(m->source); free(m->source_dir); free(m->relative_path);
+        free(m->mount_options); free(m->file_mode); free(m->dir_mode);
+    }
+    for (size_t i = 0; i < job->n_inputs; i++) {
+        free(job->inputs[i].id); free(job->inputs[i].path); free(job->inputs[i].suffix);
+    }
+    for (size_t i = 0; i < job->n_outputs; i++) {
+        free(job->outputs[i].id); free(job->outputs[i].path); free(job->outputs[i].suffix);
+    }
+    for (size_t i = 0; i < job->n_env; i++) {
+        if (job->env[i].value && job->env[i].secret)
+            explicit_bzero(job->env[i].value, strlen(job->env[i].value));
+        free(job->env[i].name); free(job->env[i].value);
+    }
+    free(job->mounts); free(job->inputs); free(job->outputs); free(job->env);
+    free(job->cluster_id); free(job->std_out_err_prefix); free(job->prep_command);
+    free(job->image); free(job->registry_server); free(job->shm_size);
+    free_toolkit(&job->toolkit);
+    memset(job, 0, sizeof *job);
+}

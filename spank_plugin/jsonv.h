@@ -1,0 +1,48 @@
+/* Validating accessors over a cJSON tree.
+ *
+ * Each accessor checks one member of an object and records a fault naming its JSON path when it is missing
+ * (if required), of the wrong type, or out of range. Messages read "expected <what>, got <value>", where the
+ * value is shown briefly and safely (quoted, escaped, cut after 40 characters). Accessors return 1 when the
+ * member is present and valid, 0 when it is absent, -1 on a fault (already recorded). */
+#ifndef BAI_JSONV_H
+#define BAI_JSONV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cJSON.h>
+
+#include "diag.h"
+
+#define JV_PATH_MAX 256
+
+enum jv_flags {
+    JV_REQUIRED = 1 << 0,
+    JV_NONEMPTY = 1 << 1,  /* strings: at least one character */
+    JV_MULTILINE = 1 << 2, /* strings: tab and newline allowed (command lines); other controls never are */
+};
+
+/* "parent.key" (or "key" when parent is empty) and "parent[i]". */
+void jv_child(char *out, const char *parent, const char *key);
+void jv_item(char *out, const char *parent, size_t index);
+
+/* A short, printable description of a value for messages. */
+void jv_describe(const cJSON *v, char *out, size_t size);
+
+/* Fault unless v is an object; then fault on every member not in `known` (NULL-terminated) and on every
+ * duplicate member. Returns true when v is an object (even with faulty members). */
+bool jv_object(struct bai_diag *d, const cJSON *v, const char *path, const char *const known[]);
+
+const cJSON *jv_get(const cJSON *obj, const char *key);
+
+int jv_string(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, unsigned flags,
+              char **out);
+int jv_int(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, long min, long max,
+           unsigned flags, int *out);
+/* An array member: checks the type and at most BAI_JOB_MAX_ITEMS entries; *out is the array or NULL. */
+int jv_array(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, const cJSON **out);
+
+/* Text checks shared with callers that validate derived strings. */
+bool jv_utf8_valid(const char *s, size_t len);
+
+#endif

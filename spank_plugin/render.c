@@ -1,0 +1,139 @@
+/* The batch script rendered from a plan: see bai_render_script() in translate.h.
+ * "%j" patterns become ${SLURM_JOB_ID} in shell text and stay "%j" in #SBATCH lines, where sbatch expands
+ * them itself. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbuf.h"
+#include "translate.h"
+
+/* A "%j"-pattern as shell text: %j -> ${SLURM_JOB_ID}; everything else is safe (checked by translate). */
+static void sb_shell_pattern(struct sbuf *b, const char *pattern)
+{
+    char *s = bai_expand_jobid(pattern, "${SLURM_JOB_ID}");
+
+    if (!s) {
+        b->failed = true;
+        return;
+    }
+    sb_puts(b, s);
+    free(s);
+}
+
+static const char *const mount_kind_names[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
+                                                "unmanagedFileSystems" };
+
+static void render_header(struct sbuf *b, const struct bai_plan *p)
+{
+    const struct bai_job *job = p->job;
+    char time[32];
+
+    bai_format_time(p->time_limit_seconds, time, sizeof time);
+    sb_printf(b, "#!/bin/bash\n"
+                 "# Batch script of the Batch AI job \"%s\", made by batchai-job from its job file.\n"
+                 "# sbatch --batchai-job submits exactly this; options typed on the sbatch command line win over\n"
+                 "# the #SBATCH lines below.\n", p->job_name);
+    sb_printf(b, "#SBATCH --job-name=%s\n", p->job_name);
+    sb_printf(b, "#SBATCH --nodes=%d\n", p->nodes);
+    sb_printf(b, "#SBATCH --ntasks=%d\n", p->ntasks);
+    sb_printf(b, "#SBATCH --time=%s\n", time);
+    sb_printf(b, "#SBATCH --output=%s/stdout.txt\n", p->log_dir);
+    sb_printf(b, "#SBATCH --error=%s/stderr.txt\n", p->log_dir);
+    if (p->partition)
+        sb_printf(b, "#SBATCH --partition=%s\n", p->partition);
+    if (p->qos)
+        sb_printf(b, "#SBATCH --qos=%s\n", p->qos);
+    if (p->nice)
+        sb_printf(b, "#SBATCH --nice=%d\n", p->nice);
+    sb_puts(b, "#\n# Where the lines above come from:\n");
+    sb_printf(b, "#   --nodes      nodeCount %d\n", job->node_count);
+    sb_printf(b, "#   --ntasks     %s\n", job->toolkit.process_count ? "processCount"
+                                       : "the toolkit's default process count (nodeCount for MPI toolkits)");
+    sb_printf(b, "#   --time       constraints.maxWallClockTime%s\n",
+              job->max_wall_seconds == BAI_JOB_DEFAULT_WALL_SECONDS ? " (Batch AI's default: 7 days)" : "");
+    sb_printf(b, "#   --output     stdOutErrPathPrefix \"%s\", resolved through the mounts to the site path,\n"
+                 "#                then <job name>/<job id>/stdouterr as Batch AI lays out its logs\n",
+              job->std_out_err_prefix);
+    if (p->partition && job->cluster_id)
+        sb_printf(b, "#   --partition  cluster.id \"%s\", through the site's cluster map\n", job->cluster_id);
+    if (p->qos || p->nice)
+        sb_printf(b, "#   --%s  schedulingPriority, through the site's priority map\n", p->qos ? "qos " : "nice");
+}
+
+static void render_environment(struct sbuf *b, const struct bai_plan *p)
+{
+    sb_puts(b, "#\n# Environment of every task (the plugin sets it on each node; AZ_BATCHAI_TASK_INDEX is the\n"
+               "# task's SLURM_PROCID):\n");
+    for (size_t i = 0; i < p->n_env; i++) {
+        if (p->env[i].secret)
+            sb_printf(b, "#   %s=<secret: set at run time from the job file, never recorded>\n", p->env[i].name);
+        else if (strchr(p->env[i].value, '\n'))
+            sb_printf(b, "#   %s=<%zu bytes over several lines>\n", p->env[i].name, strlen(p->env[i].value));
+        else
+            sb_printf(b, "#   %s=%s\n", p->env[i].name, p->env[i].value);
+    }
+    if (p->n_mounts)
+        sb_puts(b, "#\n# Mounts (site directories exposed under AZ_BATCHAI_JOB_MOUNT_ROOT on every node):\n");
+    for (size_t i = 0; i < p->n_mounts; i++) {
+        const struct bai_mount *m = &p->job->mounts[i];
+        if (p->mounts[i].site_path)
+            sb_printf(b, "#   %s -> %s (%s \"%s\")\n", p->mounts[i].target, p->mounts[i].site_path,
+                      mount_kind_names[m->kind], m->share);
+        else
+            sb_printf(b, "#   %s <- mount command of unmanagedFileSystems, run as the user\n", p->mounts[i].target);
+    }
+    if (p->container) {
+        sb_printf(b, "#\n# Container: image \"%s\" runs as srun %s\n", p->job->image, p->container);
+        if (p->job->shm_size)
+            sb_printf(b, "#   (shmSize \"%s\" is not applied: /dev/shm is the node's)\n", p->job->shm_size);
+    }
+}
+
+/* Job preparation: once per node as the user, output and a per-node execution log in the log directory. */
+static void render_prep(struct sbuf *b, const struct bai_plan *p)
+{
+    sb_puts(b, "\n# Job preparation (jobPreparation.commandLine): once per node, as the job's user, before the\n"
+               "# main step; output in stdout-job_prep-<node>.txt and stderr-job_prep-<node>.txt.\n");
+    sb_puts(b, "srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \\\n"
+               "    --output=\"$log/stdout-job_prep-%N.txt\" --error=\"$log/stderr-job_prep-%N.txt\"");
+    if (p->container)
+        sb_printf(b, " %s", p->container);
+    /* The wrapper is plain sh (the container may have no bash): it logs, runs the command, logs the code. */
+    sb_puts(b, " \\\n    /bin/sh -c 'l=\"$log/execution-$SLURMD_NODENAME.log\"; t() { date -u +%Y-%m-%dT%H:%M:%SZ; }\n"
+               "        echo \"$(t) job preparation started\" >>\"$l\"; /bin/sh -c \"$0\"; rc=$?\n"
+               "        echo \"$(t) job preparation finished with exit code $rc\" >>\"$l\"; exit $rc' \\\n    ");
+    sb_shell_quote(b, p->prep_command);
+    sb_puts(b, "\nrc=$?\n"
+               "if [ \"$rc\" -ne 0 ]; then\n"
+               "    for f in \"$log\"/execution-*.log; do\n"
+               "        node=${f##*/execution-}; node=${node%.log}\n"
+               "        code=$(sed -n 's/.*job preparation finished with exit code //p' \"$f\" | tail -n 1)\n"
+               "        [ \"${code:-0}\" = 0 ] || echo \"batchai: job preparation failed on node $node with exit code"
+               " $code (see stderr-job_prep-$node.txt)\" >&2\n"
+               "    done\n"
+               "    exit \"$rc\"\n"
+               "fi\n");
+}
+
+char *bai_render_script(const struct bai_plan *p)
+{
+    struct sbuf b = { 0 };
+
+    render_header(&b, p);
+    render_environment(&b, p);
+    sb_puts(&b, "\nset -u\nlog=");
+    sb_shell_pattern(&b, p->log_dir);
+    sb_puts(&b, "\n# One line per event in execution-<node>.log, as Batch AI's node agent kept.\n"
+                "batchai_log() { echo \"$(date -u +%Y-%m-%dT%H:%M:%SZ) $*\" >>\"$log/execution-$SLURMD_NODENAME.log\"; }\n"
+                "export log\n"
+                "# host:port of the first N nodes, cycling, for toolkits that want host lists.\n"
+                "batchai_hosts() { scontrol show hostnames \"$SLURM_JOB_NODELIST\" | awk -v n=\"$1\" -v port=\"$2\" "
+                "'{h[NR]=$0} END {for (i = 0; i < n; i++) printf \"%s%s:%d\", (i ? \",\" : \"\"), h[i % NR + 1], "
+                "port}'; }\n");
+    sb_puts(&b, "scontrol show hostnames \"$SLURM_JOB_NODELIST\" >\"$AZ_BATCHAI_MPI_HOST_FILE\"\n");
+    if (p->prep_command)
+        render_prep(&b, p);
+    sb_printf(&b, "\n# Main step (%s).\nbatchai_log \"main step started\"\n", bai_toolkit_property(p->job->toolkit.kind));
+    sb_printf(&b, "%s\nrc=$?\nbatchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
+    return sb_finish(&b);
+}

@@ -1,0 +1,533 @@
+/* Translation of a job into a Slurm job (the plan) and its batch script: see translate.h. */
+#include "translate.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "jsonv.h"
+#include "sbuf.h"
+
+#define JOB_MOUNT_ROOT_VAR "AZ_BATCHAI_JOB_MOUNT_ROOT"
+#define MOUNT_ROOT_VAR "AZ_BATCHAI_MOUNT_ROOT"
+
+static const char *const mount_group_names[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
+                                                 "unmanagedFileSystems" };
+
+/* The path of a job field for messages: "properties.<field>". */
+static void field_path(char *out, const char *field)
+{
+    jv_child(out, "properties", field);
+}
+
+static char *xstrdup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static char *default_job_name(const char *file)
+{
+    const char *base = file ? strrchr(file, '/') : NULL;
+    size_t n;
+    char *name;
+
+    base = base ? base + 1 : file;
+    if (!base || !*base)
+        return strdup("batchai-job");
+    n = strlen(base);
+    if (n > 9 && strcmp(base + n - 9, ".job.json") == 0)
+        n -= 9;
+    else if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+        n -= 5;
+    if (n > 64)
+        n = 64;
+    name = strndup(base, n);
+    /* The name lands in #SBATCH lines and paths: keep it to a safe alphabet. */
+    for (char *p = name; p && *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' && *p != '.')
+            *p = '_';
+    return name;
+}
+
+/* If s starts with $VAR or ${VAR} followed by '/' or the end, return the rest (after the variable). */
+static const char *after_var(const char *s, const char *var)
+{
+    size_t n = strlen(var);
+
+    if (s[0] != '$')
+        return NULL;
+    if (s[1] == '{' && strncmp(s + 2, var, n) == 0 && s[2 + n] == '}')
+        s += n + 3;
+    else if (strncmp(s + 1, var, n) == 0 && !isalnum((unsigned char)s[1 + n]) && s[1 + n] != '_')
+        s += n + 1;
+    else
+        return NULL;
+    return (*s == '/' || *s == '\0') ? s : NULL;
+}
+
+/* A path without '$', no ".." segment, made of characters safe in #SBATCH lines and --output patterns. */
+static bool safe_host_path(const char *p)
+{
+    for (const char *q = p; *q; q++)
+        if (!isalnum((unsigned char)*q) && !strchr("/._-@+", *q))
+            return false;
+    for (const char *q = p; (q = strstr(q, "..")) != NULL; q += 2)
+        if ((q == p || q[-1] == '/') && (q[2] == '\0' || q[2] == '/'))
+            return false;
+    return true;
+}
+
+/* Does mount path `rel` cover the start of `rest` ("/myshare/cifar" is covered by "myshare")? */
+static size_t mount_covers(const char *rel, const char *rest)
+{
+    size_t n = strlen(rel);
+
+    if (rest[0] != '/' || strncmp(rest + 1, rel, n) != 0 || (rest[1 + n] != '/' && rest[1 + n] != '\0'))
+        return 0;
+    return n + 1;
+}
+
+/* Resolve a Batch AI path to the host path behind it: through the job's mounts for
+ * $AZ_BATCHAI_JOB_MOUNT_ROOT/<mount>/..., the cluster mount root, or an absolute path as is.
+ * NULL (with a fault at `path`) when it cannot be resolved. */
+static char *resolve_host_path(const struct bai_plan *plan, const struct bai_settings *site, const char *s,
+                               const char *path, struct bai_diag *d)
+{
+    const char *rest;
+    char *out = NULL;
+
+    if ((rest = after_var(s, JOB_MOUNT_ROOT_VAR)) != NULL) {
+        size_t best = 0, best_i = 0;
+        for (size_t i = 0; i < plan->n_mounts; i++) {
+            size_t n = plan->mounts[i].site_path ? mount_covers(plan->job->mounts[i].relative_path, rest) : 0;
+            if (n > best) {
+                best = n;
+                best_i = i;
+            }
+        }
+        if (best) {
+            if (asprintf(&out, "%s%s", plan->mounts[best_i].site_path, rest + best) < 0)
+                out = NULL;
+        } else if (asprintf(&out, "%s/mounts%s", plan->job_dir, rest) < 0) {
+            out = NULL;
+        }
+    } else if ((rest = after_var(s, MOUNT_ROOT_VAR)) != NULL) {
+        if (asprintf(&out, "%s%s", site->mount_root, rest) < 0)
+            out = NULL;
+    } else if (s[0] == '/' && !strchr(s, '$')) {
+        out = strdup(s);
+    } else {
+        bai_diag_add(d, path, "cannot resolve \"%.80s\" to a host path: expected an absolute path or one under "
+                     "$" JOB_MOUNT_ROOT_VAR " or $" MOUNT_ROOT_VAR, s);
+        return NULL;
+    }
+    if (!out) {
+        bai_diag_add(d, path, "out of memory");
+        return NULL;
+    }
+    while (strlen(out) > 1 && out[strlen(out) - 1] == '/')
+        out[strlen(out) - 1] = '\0';
+    if (!safe_host_path(out)) {
+        bai_diag_add(d, path, "\"%.80s\" resolves to a path with \"..\" or characters other than letters, digits "
+                     "and / . _ - @ +", s);
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* The job's view of a path: the mount-root variables replaced by their values (the "%j" patterns);
+ * anything else is kept verbatim, as Batch AI passes it to the job. */
+static char *job_view(const struct bai_plan *plan, const struct bai_settings *site, const char *s)
+{
+    const char *rest;
+    char *out;
+
+    if ((rest = after_var(s, JOB_MOUNT_ROOT_VAR)) != NULL)
+        return asprintf(&out, "%s/mounts%s", plan->job_dir, rest) < 0 ? NULL : out;
+    if ((rest = after_var(s, MOUNT_ROOT_VAR)) != NULL)
+        return asprintf(&out, "%s%s", site->mount_root, rest) < 0 ? NULL : out;
+    return strdup(s);
+}
+
+static int add_env(struct bai_plan *plan, size_t cap, const char *name, char *value, int secret)
+{
+    if (plan->n_env >= cap || !value) {
+        free(value);
+        return -1;
+    }
+    plan->env[plan->n_env].name = strdup(name);
+    plan->env[plan->n_env].value = value;
+    plan->env[plan->n_env].secret = secret;
+    if (!plan->env[plan->n_env].name) {
+        free(value);
+        return -1;
+    }
+    plan->n_env++;
+    return 0;
+}
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...)
+{
+    va_list ap;
+    char *out;
+    int n;
+
+    va_start(ap, f);
+    n = vasprintf(&out, f, ap);
+    va_end(ap);
+    return n < 0 ? NULL : out;
+}
+
+static void plan_mounts(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
+                        struct bai_diag *d)
+{
+    size_t group_index[4] = { 0 };
+    char path[JV_PATH_MAX], group[JV_PATH_MAX];
+
+    plan->mounts = calloc(job->n_mounts + 1, sizeof *plan->mounts);
+    if (!plan->mounts) {
+        bai_diag_add(d, "", "out of memory");
+        return;
+    }
+    for (size_t i = 0; i < job->n_mounts; i++) {
+        const struct bai_mount *m = &job->mounts[i];
+        struct bai_plan_mount *pm = &plan->mounts[plan->n_mounts++];
+        jv_child(group, "properties.mountVolumes", mount_group_names[m->kind]);
+        jv_item(path, group, group_index[m->kind]++);
+        pm->target = fmt("%s/mounts/%s", plan->job_dir, m->relative_path);
+        if (m->kind == BAI_MOUNT_UNMANAGED) {
+            if (!site->allow_mount_command)
+                bai_diag_add(d, path, "mountCommand is not allowed on this site (allow_mount_command=no): ask "
+                             "the admins to map the file system to a share instead");
+            else
+                pm->mount_command = strdup(m->source);
+            continue;
+        }
+        char *share = bai_settings_share_path(site, m->share);
+        pm->site_path = (share && m->source_dir) ? fmt("%s/%s", share, m->source_dir + (m->source_dir[0] == '/'))
+                                                 : xstrdup_or_null(share);
+        if (share && m->source_dir)
+            free(share);
+        if (pm->site_path && !safe_host_path(pm->site_path))
+            bai_diag_add(d, path, "share \"%s\" maps to an unusable site path", m->share);
+    }
+}
+
+/* job_out: the job's own directory beside its logs (<prefix>/<job name>/%j), shared by all nodes when the
+ * prefix is on a share. */
+static void plan_env(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
+                     const char *job_out, struct bai_diag *d)
+{
+    size_t cap = 16 + job->n_inputs + job->n_outputs + job->n_env;
+    char path[JV_PATH_MAX], list[JV_PATH_MAX];
+    int rc = 0;
+
+    plan->env = calloc(cap, sizeof *plan->env);
+    if (!plan->env) {
+        bai_diag_add(d, "", "out of memory");
+        return;
+    }
+    rc |= add_env(plan, cap, "AZ_BATCHAI_JOB_NAME", strdup(plan->job_name), 0);
+    rc |= add_env(plan, cap, JOB_MOUNT_ROOT_VAR, fmt("%s/mounts", plan->job_dir), 0);
+    rc |= add_env(plan, cap, MOUNT_ROOT_VAR, strdup(site->mount_root), 0);
+    rc |= add_env(plan, cap, "AZ_BATCHAI_STDOUTERR_DIR", strdup(plan->log_dir), 0);
+    rc |= add_env(plan, cap, "AZ_BATCHAI_JOB_TEMP", fmt("%s/temp", plan->job_dir), 0);
+    rc |= add_env(plan, cap, "AZ_BATCHAI_SHARED_JOB_TEMP", fmt("%s/shared", job_out), 0);
+    rc |= add_env(plan, cap, "AZ_BATCHAI_NUM_GPUS", fmt("%d", site->gpus_per_node), 0);
+    rc |= add_env(plan, cap, "AZ_BATCHAI_MPI_HOST_FILE", fmt("%s/hostfile", plan->job_dir), 0);
+    for (size_t i = 0; i < job->n_inputs; i++) {
+        char name[160];
+        snprintf(name, sizeof name, "AZ_BATCHAI_INPUT_%s", job->inputs[i].id);
+        rc |= add_env(plan, cap, name, job_view(plan, site, job->inputs[i].path), 0);
+    }
+    for (size_t i = 0; i < job->n_outputs; i++) {
+        const struct bai_dir *o = &job->outputs[i];
+        char name[160], *prefix = job_view(plan, site, o->path);
+        snprintf(name, sizeof name, "AZ_BATCHAI_OUTPUT_%s", o->id);
+        /* Batch AI: pathPrefix / jobOutputDirectoryPathSegment / pathSuffix; our segment is <job>/<jobid>. */
+        rc |= add_env(plan, cap, name, prefix ? fmt("%s/%s/%%j/outputs%s%s", prefix, plan->job_name,
+                                                      o->suffix ? "/" : "", o->suffix ? o->suffix : "") : NULL, 0);
+        free(prefix);
+    }
+    jv_child(list, "properties", "secrets");
+    for (size_t i = 0, s = 0; i < job->n_env; i++) {
+        const struct bai_env *e = &job->env[i];
+        if (e->secret && !e->value) {
+            jv_item(path, list, s);
+            bai_diag_add(d, path, "secret \"%s\" refers to an Azure Key Vault, which a Slurm site cannot read: give "
+                         "its value in the file (values of secrets are never logged or stored by Slurm)", e->name);
+        } else {
+            rc |= add_env(plan, cap, e->name, strdup(e->value), e->secret);
+        }
+        s += e->secret;
+    }
+    if (rc)
+        bai_diag_add(d, "", "out of memory");
+}
+
+/* srun options shared by every step of the job. */
+static void srun_prefix(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi,
+                        int ntasks)
+{
+    sb_puts(b, "srun");
+    if (mpi)
+        sb_printf(b, " --mpi=%s", site->mpi);
+    sb_printf(b, " --ntasks=%d", ntasks);
+    if (plan->container)
+        sb_printf(b, " %s", plan->container);
+}
+
+/* "<python> <script> <args>" */
+static void python_command(struct sbuf *b, const struct bai_toolkit_settings *t, const struct bai_settings *site,
+                           const char *args)
+{
+    sb_printf(b, " %s %s", t->python_interpreter ? t->python_interpreter : site->python, t->python_script);
+    if (args && *args)
+        sb_printf(b, " %s", args);
+}
+
+static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site)
+{
+    const struct bai_toolkit_settings *t = &job->toolkit;
+    struct sbuf b = { 0 };
+    int n = plan->ntasks;
+
+    switch (t->kind) {
+    case BAI_TK_HOROVOD:
+    case BAI_TK_CHAINER:
+        srun_prefix(&b, plan, site, true, n);
+        python_command(&b, t, site, t->command_line_args);
+        break;
+    case BAI_TK_CUSTOM_MPI:
+        srun_prefix(&b, plan, site, true, n);
+        sb_printf(&b, " %s", t->command_line);
+        break;
+    case BAI_TK_CUSTOM_TOOLKIT:
+        if (!t->command_line) {
+            sb_puts(&b, ": customToolkitSettings gives no commandLine, so only the job preparation runs");
+            break;
+        }
+        srun_prefix(&b, plan, site, false, 1);
+        sb_puts(&b, " --nodes=1 /bin/sh -c ");
+        sb_shell_quote(&b, t->command_line);
+        break;
+    case BAI_TK_PYTORCH: {
+        bool mpi = t->communication_backend && strcmp(t->communication_backend, "MPI") == 0;
+        if (!mpi && n > 1) {
+            /* TCP/Gloo: torch.distributed's env:// rendezvous on the first node; each task's RANK is its
+             * Slurm task id. */
+            sb_printf(&b, "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1) "
+                          "MASTER_PORT=29500 WORLD_SIZE=%d AZ_BATCHAI_PYTORCH_BACKEND=%s \\\n    ", n,
+                      t->communication_backend ? t->communication_backend : "Gloo");
+            srun_prefix(&b, plan, site, false, n);
+            sb_puts(&b, " /bin/sh -c 'RANK=$SLURM_PROCID exec \"$0\" \"$@\"'");
+        } else {
+            srun_prefix(&b, plan, site, mpi, n);
+        }
+        python_command(&b, t, site, t->command_line_args);
+        break;
+    }
+    case BAI_TK_TENSORFLOW: {
+        int workers = t->worker_count ? t->worker_count : job->node_count;
+        int ps = t->ps_count ? t->ps_count : 1;
+        if (n == 1) {
+            srun_prefix(&b, plan, site, false, 1);
+            python_command(&b, t, site, t->master_args);
+            break;
+        }
+        /* Parameter servers and workers as two steps; the job's end is the workers' end. */
+        sb_printf(&b, "export AZ_BATCHAI_PS_HOSTS=$(batchai_hosts %d 2222) AZ_BATCHAI_WORKER_HOSTS=$(batchai_hosts %d "
+                      "2223)\n", ps, workers);
+        srun_prefix(&b, plan, site, false, ps);
+        sb_puts(&b, " --exact /bin/sh -c 'AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID exec \"$0\" \"$@\"'");
+        python_command(&b, t, site, t->ps_args);
+        sb_puts(&b, " &\nps_step=$!\n");
+        srun_prefix(&b, plan, site, false, workers);
+        sb_puts(&b, " --exact /bin/sh -c 'AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID exec \"$0\" \"$@\"'");
+        python_command(&b, t, site, t->worker_args);
+        sb_puts(&b, "\nrc=$?\nkill \"$ps_step\" 2>/dev/null\n(exit $rc)");
+        break;
+    }
+    case BAI_TK_CNTK:
+        srun_prefix(&b, plan, site, true, n);
+        if (t->language_type && strcmp(t->language_type, "Python") == 0)
+            python_command(&b, t, site, t->command_line_args);
+        else
+            sb_printf(&b, " cntk configFile=%s%s%s", t->config_file, t->command_line_args ? " " : "",
+                      t->command_line_args ? t->command_line_args : "");
+        break;
+    case BAI_TK_CAFFE:
+        srun_prefix(&b, plan, site, n > 1, n);
+        if (t->python_script)
+            python_command(&b, t, site, t->command_line_args);
+        else
+            sb_printf(&b, " caffe train --solver=%s%s%s", t->config_file, t->command_line_args ? " " : "",
+                      t->command_line_args ? t->command_line_args : "");
+        break;
+    case BAI_TK_CAFFE2:
+        srun_prefix(&b, plan, site, false, 1);
+        python_command(&b, t, site, t->command_line_args);
+        break;
+    }
+    return sb_finish(&b);
+}
+
+static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
+                            struct bai_diag *d)
+{
+    const struct bai_prio_map *prio = &site->priority[job->priority];
+    char path[JV_PATH_MAX];
+
+    plan->nodes = job->node_count;
+    plan->ntasks = bai_job_task_count(job);
+    plan->time_limit_seconds = job->max_wall_seconds;
+    if (job->cluster_id) {
+        char *name = strrchr(job->cluster_id, '/');
+        const char *part = bai_settings_cluster_partition(site, name ? name + 1 : job->cluster_id);
+        plan->partition = xstrdup_or_null(part);
+    }
+    if (!plan->partition && site->partition)
+        plan->partition = strdup(site->partition);
+    if (prio->kind == BAI_PRIO_QOS)
+        plan->qos = strdup(prio->qos);
+    else if (prio->kind == BAI_PRIO_NICE)
+        plan->nice = prio->nice;
+    if (job->image) {
+        field_path(path, "containerSettings.imageSourceRegistry.image");
+        if (site->runtime == BAI_RUNTIME_NONE) {
+            bai_diag_add(d, path, "this site runs no containers (container_runtime=none): remove containerSettings "
+                         "or ask the admins for a container runtime");
+        } else {
+            char *target = bai_settings_image_target(site, job->image);
+            if (site->runtime == BAI_RUNTIME_PYXIS && job->registry_server)
+                plan->container = fmt("--container-image=%s#%s", job->registry_server, job->image);
+            else if (site->runtime == BAI_RUNTIME_PYXIS)
+                plan->container = fmt("--container-image=%s", target);
+            else if (target && safe_host_path(target))
+                plan->container = fmt("--container=%s", target);
+            else
+                bai_diag_add(d, path, "image \"%.80s\" has no usable bundle directory (set image.%.80s=DIR)",
+                             job->image, job->image);
+            free(target);
+        }
+    }
+}
+
+int bai_translate(const struct bai_job *job, const struct bai_settings *site, const struct bai_translate_opts *opts,
+                  struct bai_plan *plan, struct bai_diag *d)
+{
+    size_t before = bai_diag_total(d);
+    char path[JV_PATH_MAX];
+    char *prefix, *job_out;
+
+    memset(plan, 0, sizeof *plan);
+    plan->job = job;
+    plan->job_name = opts && opts->job_name ? strdup(opts->job_name) : default_job_name(opts ? opts->job_file : NULL);
+    plan->job_dir = fmt("%s/%%j", site->job_root);
+    if (!plan->job_name || !plan->job_dir) {
+        bai_diag_add(d, "", "out of memory");
+        goto out;
+    }
+    if (!safe_host_path(plan->job_name) || strchr(plan->job_name, '/')) {
+        bai_diag_add(d, "", "job name \"%.64s\": expected letters, digits, '.', '_', '-'", plan->job_name);
+        goto out;
+    }
+    plan_allocation(plan, job, site, d);
+    plan_mounts(plan, job, site, d);
+    field_path(path, "stdOutErrPathPrefix");
+    prefix = resolve_host_path(plan, site, job->std_out_err_prefix, path, d);
+    job_out = prefix ? fmt("%s/%s/%%j", prefix, plan->job_name) : NULL;
+    plan->log_dir = job_out ? fmt("%s/stdouterr", job_out) : NULL;
+    if (plan->log_dir)
+        plan_env(plan, job, site, job_out, d);
+    free(prefix);
+    free(job_out);
+    plan->prep_command = xstrdup_or_null(job->prep_command);
+    plan->main_step = plan_main_step(plan, job, site);
+    if (!plan->main_step || (job->prep_command && !plan->prep_command))
+        bai_diag_add(d, "", "out of memory");
+out:
+    if (bai_diag_total(d) > before) {
+        bai_plan_free(plan);
+        return -1;
+    }
+    return 0;
+}
+
+char *bai_expand_jobid(const char *pattern, const char *jobid)
+{
+    struct sbuf b = { 0 };
+
+    for (const char *p = pattern; *p; p++) {
+        if (p[0] == '%' && p[1] == 'j') {
+            sb_puts(&b, jobid);
+            p++;
+        } else {
+            sb_printf(&b, "%c", *p);
+        }
+    }
+    if (!b.s)
+        sb_puts(&b, "");
+    return sb_finish(&b);
+}
+
+void bai_format_time(long seconds, char *buf, size_t size)
+{
+    long days = seconds / 86400, rest = seconds % 86400;
+
+    if (days)
+        snprintf(buf, size, "%ld-%02ld:%02ld:%02ld", days, rest / 3600, rest / 60 % 60, rest % 60);
+    else
+        snprintf(buf, size, "%02ld:%02ld:%02ld", rest / 3600, rest / 60 % 60, rest % 60);
+}
+
+int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
+{
+    size_t before = bai_diag_total(d);
+    size_t group_index[4] = { 0 };
+    char path[JV_PATH_MAX], group[JV_PATH_MAX];
+    struct stat st;
+
+    for (size_t i = 0; i < plan->n_mounts; i++) {
+        const struct bai_mount *m = &plan->job->mounts[i];
+        jv_child(group, "properties.mountVolumes", mount_group_names[m->kind]);
+        jv_item(path, group, group_index[m->kind]++);
+        if (plan->mounts[i].site_path && (stat(plan->mounts[i].site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
+            bai_diag_add(d, path, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
+                         plan->mounts[i].site_path);
+    }
+    if (plan->container && strncmp(plan->container, "--container=", 12) == 0) {
+        char config[4096];
+        snprintf(config, sizeof config, "%s/config.json", plan->container + 12);
+        if (stat(config, &st) != 0) {
+            jv_child(path, "properties", "containerSettings.imageSourceRegistry.image");
+            bai_diag_add(d, path, "image \"%s\" is not staged on this cluster (no OCI bundle at %s)",
+                         plan->job->image, plan->container + 12);
+        }
+    }
+    return bai_diag_total(d) > before ? -1 : 0;
+}
+
+void bai_plan_free(struct bai_plan *plan)
+{
+    for (size_t i = 0; i < plan->n_mounts; i++) {
+        free(plan->mounts[i].target);
+        free(plan->mounts[i].site_path);
+        free(plan->mounts[i].mount_command);
+    }
+    for (size_t i = 0; i < plan->n_env; i++) {
+        if (plan->env[i].secret && plan->env[i].value)
+            explicit_bzero(plan->env[i].value, strlen(plan->env[i].value));
+        free(plan->env[i].name);
+        free(plan->env[i].value);
+    }
+    free(plan->mounts); free(plan->env);
+    free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir);
+    free(plan->container); free(plan->prep_command); free(plan->main_step);
+    memset(plan, 0, sizeof *plan);
+}
