@@ -1,0 +1,36 @@
+# spank_plugin/plugin.mk: the SPANK plugin spank_batchai.so, its install rule, the cluster tests and the
+# submit-overhead benchmark. Included by spank_plugin/module.mk. Built only where Slurm's spank.h is
+# installed (libslurm-dev): the plugin must match the Slurm it is loaded by.
+ifneq ($(HAVE_SLURM),)
+
+SPANK_SRCS := spank_plugin/spank_dispatch.c spank_plugin/spank_common.c spank_plugin/spank_alloc.c \
+              spank_plugin/spank_remote.c spank_plugin/spank_prolog.c
+SPANK_OBJS := $(call obj-of,$(SPANK_SRCS))
+SPANK_SO   := $(BUILD)/lib/spank_batchai.so
+SPANK_LDS  := spank_plugin/spank_batchai.lds
+
+# Hidden by default; the dispatch file and the linker script export only slurm_spank_* and plugin_*.
+$(SPANK_OBJS): spank_plugin_CFLAGS += -fvisibility=hidden $(if $(filter-out /usr/include,$(SLURM_INCLUDE)),-I$(SLURM_INCLUDE))
+
+$(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS)
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDHARDEN) -Wl,-z,noexecstack -Wl,--version-script=$(SPANK_LDS) -o $@ \
+		$(SPANK_OBJS) $(JOBLIB) $(CJSON_LIBS)
+
+ALL += $(SPANK_SO)
+
+# make install: the plugin into Slurm's plugin directory and an example plugstack.conf.d entry.
+# SLURM_PLUGIN_DIR comes from pkg-config (Debian: /usr/lib/x86_64-linux-gnu/slurm-wlm); SLURM_SYSCONF_DIR
+# is where slurm.conf lives. Both honour DESTDIR.
+SLURM_SYSCONF_DIR ?= /etc/slurm
+install-spank-plugin: $(SPANK_SO)
+	install -D -m 0755 $(SPANK_SO) $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so
+	install -D -m 0644 contrib/plugstack/batchai.conf $(DESTDIR)$(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example
+	@echo "installed $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so; enable it by copying"
+	@echo "  $(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example to batchai.conf (see spank_plugin/README.md)"
+INSTALL_RULES += install-spank-plugin
+.PHONY: install-spank-plugin
+
+-include tests/cluster/cluster.mk
+
+endif

@@ -1,0 +1,227 @@
+/* Allocator context: sbatch/salloc with --batchai-job=FILE.
+ *
+ * sbatch calls slurm_spank_init before it reads its options or its script, and no SPANK call can set the
+ * node or task count afterwards (see shared/docs/architecture.md). So init finds the path in
+ * /proc/self/cmdline itself, validates and translates the file, and, when the user gave no script,
+ * puts the rendered script (whose #SBATCH lines carry the allocation) on standard input, where sbatch
+ * reads a missing script from. Options typed on the command line are applied after #SBATCH lines, so
+ * they still win. */
+#include "spank_alloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "spank_common.h"
+
+static struct {
+    char *job_file;    /* absolute path of the job file, NULL when the option is not used */
+    int script_fd;     /* the memfd holding the rendered script now on stdin, or -1 */
+} alloc = {NULL, -1};
+
+/* The value of --batchai-job[=]VALUE on our own command line, or NULL. getopt_long accepts unambiguous
+ * prefixes, so "--batchai" is the shortest spelling taken (shorter ones collide with --batch). Scanning
+ * stops at "--". Newly allocated. */
+static char *cmdline_job_file(void)
+{
+    static const char opt[] = "--" BAI_OPTION_NAME;
+    const size_t min_prefix = sizeof "--batchai" - 1;
+    char *buf = NULL, *found = NULL;
+    size_t cap = 0, len = 0;
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    for (;;) {
+        if (len == cap) {
+            char *nb = realloc(buf, cap ? cap * 2 : 4096);
+            if (!nb)
+                goto out;
+            buf = nb;
+            cap = cap ? cap * 2 : 4096;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    if (len == 0)
+        goto out;
+    buf[len - 1] = '\0';
+    char *end = buf + len;
+    char *arg = buf + strlen(buf) + 1; /* skip argv[0] */
+    while (arg < end) {
+        char *next = arg + strlen(arg) + 1;
+        if (strcmp(arg, "--") == 0)
+            break;
+        char *eq = strchr(arg, '=');
+        size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+        if (name_len >= min_prefix && name_len <= sizeof opt - 1 && strncmp(arg, opt, name_len) == 0) {
+            if (eq)
+                found = strdup(eq + 1);
+            else if (next < end)
+                found = strdup(next);
+            break;
+        }
+        arg = next;
+    }
+out:
+    free(buf);
+    close(fd);
+    return found;
+}
+
+/* sbatch reads a missing script from stdin. Replace stdin only when it carries nothing: a terminal, a
+ * closed or empty file, /dev/null, or a pipe whose writer is gone without data. */
+static bool stdin_is_free(void)
+{
+    struct stat st, null_st;
+    if (isatty(STDIN_FILENO))
+        return true;
+    if (fstat(STDIN_FILENO, &st) != 0)
+        return errno == EBADF;
+    if (S_ISREG(st.st_mode))
+        return lseek(STDIN_FILENO, 0, SEEK_CUR) >= st.st_size;
+    if (S_ISCHR(st.st_mode))
+        return stat("/dev/null", &null_st) == 0 && st.st_rdev == null_st.st_rdev;
+    if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+        struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+        return poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) && !(p.revents & POLLIN);
+    }
+    return false;
+}
+
+static int put_script_on_stdin(const char *script)
+{
+    size_t len = strlen(script);
+    int fd = memfd_create("batchai-job-script", MFD_CLOEXEC);
+    if (fd < 0) {
+        slurm_error("batchai: memfd_create: %s", strerror(errno));
+        return -1;
+    }
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(fd, script + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            slurm_error("batchai: writing the batch script: %s", strerror(errno));
+            close(fd);
+            return -1;
+        }
+        off += (size_t)n;
+    }
+    if (lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, STDIN_FILENO) < 0) {
+        slurm_error("batchai: putting the batch script on stdin: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    alloc.script_fd = fd;
+    return 0;
+}
+
+int bai_alloc_init(spank_t sp, int ac, char **av)
+{
+    struct bai_loaded l;
+    bool loaded = false;
+    char *script = NULL;
+    char *path = NULL;
+    int rc = -1;
+
+    if (bai_option_register(sp) != 0)
+        goto out;
+    path = cmdline_job_file();
+    if (!path) {
+        /* Not a Batch AI job; still check the admin's settings so a broken plugstack line is loud. */
+        struct bai_settings site;
+        if (bai_site_load(ac, av, &site) != 0)
+            goto out;
+        bai_settings_free(&site);
+        rc = 0;
+        goto out;
+    }
+    alloc.job_file = bai_abspath(path, NULL);
+    if (!alloc.job_file) {
+        slurm_error("batchai: out of memory");
+        goto out;
+    }
+    /* The allocator runs as the user: read the file directly. */
+    if (bai_load(&l, ac, av, path, (uid_t)-1, (gid_t)-1, NULL) != 0) {
+        slurm_error("batchai: %s is not a valid Batch AI job file; nothing was submitted", path);
+        goto out;
+    }
+    loaded = true;
+    struct bai_diag diag = {0};
+    if (bai_plan_check_host(&l.plan, &diag) != 0) {
+        char prefix[4096];
+        snprintf(prefix, sizeof prefix, "%s: ", path);
+        bai_log_diag(&diag, prefix);
+        bai_diag_free(&diag);
+        slurm_error("batchai: %s cannot run on this cluster; nothing was submitted", path);
+        goto out;
+    }
+    bai_diag_free(&diag);
+
+    if (strcmp(program_invocation_short_name, "sbatch") == 0 && stdin_is_free()) {
+        script = bai_render_script(&l.plan);
+        if (!script) {
+            slurm_error("batchai: out of memory rendering the batch script");
+            goto out;
+        }
+        if (put_script_on_stdin(script) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    free(script);
+    free(path);
+    if (loaded)
+        bai_loaded_free(&l);
+    return rc;
+}
+
+int bai_alloc_post_opt(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    if (!alloc.job_file)
+        return 0;
+    /* sbatch has read its script by now: if it came from our memfd, its offset moved. */
+    bool generated = alloc.script_fd >= 0 && lseek(alloc.script_fd, 0, SEEK_CUR) > 0;
+    if (spank_job_control_setenv(sp, BAI_CTL_JOB_FILE, alloc.job_file, 1) != ESPANK_SUCCESS ||
+        spank_job_control_setenv(sp, BAI_CTL_SCRIPT, generated ? "generated" : "user", 1) !=
+            ESPANK_SUCCESS) {
+        slurm_error("batchai: cannot pass the job file's path to the nodes");
+        return -1;
+    }
+    return 0;
+}
+
+int bai_alloc_exit(spank_t sp, int ac, char **av)
+{
+    (void)sp;
+    (void)ac;
+    (void)av;
+    free(alloc.job_file);
+    alloc.job_file = NULL;
+    if (alloc.script_fd >= 0)
+        close(alloc.script_fd);
+    alloc.script_fd = -1;
+    return 0;
+}
+
+int bai_local_init(spank_t sp, int ac, char **av)
+{
+    struct bai_settings site;
+    if (bai_option_register(sp) != 0 || bai_site_load(ac, av, &site) != 0)
+        return -1;
+    bai_settings_free(&site);
+    return 0;
+}

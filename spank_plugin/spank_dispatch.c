@@ -1,0 +1,60 @@
+/* spank_batchai.so: the entry points Slurm calls, each handing over to the module of its context.
+ *   allocator (sbatch, salloc)  spank_alloc.c   option, validation, the generated script
+ *   local (srun outside a job)  spank_alloc.c   option only
+ *   remote (each task)          spank_remote.c  environment, secrets, nodeCount check
+ *   job script (prolog/epilog)  spank_prolog.c  per-job directories, mounts, log directory
+ * Only these slurm_spank_* functions and the plugin_* symbols are exported (spank_batchai.lds). */
+#include <slurm/spank.h>
+
+#include "spank_alloc.h"
+#include "spank_prolog.h"
+#include "spank_remote.h"
+
+/* The plugin is compiled with -fvisibility=hidden; what Slurm looks up is made visible here. */
+#pragma GCC visibility push(default)
+
+SPANK_PLUGIN(batchai, 1)
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+    switch (spank_context()) {
+    case S_CTX_ALLOCATOR:
+        return bai_alloc_init(sp, ac, av);
+    case S_CTX_LOCAL:
+        return bai_local_init(sp, ac, av);
+    case S_CTX_REMOTE:
+        return bai_remote_init(sp, ac, av);
+    case S_CTX_JOB_SCRIPT:
+        /* spank_option_getopt in the prolog/epilog needs the option registered. */
+        return bai_remote_init(sp, ac, av);
+    default:
+        return 0;
+    }
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+    return spank_context() == S_CTX_ALLOCATOR ? bai_alloc_post_opt(sp, ac, av) : 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+    return spank_context() == S_CTX_REMOTE ? bai_remote_task_init(sp, ac, av) : 0;
+}
+
+int slurm_spank_job_prolog(spank_t sp, int ac, char **av)
+{
+    return bai_job_prolog(sp, ac, av);
+}
+
+int slurm_spank_job_epilog(spank_t sp, int ac, char **av)
+{
+    return bai_job_epilog(sp, ac, av);
+}
+
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    return spank_context() == S_CTX_ALLOCATOR ? bai_alloc_exit(sp, ac, av) : 0;
+}
+
+#pragma GCC visibility pop
