@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,8 +50,17 @@ static void line_col(const char *text, size_t off, size_t *line, size_t *col)
     }
 }
 
-/* Bound the nesting depth ourselves so a hostile file gets a clear message (cJSON's own limit is 1000). */
-static bool check_depth(const char *text, size_t len, struct bai_diag *d)
+static void fault_at(struct bai_diag *d, const char *text, size_t off, const char *what)
+{
+    size_t line, col;
+
+    line_col(text, off, &line, &col);
+    bai_diag_add(d, "", "%s at line %zu, column %zu", what, line, col);
+}
+
+/* Bound the nesting depth ourselves so a hostile file gets a clear message (cJSON's own limit is 1000), and
+ * refuse "\u0000" escapes, which would silently cut a C string short after parsing. */
+static bool check_structure(const char *text, size_t len, struct bai_diag *d)
 {
     int depth = 0;
     bool in_string = false;
@@ -58,6 +68,10 @@ static bool check_depth(const char *text, size_t len, struct bai_diag *d)
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
         if (in_string) {
+            if (c == '\\' && len - i >= 6 && memcmp(text + i + 1, "u0000", 5) == 0) {
+                fault_at(d, text, i, "string contains an escaped NUL character (\\u0000)");
+                return false;
+            }
             if (c == '\\')
                 i++;
             else if (c == '"')
@@ -66,10 +80,9 @@ static bool check_depth(const char *text, size_t len, struct bai_diag *d)
             in_string = true;
         } else if (c == '{' || c == '[') {
             if (++depth > BAI_JOB_MAX_DEPTH) {
-                size_t line, col;
-                line_col(text, i, &line, &col);
-                bai_diag_add(d, "", "nesting deeper than %d levels at line %zu, column %zu", BAI_JOB_MAX_DEPTH,
-                             line, col);
+                char what[64];
+                snprintf(what, sizeof what, "nesting deeper than %d levels", BAI_JOB_MAX_DEPTH);
+                fault_at(d, text, i, what);
                 return false;
             }
         } else if (c == '}' || c == ']') {
@@ -101,7 +114,7 @@ static cJSON *parse_text(const char *text, size_t len, struct bai_diag *d)
         bai_diag_add(d, "", "NUL byte at line %zu, column %zu: a job file is text", line, col);
         return NULL;
     }
-    if (!check_depth(text, len, d))
+    if (!check_structure(text, len, d))
         return NULL;
     root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!root) {
@@ -170,6 +183,24 @@ static void check_identifier(struct bai_diag *d, const char *path, const char *s
                      leading_digit_ok ? "" : " not starting with a digit");
 }
 
+/* Paths the system must resolve (log prefix, input and output directories): absolute, or under one of the
+ * mount-root variables, since nothing else has a value before the job runs. */
+static void check_batchai_path(struct bai_diag *d, const char *path, const char *s)
+{
+    static const char *const roots[] = { "$AZ_BATCHAI_JOB_MOUNT_ROOT", "${AZ_BATCHAI_JOB_MOUNT_ROOT}",
+                                         "$AZ_BATCHAI_MOUNT_ROOT", "${AZ_BATCHAI_MOUNT_ROOT}", NULL };
+
+    if (s[0] == '/')
+        return;
+    for (size_t i = 0; roots[i]; i++) {
+        size_t n = strlen(roots[i]);
+        if (strncmp(s, roots[i], n) == 0 && (s[n] == '/' || s[n] == '\0'))
+            return;
+    }
+    bai_diag_add(d, path, "expected an absolute path or one starting with $AZ_BATCHAI_JOB_MOUNT_ROOT/ or "
+                 "$AZ_BATCHAI_MOUNT_ROOT/, got \"%.60s\"", s);
+}
+
 static char *last_segment(const char *s)
 {
     size_t len = strlen(s);
@@ -196,7 +227,7 @@ static void parse_keyvault_ref(struct bai_diag *d, const cJSON *v, const char *p
     jv_string(d, v, "secretUrl", path, JV_REQUIRED | JV_NONEMPTY, NULL);
     jv_child(child, path, "sourceVault");
     if (!jv_get(v, "sourceVault"))
-        bai_diag_add(d, path, "missing required property \"sourceVault\"");
+        bai_diag_add(d, child, "missing: expected an object with an id");
     else if (jv_object(d, jv_get(v, "sourceVault"), child, vault_keys))
         jv_string(d, jv_get(v, "sourceVault"), "id", child, JV_REQUIRED | JV_NONEMPTY, NULL);
 }
@@ -267,8 +298,9 @@ enum mount_group { MG_AFS, MG_BLOB, MG_FILESERVER, MG_UNMANAGED };
 static const char *const mount_groups[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
                                             "unmanagedFileSystems" };
 
+/* first: the job's mounts array, of which m is the newest entry. */
 static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path, enum mount_group g,
-                            struct bai_mount *m)
+                            const struct bai_mount *first, struct bai_mount *m)
 {
     static const char *const afs_keys[] = { "accountName", "azureFileUrl", "credentials", "relativeMountPath",
                                             "fileMode", "directoryMode", NULL };
@@ -285,8 +317,13 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
         return;
     m->kind = (enum bai_mount_kind)g;
     jv_child(child, path, "relativeMountPath");
-    if (jv_string(d, v, "relativeMountPath", path, JV_REQUIRED | JV_NONEMPTY, &m->relative_path) == 1)
+    if (jv_string(d, v, "relativeMountPath", path, JV_REQUIRED | JV_NONEMPTY, &m->relative_path) == 1) {
         check_relative(d, child, m->relative_path);
+        /* Two mounts at one place would hide each other. */
+        for (const struct bai_mount *o = first; o < m; o++)
+            if (o->relative_path && strcmp(o->relative_path, m->relative_path) == 0)
+                bai_diag_add(d, child, "another mount already uses \"%.64s\"", m->relative_path);
+    }
     switch (g) {
     case MG_AFS:
         jv_string(d, v, "accountName", path, 0, NULL);
@@ -317,13 +354,14 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
     case MG_FILESERVER:
         jv_child(child, path, "fileServer");
         if (!jv_get(v, "fileServer")) {
-            bai_diag_add(d, path, "missing required property \"fileServer\"");
+            bai_diag_add(d, child, "missing: expected an object with an id");
         } else if (jv_object(d, jv_get(v, "fileServer"), child, id_keys) &&
                    jv_string(d, jv_get(v, "fileServer"), "id", child, JV_REQUIRED | JV_NONEMPTY, &m->source) == 1) {
+            char id_path[JV_PATH_MAX];
             m->share = last_segment(m->source);
-            jv_child(child, child, "id");
+            jv_child(id_path, child, "id");
             if (m->share)
-                check_share_name(d, child, m->share);
+                check_share_name(d, id_path, m->share);
         }
         jv_child(child, path, "sourceDirectory");
         if (jv_string(d, v, "sourceDirectory", path, JV_NONEMPTY, &m->source_dir) == 1)
@@ -361,15 +399,9 @@ static void parse_mounts(struct bai_diag *d, const cJSON *v, const char *path, s
         jv_child(child, path, mount_groups[g]);
         cJSON_ArrayForEach(e, arr[g]) {
             jv_item(item, child, i++);
-            parse_one_mount(d, e, item, (enum mount_group)g, &job->mounts[job->n_mounts++]);
+            parse_one_mount(d, e, item, (enum mount_group)g, job->mounts, &job->mounts[job->n_mounts++]);
         }
     }
-    /* Two mounts at one place would hide each other. */
-    for (size_t i = 0; i < job->n_mounts; i++)
-        for (size_t j = 0; j < i; j++)
-            if (job->mounts[i].relative_path && job->mounts[j].relative_path &&
-                strcmp(job->mounts[i].relative_path, job->mounts[j].relative_path) == 0)
-                bai_diag_add(d, path, "two mounts share the relativeMountPath \"%.64s\"", job->mounts[i].relative_path);
 }
 
 static void parse_container(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
@@ -386,7 +418,7 @@ static void parse_container(struct bai_diag *d, const cJSON *v, const char *path
     reg = jv_get(v, "imageSourceRegistry");
     jv_child(rpath, path, "imageSourceRegistry");
     if (!reg) {
-        bai_diag_add(d, path, "missing required property \"imageSourceRegistry\"");
+        bai_diag_add(d, rpath, "missing: expected an object with an image");
         return;
     }
     if (!jv_object(d, reg, rpath, reg_keys))
@@ -436,7 +468,7 @@ static const char *const *const tk_keys[] = {
     [BAI_TK_HOROVOD] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath",
                                               "commandLineArgs", "processCount", NULL },
     [BAI_TK_CUSTOM_MPI] = (const char *const[]){ "!commandLine", "processCount", NULL },
-    [BAI_TK_CUSTOM_TOOLKIT] = (const char *const[]){ "commandLine", NULL },
+    [BAI_TK_CUSTOM_TOOLKIT] = (const char *const[]){ "!commandLine", NULL },
     [BAI_TK_PYTORCH] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
                                               "processCount", "communicationBackend", NULL },
     [BAI_TK_TENSORFLOW] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath",
@@ -464,7 +496,7 @@ static const struct tk_field *tk_field(const char *key)
 static bool one_of(const char *s, const char *const options[])
 {
     for (size_t i = 0; options[i]; i++)
-        if (strcmp(s, options[i]) == 0)
+        if (strcasecmp(s, options[i]) == 0)
             return true;
     return false;
 }
@@ -493,7 +525,7 @@ static void check_toolkit_rules(struct bai_diag *d, const char *path, struct bai
         jv_child(child, path, "languageType");
         if (t->language_type && !one_of(t->language_type, languages)) {
             bai_diag_add(d, child, "expected \"BrainScript\" or \"Python\"");
-        } else if (t->language_type && strcmp(t->language_type, "Python") == 0) {
+        } else if (t->language_type && strcasecmp(t->language_type, "Python") == 0) {
             if (!t->python_script)
                 bai_diag_add(d, path, "languageType \"Python\" needs pythonScriptFilePath");
             if (t->config_file)
@@ -576,7 +608,9 @@ static void parse_dirs(struct bai_diag *d, const cJSON *obj, const char *path, b
                 if ((*out)[j].id && strcmp((*out)[j].id, dir->id) == 0)
                     bai_diag_add(d, child, "duplicate id \"%.64s\"", dir->id);
         }
-        jv_string(d, e, output ? "pathPrefix" : "path", item, JV_REQUIRED | JV_NONEMPTY, &dir->path);
+        jv_child(child, item, output ? "pathPrefix" : "path");
+        if (jv_string(d, e, output ? "pathPrefix" : "path", item, JV_REQUIRED | JV_NONEMPTY, &dir->path) == 1)
+            check_batchai_path(d, child, dir->path);
         if (output) {
             jv_child(child, item, "pathSuffix");
             if (jv_string(d, e, "pathSuffix", item, JV_NONEMPTY, &dir->suffix) == 1)
@@ -656,7 +690,9 @@ static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, stru
 
     job->max_wall_seconds = BAI_JOB_DEFAULT_WALL_SECONDS;
     jv_int(d, v, "nodeCount", path, 1, BAI_JOB_MAX_NODES, JV_REQUIRED, &job->node_count);
-    jv_string(d, v, "stdOutErrPathPrefix", path, JV_REQUIRED | JV_NONEMPTY, &job->std_out_err_prefix);
+    jv_child(child, path, "stdOutErrPathPrefix");
+    if (jv_string(d, v, "stdOutErrPathPrefix", path, JV_REQUIRED | JV_NONEMPTY, &job->std_out_err_prefix) == 1)
+        check_batchai_path(d, child, job->std_out_err_prefix);
 
     jv_child(child, path, "schedulingPriority");
     if (jv_string(d, v, "schedulingPriority", path, 0, &s) == 1) {

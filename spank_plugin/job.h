@@ -125,9 +125,9 @@ int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag);
  * tensorFlow, else 1 for customToolkit, else nodeCount. */
 int bai_job_task_count(const struct bai_job *job);
 
-/* Parse a Batch AI duration (.NET TimeSpan style) "d.hh:mm:ss" or "hh:mm:ss" into seconds: hours 0-23,
- * minutes and seconds 0-59, days 0-BAI_JOB_MAX_DAYS, and not zero. Returns -1 when malformed or out of
- * range. */
+/* Parse a Batch AI duration into seconds: .NET TimeSpan style "d.hh:mm:ss" or "hh:mm:ss" (hours 0-23,
+ * minutes and seconds 0-59), at most BAI_JOB_MAX_DAYS days and not zero. Returns -1 when malformed or out
+ * of range. */
 long bai_parse_duration(const char *s);
 
 void bai_job_free(struct bai_job *job);

@@ -1,6 +1,7 @@
 /* Validating accessors over cJSON: see jsonv.h. */
 #include "jsonv.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,8 +88,15 @@ bool jv_object(struct bai_diag *d, const cJSON *v, const char *path, const char 
             ok = ok || strcmp(m->string, known[i]) == 0;
         jv_child(child, path, m->string);
         if (!ok) {
+            /* Name the member by its path when its name is plain, else quote it safely. */
+            bool plain = strlen(m->string) <= 64 && m->string[0];
+            for (const char *p = m->string; plain && *p; p++)
+                plain = isalnum((unsigned char)*p) || *p == '_' || *p == '$' || *p == '-';
             quote(m->string, shown, sizeof shown);
-            bai_diag_add(d, path, "unknown property %s", shown);
+            if (plain)
+                bai_diag_add(d, child, "unknown property");
+            else
+                bai_diag_add(d, path, "unknown property %s", shown);
             continue;
         }
         for (const cJSON *n = v->child; n != m; n = n->next)
@@ -147,7 +155,7 @@ int jv_string(struct bai_diag *d, const cJSON *obj, const char *key, const char 
     jv_child(child, path, key);
     if (!v) {
         if (flags & JV_REQUIRED) {
-            bai_diag_add(d, path, "missing required property \"%s\"", key);
+            bai_diag_add(d, child, "missing: expected a string");
             return -1;
         }
         return 0;
@@ -195,16 +203,16 @@ int jv_int(struct bai_diag *d, const cJSON *obj, const char *key, const char *pa
     double x;
 
     jv_child(child, path, key);
+    snprintf(what, sizeof what, "an integer >= %ld", min);
+    if (max < 2147483647L)
+        snprintf(what, sizeof what, "an integer from %ld to %ld", min, max);
     if (!v) {
         if (flags & JV_REQUIRED) {
-            bai_diag_add(d, path, "missing required property \"%s\"", key);
+            bai_diag_add(d, child, "missing: expected %s", what);
             return -1;
         }
         return 0;
     }
-    snprintf(what, sizeof what, "an integer >= %ld", min);
-    if (max < 2147483647L)
-        snprintf(what, sizeof what, "an integer from %ld to %ld", min, max);
     x = cJSON_IsNumber(v) ? v->valuedouble : NAN;
     if (!isfinite(x) || floor(x) != x || x < (double)min || x > (double)max) {
         expected(d, child, what, v);

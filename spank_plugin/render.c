@@ -65,7 +65,9 @@ static void render_environment(struct sbuf *b, const struct bai_plan *p)
     sb_puts(b, "#\n# Environment of every task (the plugin sets it on each node; AZ_BATCHAI_TASK_INDEX is the\n"
                "# task's SLURM_PROCID):\n");
     for (size_t i = 0; i < p->n_env; i++) {
-        if (p->env[i].secret)
+        if (p->env[i].secret && !p->env[i].value)
+            sb_printf(b, "#   %s=<secret in an Azure Key Vault: refused at submit>\n", p->env[i].name);
+        else if (p->env[i].secret)
             sb_printf(b, "#   %s=<secret: set at run time from the job file, never recorded>\n", p->env[i].name);
         else if (strchr(p->env[i].value, '\n'))
             sb_printf(b, "#   %s=<%zu bytes over several lines>\n", p->env[i].name, strlen(p->env[i].value));

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "jsonv.h"
@@ -68,11 +69,14 @@ static const char *after_var(const char *s, const char *var)
     return (*s == '/' || *s == '\0') ? s : NULL;
 }
 
-/* A path without '$', no ".." segment, made of characters safe in #SBATCH lines and --output patterns. */
+/* A path without '$', no ".." segment, made of characters safe in #SBATCH lines and --output patterns
+ * (where '%' is special: only our own "%j" may appear). */
 static bool safe_host_path(const char *p)
 {
     for (const char *q = p; *q; q++)
-        if (!isalnum((unsigned char)*q) && !strchr("/._-@+", *q))
+        if (q[0] == '%' && q[1] == 'j')
+            q++;
+        else if (!isalnum((unsigned char)*q) && !strchr("/._-@+", *q))
             return false;
     for (const char *q = p; (q = strstr(q, "..")) != NULL; q += 2)
         if ((q == p || q[-1] == '/') && (q[2] == '\0' || q[2] == '/'))
@@ -153,9 +157,10 @@ static char *job_view(const struct bai_plan *plan, const struct bai_settings *si
     return strdup(s);
 }
 
+/* value may be NULL only for a secret (a key-vault reference). */
 static int add_env(struct bai_plan *plan, size_t cap, const char *name, char *value, int secret)
 {
-    if (plan->n_env >= cap || !value) {
+    if (plan->n_env >= cap || (!value && !secret)) {
         free(value);
         return -1;
     }
@@ -201,18 +206,15 @@ static void plan_mounts(struct bai_plan *plan, const struct bai_job *job, const 
         jv_item(path, group, group_index[m->kind]++);
         pm->target = fmt("%s/mounts/%s", plan->job_dir, m->relative_path);
         if (m->kind == BAI_MOUNT_UNMANAGED) {
-            if (!site->allow_mount_command)
-                bai_diag_add(d, path, "mountCommand is not allowed on this site (allow_mount_command=no): ask "
-                             "the admins to map the file system to a share instead");
-            else
-                pm->mount_command = strdup(m->source);
+            /* Whether the site runs it is decided at submit time: bai_plan_check_host(). */
+            pm->mount_command = strdup(m->source);
+            plan->mount_commands_allowed = site->allow_mount_command;
             continue;
         }
         char *share = bai_settings_share_path(site, m->share);
         pm->site_path = (share && m->source_dir) ? fmt("%s/%s", share, m->source_dir + (m->source_dir[0] == '/'))
                                                  : xstrdup_or_null(share);
-        if (share && m->source_dir)
-            free(share);
+        free(share);
         if (pm->site_path && !safe_host_path(pm->site_path))
             bai_diag_add(d, path, "share \"%s\" maps to an unusable site path", m->share);
     }
@@ -224,7 +226,6 @@ static void plan_env(struct bai_plan *plan, const struct bai_job *job, const str
                      const char *job_out, struct bai_diag *d)
 {
     size_t cap = 16 + job->n_inputs + job->n_outputs + job->n_env;
-    char path[JV_PATH_MAX], list[JV_PATH_MAX];
     int rc = 0;
 
     plan->env = calloc(cap, sizeof *plan->env);
@@ -254,17 +255,12 @@ static void plan_env(struct bai_plan *plan, const struct bai_job *job, const str
                                                       o->suffix ? "/" : "", o->suffix ? o->suffix : "") : NULL, 0);
         free(prefix);
     }
-    jv_child(list, "properties", "secrets");
-    for (size_t i = 0, s = 0; i < job->n_env; i++) {
+    for (size_t i = 0; i < job->n_env; i++) {
         const struct bai_env *e = &job->env[i];
-        if (e->secret && !e->value) {
-            jv_item(path, list, s);
-            bai_diag_add(d, path, "secret \"%s\" refers to an Azure Key Vault, which a Slurm site cannot read: give "
-                         "its value in the file (values of secrets are never logged or stored by Slurm)", e->name);
-        } else {
+        if (e->secret && !e->value) /* a key-vault reference: refused at submit, see bai_plan_check_host() */
+            rc |= add_env(plan, cap, e->name, NULL, 1);
+        else
             rc |= add_env(plan, cap, e->name, strdup(e->value), e->secret);
-        }
-        s += e->secret;
     }
     if (rc)
         bai_diag_add(d, "", "out of memory");
@@ -308,16 +304,12 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
         sb_printf(&b, " %s", t->command_line);
         break;
     case BAI_TK_CUSTOM_TOOLKIT:
-        if (!t->command_line) {
-            sb_puts(&b, ": customToolkitSettings gives no commandLine, so only the job preparation runs");
-            break;
-        }
         srun_prefix(&b, plan, site, false, 1);
         sb_puts(&b, " --nodes=1 /bin/sh -c ");
         sb_shell_quote(&b, t->command_line);
         break;
     case BAI_TK_PYTORCH: {
-        bool mpi = t->communication_backend && strcmp(t->communication_backend, "MPI") == 0;
+        bool mpi = t->communication_backend && strcasecmp(t->communication_backend, "MPI") == 0;
         if (!mpi && n > 1) {
             /* TCP/Gloo: torch.distributed's env:// rendezvous on the first node; each task's RANK is its
              * Slurm task id. */
@@ -355,7 +347,7 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
     }
     case BAI_TK_CNTK:
         srun_prefix(&b, plan, site, true, n);
-        if (t->language_type && strcmp(t->language_type, "Python") == 0)
+        if (t->language_type && strcasecmp(t->language_type, "Python") == 0)
             python_command(&b, t, site, t->command_line_args);
         else
             sb_printf(&b, " cntk configFile=%s%s%s", t->config_file, t->command_line_args ? " " : "",
@@ -497,9 +489,21 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
         const struct bai_mount *m = &plan->job->mounts[i];
         jv_child(group, "properties.mountVolumes", mount_group_names[m->kind]);
         jv_item(path, group, group_index[m->kind]++);
+        if (plan->mounts[i].mount_command && !plan->mount_commands_allowed)
+            bai_diag_add(d, path, "mountCommand is not allowed on this site (allow_mount_command=no): ask the "
+                         "admins to map the file system to a share instead");
         if (plan->mounts[i].site_path && (stat(plan->mounts[i].site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
             bai_diag_add(d, path, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
                          plan->mounts[i].site_path);
+    }
+    for (size_t i = 0, secret = 0; i < plan->job->n_env; i++) {
+        const struct bai_env *e = &plan->job->env[i];
+        if (e->secret && !e->value) {
+            jv_item(path, "properties.secrets", secret);
+            bai_diag_add(d, path, "secret \"%s\" refers to an Azure Key Vault, which this site cannot read: give "
+                         "its value in the file (values of secrets are never logged or stored by Slurm)", e->name);
+        }
+        secret += e->secret;
     }
     if (plan->container && strncmp(plan->container, "--container=", 12) == 0) {
         char config[4096];

@@ -14,6 +14,7 @@
 #ifndef BAI_TRANSLATE_H
 #define BAI_TRANSLATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "diag.h"
@@ -27,7 +28,8 @@ struct bai_plan_mount {
     char *mount_command; /* unmanaged file systems (only when the admin allows), else NULL */
 };
 
-/* One environment variable of every task. value is a "%j"-pattern, NULL for a key-vault secret. */
+/* One environment variable of every task. value is a "%j"-pattern, NULL for a key-vault secret (which
+ * bai_plan_check_host() refuses). */
 struct bai_plan_env {
     char *name;
     char *value;
@@ -48,6 +50,7 @@ struct bai_plan {
     /* nodes */
     char *container;     /* srun container option, e.g. "--container=/var/lib/batchai/images/x", or NULL */
     struct bai_plan_mount *mounts; size_t n_mounts;
+    bool mount_commands_allowed; /* the site's allow_mount_command, checked by bai_plan_check_host() */
     struct bai_plan_env *env;      size_t n_env;   /* AZ_BATCHAI_* first, then the job's variables */
     char *prep_command;  /* jobPreparation.commandLine, or NULL */
     char *main_step;     /* shell text of the main step (an srun line) */
@@ -69,8 +72,9 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site,
  * code), and the main step. Secret values never appear in it. Newly allocated, NULL on OOM. */
 char *bai_render_script(const struct bai_plan *plan);
 
-/* Check the plan against this host: share directories exist, container bundles are staged, the log
- * directory's share exists. Returns 0, or -1 with faults in diag. */
+/* Check the plan against this host and the site's policy, at submit time: share directories exist,
+ * container bundles are staged, no unmanaged mountCommand unless allow_mount_command=yes, no key-vault
+ * secret. Returns 0, or -1 with faults in diag. */
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
 
 /* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */

@@ -1,0 +1,32 @@
+# Tests of the job-file library and batchai-job (included from spank_plugin/module.mk).
+tests_jobfile_INC := $(CJSON_CFLAGS) -Ispank_plugin
+
+$(BUILD)/tests/test_jobfile_unit: tests/jobfile/test_jobfile_unit.c $(JOBLIB_SAN)
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $^ $(CJSON_LIBS) -lm
+
+# libFuzzer target over bai_job_parse + bai_translate + bai_render_script (clang only).
+FUZZ_JOB := $(BUILD)/fuzz/fuzz_job
+$(FUZZ_JOB): tests/jobfile/fuzz_job.c $(JOBLIB_SRCS)
+	@mkdir -p $(@D)
+	clang $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(tests_jobfile_INC) \
+	    -o $@ $^ $(CJSON_LIBS) -lm
+
+$(BUILD)/bench/bench_validate: tests/jobfile/bench_validate.c $(JOBLIB)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $^ $(CJSON_LIBS) -lm
+
+TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/san/bin/batchai-job $(BUILD)/bench/bench_validate \
+             $(if $(CLANG),$(FUZZ_JOB))
+TESTS += $(BUILD)/tests/test_jobfile_unit tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh
+BENCHES += tests/jobfile/bench_validate.sh
+
+# make fuzz: a long fuzzing run (FUZZ_SECONDS, default 600) from the corpus of job files.
+FUZZ_SECONDS ?= 600
+fuzz: $(FUZZ_JOB)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) tests/jobfile/test_fuzz.sh
+
+# make golden: regenerate the golden files after an intended change (review the diff!).
+golden: $(BUILD)/san/bin/batchai-job
+	UPDATE_GOLDEN=1 tests/jobfile/test_golden.sh
+.PHONY: fuzz golden

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Fuzz the job-file parser for FUZZ_SECONDS (default 20 in make check; `make fuzz` runs 600), starting from
+# every job file the project knows. Fails on any crash, leak or sanitizer report.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+fuzzer=$BUILD/fuzz/fuzz_job
+if [ ! -x "$fuzzer" ]; then
+    echo "SKIP: $fuzzer not built (needs clang with libFuzzer)"
+    exit 77
+fi
+shared=${SHARED_DIR:-../shared}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/corpus"
+for f in tests/jobfiles/valid/*.json tests/jobfiles/invalid/*.json contrib/*/job.json \
+         "$shared"/reference/batchai/recipes/*.json; do
+    [ -f "$f" ] && cp "$f" "$work/corpus/$(echo "$f" | tr '/' '_')"
+done
+seconds=${FUZZ_SECONDS:-20}
+echo "fuzzing bai_job_parse/bai_translate/bai_render_script for ${seconds}s from $(ls "$work/corpus" | wc -l) seeds"
+"$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=5 -rss_limit_mb=2048 \
+    -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" 2>&1 | tail -n 25

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Golden-file tests of batchai-job (sanitizer build): every known valid job file validates and translates
+# to exactly tests/jobfile/golden/<name>.script; every invalid file fails validation with exactly
+# golden/<name>.err, and that output names the JSON path its .why file gives.
+# UPDATE_GOLDEN=1 rewrites the golden files instead of comparing (review the diff).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+bin=$PWD/$BUILD/san/bin/batchai-job
+golden=$PWD/tests/jobfile/golden
+shared=${SHARED_DIR:-$PWD/../shared}
+mkdir -p "$golden"
+pass=0 fail=0
+
+check() { # name actual-file
+    local want=$golden/$1
+    if [ "${UPDATE_GOLDEN:-0}" = 1 ]; then
+        cp "$2" "$want"
+    elif ! diff -u "$want" "$2" >"$2.diff" 2>&1; then
+        echo "FAIL $1: differs from golden"; head -n 40 "$2.diff"; return 1
+    fi
+}
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+valid=( "$shared"/reference/batchai/recipes/*.json contrib/*/job.json tests/jobfiles/valid/*.json )
+for f in "${valid[@]}"; do
+    dir=$(dirname "$f") base=$(basename "$f" .json)
+    case $f in contrib/*) base=contrib-$(basename "$dir") ;; esac
+    # Run from the file's directory so messages and names do not depend on where the tree is.
+    if ! (cd "$dir" && "$bin" validate "$(basename "$f")") >"$out/v" 2>&1; then
+        echo "FAIL $f: does not validate"; cat "$out/v"; fail=$((fail + 1)); continue
+    fi
+    if ! (cd "$dir" && "$bin" translate "$(basename "$f")") >"$out/$base.script" 2>"$out/err"; then
+        echo "FAIL $f: does not translate"; cat "$out/err"; fail=$((fail + 1)); continue
+    fi
+    if check "$base.script" "$out/$base.script"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
+done
+for f in tests/jobfiles/invalid/*.json; do
+    base=$(basename "$f" .json)
+    (cd "$(dirname "$f")" && "$bin" validate "$(basename "$f")") >/dev/null 2>"$out/$base.err"
+    rc=$?
+    if [ $rc -ne 1 ]; then
+        echo "FAIL $f: exit $rc, expected 1"; cat "$out/$base.err"; fail=$((fail + 1)); continue
+    fi
+    why=$(cat "$f.why" 2>/dev/null || echo "")
+    if [ -n "$why" ] && [ "$why" != "(document)" ] && ! grep -qF -- "$why" "$out/$base.err"; then
+        echo "FAIL $f: message does not name $why"; cat "$out/$base.err"; fail=$((fail + 1)); continue
+    fi
+    if check "$base.err" "$out/$base.err"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
+done
+echo "golden: $pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,212 @@
+/* Unit tests of the job-file library's pure parts: durations, bounds, settings, translation details that
+ * golden files do not pin (secrets never rendered, "%j" expansion, settings errors). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "settings.h"
+#include "translate.h"
+
+static int failures, checks;
+
+#define CHECK(cond)                                                                                       \
+    do {                                                                                                  \
+        checks++;                                                                                         \
+        if (!(cond)) {                                                                                    \
+            failures++;                                                                                   \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                      \
+        }                                                                                                 \
+    } while (0)
+
+static const char minimal[] =
+    "{\"properties\": {\"nodeCount\": 2, \"stdOutErrPathPrefix\": \"$AZ_BATCHAI_JOB_MOUNT_ROOT/logs\","
+    " \"mountVolumes\": {\"azureFileShares\": [{\"azureFileUrl\": "
+    "\"https://<AZURE_BATCHAI_STORAGE_ACCOUNT>.file.core.windows.net/logs\", \"relativeMountPath\": \"logs\"}]},"
+    " \"secrets\": [{\"name\": \"API_TOKEN\", \"value\": \"s3cr3t-value\"}],"
+    " \"environmentVariables\": [{\"name\": \"MODE\", \"value\": \"fast\"}],"
+    " \"customMpiSettings\": {\"commandLine\": \"hostname\"}}}";
+
+static bool diag_has(const struct bai_diag *d, const char *needle)
+{
+    for (size_t i = 0; i < d->count; i++)
+        if (strstr(d->msg[i], needle))
+            return true;
+    return false;
+}
+
+static void test_durations(void)
+{
+    CHECK(bai_parse_duration("7.00:00:00") == 7 * 86400);
+    CHECK(bai_parse_duration("01:30:00") == 5400);
+    CHECK(bai_parse_duration("1:30:00") == 5400);
+    CHECK(bai_parse_duration("0.00:00:01") == 1);
+    CHECK(bai_parse_duration("00:00:00") == -1);
+    CHECK(bai_parse_duration("24:00:00") == -1);
+    CHECK(bai_parse_duration("1.00:60:00") == -1);
+    CHECK(bai_parse_duration("99999.00:00:00") == -1);
+    CHECK(bai_parse_duration("P1D") == -1);
+    CHECK(bai_parse_duration("") == -1);
+    CHECK(bai_parse_duration("1.") == -1);
+    CHECK(bai_parse_duration("-1.00:00:00") == -1);
+}
+
+static void test_format_and_expand(void)
+{
+    char buf[32], *s;
+
+    bai_format_time(7 * 86400, buf, sizeof buf);
+    CHECK(strcmp(buf, "7-00:00:00") == 0);
+    bai_format_time(5400, buf, sizeof buf);
+    CHECK(strcmp(buf, "01:30:00") == 0);
+    s = bai_expand_jobid("/a/%j/b%j", "42");
+    CHECK(s && strcmp(s, "/a/42/b42") == 0);
+    free(s);
+    s = bai_expand_jobid("", "42");
+    CHECK(s && strcmp(s, "") == 0);
+    free(s);
+}
+
+static void test_bounds(void)
+{
+    struct bai_diag d = { 0 };
+    struct bai_job job;
+    size_t n = 3 * 1024 * 1024;
+    char *big = malloc(n);
+
+    /* A multi-megabyte file is refused by size before parsing. */
+    memset(big, ' ', n);
+    big[0] = '{';
+    big[n - 1] = '}';
+    CHECK(bai_job_parse(big, n, &job, &d) == -1);
+    CHECK(diag_has(&d, "larger than the limit"));
+    bai_diag_free(&d);
+    free(big);
+
+    /* Hundreds of faults: the report is bounded, with a count of the rest. */
+    struct bai_diag many = { 0 };
+    for (int i = 0; i < 200; i++)
+        bai_diag_add(&many, "x", "fault %d", i);
+    CHECK(many.count == BAI_DIAG_MAX && bai_diag_total(&many) == 200);
+    bai_diag_free(&many);
+
+    /* Every fault is reported, not only the first. */
+    const char *bad = "{\"properties\": {\"nodeCount\": \"four\", \"stdOutErrPathPrefix\": 3, \"typo\": 1}}";
+    CHECK(bai_job_parse(bad, strlen(bad), &job, &d) == -1);
+    CHECK(diag_has(&d, "properties.nodeCount: expected an integer from 1 to 100000, got \"four\""));
+    CHECK(diag_has(&d, "properties.stdOutErrPathPrefix: expected a string, got 3"));
+    CHECK(diag_has(&d, "properties.typo: unknown property"));
+    CHECK(diag_has(&d, "got none"));
+    bai_diag_free(&d);
+
+    /* Invalid UTF-8 in a string. */
+    const char *utf = "{\"nodeCount\": 1, \"stdOutErrPathPrefix\": \"/x\xff\", \"customMpiSettings\": "
+                      "{\"commandLine\": \"a\"}}";
+    CHECK(bai_job_parse(utf, strlen(utf), &job, &d) == -1);
+    CHECK(diag_has(&d, "not valid UTF-8"));
+    bai_diag_free(&d);
+}
+
+static void test_settings(void)
+{
+    struct bai_settings s;
+    struct bai_diag d = { 0 };
+    char *p;
+
+    CHECK(bai_settings_init(&s) == 0);
+    CHECK(bai_settings_apply(&s, "share.logs=/data/logs", "test", false, &d) == 0);
+    CHECK(bai_settings_apply(&s, "share.logs=/data/other", "test", false, &d) == -1);
+    CHECK(diag_has(&d, "given twice"));
+    CHECK(bai_settings_apply(&s, "shares_rot=/x", "test", false, &d) == -1);
+    CHECK(diag_has(&d, "unknown setting \"shares_rot\""));
+    CHECK(bai_settings_apply(&s, "job_root=relative", "test", false, &d) == -1);
+    CHECK(bai_settings_apply(&s, "share.x=/a/../etc", "test", false, &d) == -1);
+    CHECK(bai_settings_apply(&s, "priority.low=qos:scavenger", "test", false, &d) == 0);
+    CHECK(bai_settings_apply(&s, "priority.urgent=qos:x", "test", false, &d) == -1);
+    CHECK(bai_settings_apply(&s, "container_runtime=docker", "test", false, &d) == -1);
+    CHECK(bai_settings_apply(&s, "settings_file=/etc/x", "test", false, &d) == -1);
+    CHECK(bai_settings_apply(&s, "novalue", "test", false, &d) == -1);
+    p = bai_settings_share_path(&s, "logs");
+    CHECK(p && strcmp(p, "/data/logs") == 0);
+    free(p);
+    p = bai_settings_share_path(&s, "other");
+    CHECK(p && strcmp(p, "/srv/batchai/shares/other") == 0);
+    free(p);
+    p = bai_settings_image_target(&s, "tensorflow/tensorflow:1.8.0-gpu");
+    CHECK(p && strcmp(p, "/var/lib/batchai/images/tensorflow_tensorflow_1.8.0-gpu") == 0);
+    free(p);
+    CHECK(s.priority[BAI_PRIORITY_LOW].kind == BAI_PRIO_QOS);
+    bai_diag_free(&d);
+    bai_settings_free(&s);
+}
+
+static void test_translation(void)
+{
+    struct bai_settings s;
+    struct bai_diag d = { 0 };
+    struct bai_translate_opts opts = { NULL, "dir/my job.job.json" };
+    struct bai_plan plan;
+    struct bai_job job;
+    char *script;
+    bool secret_seen = false;
+
+    CHECK(bai_settings_init(&s) == 0);
+    CHECK(bai_job_parse(minimal, strlen(minimal), &job, &d) == 0);
+    CHECK(bai_translate(&job, &s, &opts, &plan, &d) == 0);
+    CHECK(strcmp(plan.job_name, "my_job") == 0);
+    CHECK(plan.nodes == 2 && plan.ntasks == 2);
+    CHECK(strcmp(plan.log_dir, "/srv/batchai/shares/logs/my_job/%j/stdouterr") == 0);
+    for (size_t i = 0; i < plan.n_env; i++)
+        if (strcmp(plan.env[i].name, "API_TOKEN") == 0)
+            secret_seen = plan.env[i].secret && strcmp(plan.env[i].value, "s3cr3t-value") == 0;
+    CHECK(secret_seen);
+    script = bai_render_script(&plan);
+    CHECK(script && !strstr(script, "s3cr3t-value"));
+    CHECK(script && strstr(script, "API_TOKEN=<secret"));
+    CHECK(script && strstr(script, "#SBATCH --nodes=2\n"));
+    free(script);
+    bai_plan_free(&plan);
+
+    /* A site without containers refuses container jobs; unmanaged mounts need the admin's consent. */
+    CHECK(bai_settings_apply(&s, "container_runtime=none", "test", false, &d) == 0);
+    const char *cont = "{\"nodeCount\": 1, \"stdOutErrPathPrefix\": \"/logs\", \"containerSettings\": "
+                       "{\"imageSourceRegistry\": {\"image\": \"busybox\"}}, \"mountVolumes\": "
+                       "{\"unmanagedFileSystems\": [{\"mountCommand\": \"mount -t nfs x\", \"relativeMountPath\": "
+                       "\"nfs\"}]}, \"customToolkitSettings\": {\"commandLine\": \"true\"}}";
+    struct bai_job job2;
+    CHECK(bai_job_parse(cont, strlen(cont), &job2, &d) == 0);
+    CHECK(bai_translate(&job2, &s, &opts, &plan, &d) == -1);
+    CHECK(diag_has(&d, "properties.containerSettings.imageSourceRegistry.image: this site runs no containers"));
+    bai_diag_free(&d);
+    CHECK(bai_settings_apply(&s, "container_runtime=pyxis", "test", false, &d) == 0);
+    CHECK(bai_translate(&job2, &s, &opts, &plan, &d) == 0);
+    CHECK(bai_plan_check_host(&plan, &d) == -1);
+    CHECK(diag_has(&d, "properties.mountVolumes.unmanagedFileSystems[0]: mountCommand is not allowed"));
+    bai_plan_free(&plan);
+    bai_diag_free(&d);
+
+    /* A log directory that escapes its share is refused. */
+    const char *esc = "{\"nodeCount\": 1, \"stdOutErrPathPrefix\": \"$AZ_BATCHAI_JOB_MOUNT_ROOT/logs/../../etc\", "
+                      "\"customToolkitSettings\": {\"commandLine\": \"true\"}}";
+    struct bai_job job3;
+    CHECK(bai_job_parse(esc, strlen(esc), &job3, &d) == 0);
+    CHECK(bai_translate(&job3, &s, &opts, &plan, &d) == -1);
+    CHECK(diag_has(&d, "properties.stdOutErrPathPrefix"));
+    bai_diag_free(&d);
+
+    bai_job_free(&job3);
+    bai_job_free(&job2);
+    bai_job_free(&job);
+    bai_settings_free(&s);
+}
+
+int main(void)
+{
+    test_durations();
+    test_format_and_expand();
+    test_bounds();
+    test_settings();
+    test_translation();
+    printf("%d checks, %d failed\n", checks, failures);
+    return failures ? 1 : 0;
+}

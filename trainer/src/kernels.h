@@ -1,0 +1,72 @@
+/* kernels: the compute primitives the model is built from, as a table of function pointers per device.
+ *
+ * model.c only ever calls through a `struct kernels`, and every buffer it passes was obtained from that
+ * table's alloc(), so a CUDA table (kernels_cuda.cu, a later issue) slots in beside the CPU one
+ * (kernels_cpu.c) without touching the model, the optimizer or the training loop.
+ *
+ * Layouts (row-major, as Keras):
+ *  - activations NHWC: x[((b * H + y) * W + x) * C + c];
+ *  - conv kernels HWIO, i.e. a (3*3*Cin) x Cout matrix; im2col rows are output pixels (b, oy, ox) and
+ *    columns (ky, kx, c), so a convolution is col[P x 9Cin] * kernel[9Cin x Cout] with no conversion;
+ *  - dense kernels in x out; Flatten of NHWC is a no-op.
+ * All sizes are element counts. Functions are synchronous from the caller's point of view on the CPU;
+ * a device table may queue them on one stream, with download() as the synchronisation point. */
+#ifndef TRAINER_KERNELS_H
+#define TRAINER_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct kernels {
+    const char *name; /* "cpu" */
+
+    void *(*alloc)(size_t bytes); /* zero-filled, 64-byte aligned; NULL when out of memory */
+    void (*release)(void *p);
+    void (*upload)(void *dst, const void *host_src, size_t bytes);
+    void (*download)(void *host_dst, const void *src, size_t bytes);
+    void (*set_threads)(int n); /* compute threads of this process */
+
+    /* Row-major C[M x N] = op(A) * op(B) + beta * C, op(X) = X or X^T (trans != 0). */
+    void (*gemm)(int transa, int transb, int M, int N, int K, const float *A, int lda, const float *B,
+                 int ldb, float beta, float *C, int ldc);
+
+    /* 3x3, stride 1, pad 0 ("valid") or 1 ("same"): col[(b,oy,ox)][(ky,kx,c)], zero outside the image. */
+    void (*im2col3x3)(const float *x, int B, int H, int W, int C, int pad, float *col);
+    /* The adjoint of im2col3x3: dx[b,y,x,c] = sum of the col entries that read x[b,y,x,c]; overwrites dx. */
+    void (*col2im3x3)(const float *dcol, int B, int H, int W, int C, int pad, float *dx);
+
+    /* y[r][c] = act(y[r][c] + bias[c]) for r < rows, c < cols; act is ReLU when relu, else identity. */
+    void (*bias_act)(float *y, const float *bias, size_t rows, int cols, int relu);
+    /* Backward of bias_act (and of an in-place inverted dropout after it): y is the forward output.
+     * dy[r][c] = relu && y[r][c] <= 0 ? 0 : dy[r][c] * scale; then dbias[c] = sum_r dy[r][c] (overwrites).
+     * scale is 1, or 1/(1-rate) when y went through dropout in place (dropped units are 0, so they stop
+     * the gradient like ReLU's zeros do). */
+    void (*bias_act_grad)(float *dy, const float *y, size_t rows, int cols, int relu, float scale,
+                          float *dbias);
+
+    /* 2x2 max-pool, stride 2 (floor: a last odd row/column is dropped), then inverted dropout:
+     * y = max * (kept ? 1/(1-rate) : 0), kept when rng_uniform(key, i) >= rate, i the index into y.
+     * rate 0 (inference) keeps everything and then idx may be NULL. idx[i] records, for backward, the
+     * argmax (bits 0-1: dy*2+dx, first maximum in row-major order) and whether it was kept (bit 2). */
+    void (*pool_dropout)(const float *x, int B, int H, int W, int C, float rate, uint64_t key, float *y,
+                         uint8_t *idx);
+    /* dx = gradient w.r.t. x (overwritten, shape B,H,W,C) from dy (B,H/2,W/2,C). */
+    void (*pool_dropout_grad)(const float *dy, const uint8_t *idx, int B, int H, int W, int C, float rate,
+                              float *dx);
+    /* In-place inverted dropout on n values, same rule and key use as pool_dropout. */
+    void (*dropout)(float *x, size_t n, float rate, uint64_t key);
+
+    /* Softmax + categorical cross-entropy as Keras 2.x computes it: p = softmax(z), q = p / sum(p),
+     * loss = -log(clip(q[label], 1e-7, 1 - 1e-7)). For B rows of `classes` logits: writes probs (may be
+     * NULL), dlogits = d(mean loss)/dz (may be NULL: inference), and adds to *loss_sum (sum over rows) and
+     * *correct (argmax == label). */
+    void (*softmax_xent)(const float *logits, const uint8_t *labels, int B, int classes, float *probs,
+                         float *dlogits, double *loss_sum, int *correct);
+
+    /* RMSprop step on n values: a = rho*a + (1-rho)*g^2; p -= lr * g / (sqrt(a) + eps). */
+    void (*rmsprop)(float *p, const float *g, float *a, size_t n, float lr, float rho, float eps);
+};
+
+extern const struct kernels kernels_cpu;
+
+#endif

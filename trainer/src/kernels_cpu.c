@@ -1,0 +1,303 @@
+/* kernels_cpu: the CPU implementation of kernels.h. Loops are parallelised with OpenMP over independent
+ * outputs (images, rows), so results do not depend on the thread count; GEMMs go to cpu_gemm. */
+#include "kernels.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_gemm.h"
+#include "rng.h"
+
+static void *cpu_alloc(size_t bytes)
+{
+    size_t rounded = (bytes + 63) / 64 * 64;
+    void *p = aligned_alloc(64, rounded ? rounded : 64);
+    if (p)
+        memset(p, 0, rounded ? rounded : 64);
+    return p;
+}
+
+static void cpu_release(void *p) { free(p); }
+
+static void cpu_copy(void *dst, const void *src, size_t bytes)
+{
+    if (bytes)
+        memcpy(dst, src, bytes);
+}
+
+static void cpu_gemm_any(int transa, int transb, int M, int N, int K, const float *A, int lda, const float *B,
+                         int ldb, float beta, float *C, int ldc)
+{
+    cpu_gemm(CPU_GEMM_AUTO, transa, transb, M, N, K, A, lda, B, ldb, beta, C, ldc);
+}
+
+static void cpu_im2col3x3(const float *x, int B, int H, int W, int C, int pad, float *col)
+{
+    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
+    const size_t rowlen = (size_t)9 * C;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int oy = 0; oy < OH; oy++) {
+            float *out = col + (((size_t)b * OH + oy) * OW) * rowlen;
+            for (int ox = 0; ox < OW; ox++, out += rowlen)
+                for (int ky = 0; ky < 3; ky++) {
+                    const int iy = oy + ky - pad;
+                    float *seg = out + (size_t)ky * 3 * C;
+                    if (iy < 0 || iy >= H) {
+                        memset(seg, 0, sizeof(float) * 3 * C);
+                        continue;
+                    }
+                    const float *row = x + ((size_t)b * H + iy) * W * C;
+                    const int ix0 = ox - pad;
+                    if (ix0 >= 0 && ix0 + 2 < W) {
+                        memcpy(seg, row + (size_t)ix0 * C, sizeof(float) * 3 * C);
+                        continue;
+                    }
+                    for (int kx = 0; kx < 3; kx++) {
+                        const int ix = ix0 + kx;
+                        if (ix < 0 || ix >= W)
+                            memset(seg + kx * C, 0, sizeof(float) * C);
+                        else
+                            memcpy(seg + kx * C, row + (size_t)ix * C, sizeof(float) * C);
+                    }
+                }
+        }
+}
+
+static void cpu_col2im3x3(const float *dcol, int B, int H, int W, int C, int pad, float *dx)
+{
+    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
+    const size_t rowlen = (size_t)9 * C;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int iy = 0; iy < H; iy++) {
+            float *out = dx + ((size_t)b * H + iy) * W * C;
+            memset(out, 0, sizeof(float) * W * C);
+            for (int ky = 0; ky < 3; ky++) {
+                const int oy = iy + pad - ky;
+                if (oy < 0 || oy >= OH)
+                    continue;
+                for (int ix = 0; ix < W; ix++) {
+                    float *o = out + (size_t)ix * C;
+                    for (int kx = 0; kx < 3; kx++) {
+                        const int ox = ix + pad - kx;
+                        if (ox < 0 || ox >= OW)
+                            continue;
+                        const float *src = dcol + (((size_t)b * OH + oy) * OW + ox) * rowlen + (size_t)(ky * 3 + kx) * C;
+                        for (int c = 0; c < C; c++)
+                            o[c] += src[c];
+                    }
+                }
+            }
+        }
+}
+
+static void cpu_bias_act(float *y, const float *bias, size_t rows, int cols, int relu)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t r = 0; r < rows; r++) {
+        float *v = y + r * cols;
+        if (relu)
+            for (int c = 0; c < cols; c++) {
+                float t = v[c] + bias[c];
+                v[c] = t > 0.0f ? t : 0.0f;
+            }
+        else
+            for (int c = 0; c < cols; c++)
+                v[c] += bias[c];
+    }
+}
+
+/* Column sums go through a fixed number of row chunks whose partial sums are added in chunk order, so the
+ * result is the same whatever the thread count. */
+enum { GRAD_CHUNKS = 32 };
+
+static void cpu_bias_act_grad(float *dy, const float *y, size_t rows, int cols, int relu, float scale,
+                              float *dbias)
+{
+    float *partial = calloc((size_t)GRAD_CHUNKS * cols, sizeof(float));
+    if (!partial)
+        abort(); /* a few KiB; failing here means the process is already lost */
+#pragma omp parallel for schedule(static)
+    for (int ch = 0; ch < GRAD_CHUNKS; ch++) {
+        size_t r0 = rows * ch / GRAD_CHUNKS, r1 = rows * (ch + 1) / GRAD_CHUNKS;
+        float *sum = partial + (size_t)ch * cols;
+        for (size_t r = r0; r < r1; r++) {
+            float *d = dy + r * cols;
+            const float *v = y + r * cols;
+            if (relu)
+                for (int c = 0; c < cols; c++) {
+                    float g = v[c] > 0.0f ? d[c] * scale : 0.0f;
+                    d[c] = g;
+                    sum[c] += g;
+                }
+            else
+                for (int c = 0; c < cols; c++) {
+                    float g = d[c] * scale;
+                    d[c] = g;
+                    sum[c] += g;
+                }
+        }
+    }
+    for (int c = 0; c < cols; c++) {
+        float s = 0.0f;
+        for (int ch = 0; ch < GRAD_CHUNKS; ch++)
+            s += partial[(size_t)ch * cols + c];
+        dbias[c] = s;
+    }
+    free(partial);
+}
+
+static void cpu_pool_dropout(const float *x, int B, int H, int W, int C, float rate, uint64_t key, float *y,
+                             uint8_t *idx)
+{
+    const int OH = H / 2, OW = W / 2;
+    const float scale = rate > 0.0f ? 1.0f / (1.0f - rate) : 1.0f;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int oy = 0; oy < OH; oy++)
+            for (int ox = 0; ox < OW; ox++) {
+                const float *p = x + (((size_t)b * H + 2 * oy) * W + 2 * ox) * C;
+                const float *q[4] = {p, p + C, p + (size_t)W * C, p + (size_t)W * C + C};
+                size_t o = (((size_t)b * OH + oy) * OW + ox) * C;
+                for (int c = 0; c < C; c++) {
+                    float m = q[0][c];
+                    int arg = 0;
+                    for (int k = 1; k < 4; k++)
+                        if (q[k][c] > m) {
+                            m = q[k][c];
+                            arg = k;
+                        }
+                    int kept = rate <= 0.0f || rng_uniform(key, o + c) >= rate;
+                    y[o + c] = kept ? m * scale : 0.0f;
+                    if (idx)
+                        idx[o + c] = (uint8_t)(arg | (kept << 2));
+                }
+            }
+}
+
+static void cpu_pool_dropout_grad(const float *dy, const uint8_t *idx, int B, int H, int W, int C, float rate,
+                                  float *dx)
+{
+    const int OH = H / 2, OW = W / 2;
+    const float scale = rate > 0.0f ? 1.0f / (1.0f - rate) : 1.0f;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int iy = 0; iy < H; iy++) {
+            float *out = dx + ((size_t)b * H + iy) * W * C;
+            const int oy = iy / 2;
+            if (oy >= OH) { /* the dropped odd last row */
+                memset(out, 0, sizeof(float) * W * C);
+                continue;
+            }
+            for (int ix = 0; ix < W; ix++) {
+                const int ox = ix / 2;
+                const int want = (iy & 1) * 2 + (ix & 1);
+                float *o = out + (size_t)ix * C;
+                if (ox >= OW) {
+                    memset(o, 0, sizeof(float) * C);
+                    continue;
+                }
+                size_t s = (((size_t)b * OH + oy) * OW + ox) * C;
+                for (int c = 0; c < C; c++) {
+                    uint8_t k = idx[s + c];
+                    o[c] = ((k & 3) == want && (k & 4)) ? dy[s + c] * scale : 0.0f;
+                }
+            }
+        }
+}
+
+static void cpu_dropout(float *x, size_t n, float rate, uint64_t key)
+{
+    if (rate <= 0.0f)
+        return;
+    const float scale = 1.0f / (1.0f - rate);
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        x[i] = rng_uniform(key, i) >= rate ? x[i] * scale : 0.0f;
+}
+
+static void cpu_softmax_xent(const float *logits, const uint8_t *labels, int B, int classes, float *probs,
+                             float *dlogits, double *loss_sum, int *correct)
+{
+    const float eps = 1e-7f, hi = 1.0f - 1e-7f;
+    double loss = 0.0;
+    int right = 0;
+    for (int b = 0; b < B; b++) {
+        const float *z = logits + (size_t)b * classes;
+        float p[classes], q[classes];
+        float m = z[0];
+        int arg = 0;
+        for (int k = 1; k < classes; k++)
+            if (z[k] > m) {
+                m = z[k];
+                arg = k;
+            }
+        float s = 0.0f;
+        for (int k = 0; k < classes; k++)
+            s += (p[k] = expf(z[k] - m));
+        for (int k = 0; k < classes; k++)
+            p[k] /= s;
+        /* Keras renormalises the softmax output and clips it before the log. */
+        float t = 0.0f;
+        for (int k = 0; k < classes; k++)
+            t += p[k];
+        for (int k = 0; k < classes; k++)
+            q[k] = p[k] / t;
+        const int y = labels[b];
+        const float qy = q[y] < eps ? eps : q[y] > hi ? hi : q[y];
+        loss += -log((double)qy);
+        right += arg == y;
+        if (probs)
+            memcpy(probs + (size_t)b * classes, p, sizeof(float) * classes);
+        if (dlogits) {
+            /* d/dq_y of -log(clip(q_y)) is -1/q_y inside the clip range (ends included, as TF's
+             * ClipByValue gradient), 0 outside; then back through q = p / t and the softmax, all divided
+             * by B for the batch mean. */
+            const float gq = (q[y] >= eps && q[y] <= hi) ? -1.0f / q[y] : 0.0f;
+            float dp[classes], dot = 0.0f;
+            for (int k = 0; k < classes; k++) {
+                dp[k] = ((k == y ? gq : 0.0f) - gq * q[y]) / t;
+                dot += dp[k] * p[k];
+            }
+            float *dz = dlogits + (size_t)b * classes;
+            for (int k = 0; k < classes; k++)
+                dz[k] = p[k] * (dp[k] - dot) / (float)B;
+        }
+    }
+    *loss_sum += loss;
+    *correct += right;
+}
+
+static void cpu_rmsprop(float *p, const float *g, float *a, size_t n, float lr, float rho, float eps)
+{
+    const float one_minus_rho = 1.0f - rho;
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float ai = rho * a[i] + one_minus_rho * g[i] * g[i];
+        a[i] = ai;
+        p[i] -= lr * g[i] / (sqrtf(ai) + eps);
+    }
+}
+
+static void cpu_set_threads(int n) { cpu_gemm_set_threads(n); }
+
+const struct kernels kernels_cpu = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .set_threads = cpu_set_threads,
+    .gemm = cpu_gemm_any,
+    .im2col3x3 = cpu_im2col3x3,
+    .col2im3x3 = cpu_col2im3x3,
+    .bias_act = cpu_bias_act,
+    .bias_act_grad = cpu_bias_act_grad,
+    .pool_dropout = cpu_pool_dropout,
+    .pool_dropout_grad = cpu_pool_dropout_grad,
+    .dropout = cpu_dropout,
+    .softmax_xent = cpu_softmax_xent,
+    .rmsprop = cpu_rmsprop,
+};

@@ -1,0 +1,139 @@
+/* cifar-train: the command line (train, evaluate, --version, --help). */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collective.h"
+#include "train.h"
+
+#ifndef TRAINER_VERSION
+#define TRAINER_VERSION "unknown"
+#endif
+
+static const char usage[] =
+    "usage: cifar-train [options]                      train the tutorial's CIFAR-10 model\n"
+    "       cifar-train evaluate MODEL.h5 --data DIR    test loss and accuracy of a model or checkpoint\n"
+    "\n"
+    "Run one process per socket or GPU under srun or mpirun; a single process needs no launcher.\n"
+    "  --dir DIR           save DIR/saved_models/keras_cifar10_trained_model.h5 (default .)\n"
+    "  --data DIR          a cifar-10-batches-bin directory (data_batch_1..5.bin, test_batch.bin)\n"
+    "  --download          fetch and check the official archive into DIR/cifar-10-batches-bin (DIR from\n"
+    "                      --data, default ~/.keras/datasets) unless it is already there\n"
+    "  --epochs N          default ceil(100 / world size)\n"
+    "  --batch-size N      per process (default 32)\n"
+    "  --lr X              RMSprop learning rate (default 1e-4 * world size)\n"
+    "  --no-augmentation   no random shifts and flips\n"
+    "  --seed N            initial weights, sample order, augmentation, dropout (default 1)\n"
+    "  --threads N         compute threads per process (default: the CPUs it may run on)\n"
+    "  --resume FILE       continue from a checkpoint-{epoch}.h5\n"
+    "  --limit-train N     use the first N training images\n"
+    "  --limit-test N      use the first N test images\n"
+    "  --shard             split the training set across processes (default: each walks all of it)\n"
+    "  --checkpoint-dir D  where checkpoint-{epoch}.h5 go (default ., as the tutorial)\n"
+    "  --log-json FILE     append one JSON line per epoch and per --log-every steps\n"
+    "  --log-every N       steps between JSON step lines (default 50, 0: none)\n"
+    "  --version, --help\n";
+
+static int parse_count(const char *opt, const char *s, long min, long *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min) {
+        fprintf(stderr, "cifar-train: %s: '%s' is not an integer >= %ld\n", opt, s, min);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* Returns 0, 1 on a usage error, 2 when --help/--version already answered. */
+static int parse(int argc, char **argv, struct train_options *o)
+{
+    enum { O_DIR = 256, O_DATA, O_DOWNLOAD, O_EPOCHS, O_BATCH, O_LR, O_NOAUG, O_SEED, O_THREADS, O_RESUME,
+           O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_VERSION, O_HELP };
+    static const struct option opts[] = {
+        {"dir", required_argument, 0, O_DIR},          {"data", required_argument, 0, O_DATA},
+        {"download", no_argument, 0, O_DOWNLOAD},      {"epochs", required_argument, 0, O_EPOCHS},
+        {"batch-size", required_argument, 0, O_BATCH}, {"lr", required_argument, 0, O_LR},
+        {"no-augmentation", no_argument, 0, O_NOAUG},  {"seed", required_argument, 0, O_SEED},
+        {"threads", required_argument, 0, O_THREADS},  {"resume", required_argument, 0, O_RESUME},
+        {"limit-train", required_argument, 0, O_LTRAIN}, {"limit-test", required_argument, 0, O_LTEST},
+        {"shard", no_argument, 0, O_SHARD},            {"log-json", required_argument, 0, O_JSON},
+        {"log-every", required_argument, 0, O_EVERY},  {"checkpoint-dir", required_argument, 0, O_CKDIR},
+        {"version", no_argument, 0, O_VERSION},        {"help", no_argument, 0, O_HELP},
+        {"d", required_argument, 0, O_DIR}, /* the tutorial's -d */
+        {0, 0, 0, 0},
+    };
+    int c;
+    long v;
+    opterr = 0;
+    while ((c = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_DIR: o->dir = optarg; break;
+        case O_DATA: o->data = optarg; break;
+        case O_DOWNLOAD: o->download = 1; break;
+        case O_NOAUG: o->augment = 0; break;
+        case O_SHARD: o->shard = 1; break;
+        case O_RESUME: o->resume = optarg; break;
+        case O_JSON: o->log_json = optarg; break;
+        case O_CKDIR: o->checkpoint_dir = optarg; break;
+        case O_EPOCHS: if (parse_count("--epochs", optarg, 1, &v)) return 1; o->epochs = (int)v; break;
+        case O_BATCH: if (parse_count("--batch-size", optarg, 1, &v)) return 1; o->batch = (int)v; break;
+        case O_THREADS: if (parse_count("--threads", optarg, 1, &v)) return 1; o->threads = (int)v; break;
+        case O_LTRAIN: if (parse_count("--limit-train", optarg, 1, &v)) return 1; o->limit_train = (size_t)v; break;
+        case O_LTEST: if (parse_count("--limit-test", optarg, 1, &v)) return 1; o->limit_test = (size_t)v; break;
+        case O_EVERY: if (parse_count("--log-every", optarg, 0, &v)) return 1; o->log_every = (int)v; break;
+        case O_SEED: if (parse_count("--seed", optarg, 0, &v)) return 1; o->seed = (uint64_t)v; break;
+        case O_LR: {
+            char *end;
+            o->lr = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->lr > 0)) {
+                fprintf(stderr, "cifar-train: --lr: '%s' is not a positive number\n", optarg);
+                return 1;
+            }
+            break;
+        }
+        case O_VERSION: printf("cifar-train (slurm-batchai) %s\n", TRAINER_VERSION); return 2;
+        case O_HELP: fputs(usage, stdout); return 2;
+        default:
+            fprintf(stderr, "cifar-train: unknown or incomplete option '%s'\n%s", argv[optind - 1], usage);
+            return 1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "cifar-train: unexpected argument '%s'\n%s", argv[optind], usage);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct train_options o;
+    train_options_default(&o);
+    const char *model = NULL;
+    int evaluate = argc > 1 && strcmp(argv[1], "evaluate") == 0;
+    if (evaluate) {
+        if (argc < 3 || argv[2][0] == '-') {
+            fprintf(stderr, "cifar-train: evaluate needs a model file\n%s", usage);
+            return 1;
+        }
+        model = argv[2];
+        argv += 2;
+        argc -= 2;
+        argv[0] = "cifar-train evaluate";
+    }
+    int p = parse(argc, argv, &o);
+    if (p)
+        return p == 2 ? 0 : 1;
+    if (coll_init(NULL) != COLL_OK) {
+        fprintf(stderr, "cifar-train: cannot initialise the collectives: %s\n", coll_last_error());
+        return 1;
+    }
+    int rc = evaluate ? evaluate_run(model, &o) : train_run(&o);
+    coll_finalize();
+    return rc;
+}

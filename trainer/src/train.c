@@ -1,0 +1,518 @@
+#include "train.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "augment.h"
+#include "cifar_data.h"
+#include "collective.h"
+#include "keras_h5.h"
+#include "progress.h"
+#include "rng.h"
+
+#define RMS_RHO 0.9
+#define RMS_DECAY 1e-6
+#define RMS_EPSILON 1e-7
+
+void train_options_default(struct train_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->dir = ".";
+    o->batch = 32;
+    o->augment = 1;
+    o->seed = 1;
+    o->log_every = 50;
+    o->checkpoint_dir = ".";
+}
+
+/* ---- the per-step core ---- */
+
+struct allreduce_ctx {
+    int failed;
+};
+
+static void allreduce_layer(void *vctx, float *grads, int first, int count)
+{
+    struct allreduce_ctx *ctx = vctx;
+    size_t off = keras_tensors[first].offset, n = 0;
+    for (int t = first; t < first + count; t++)
+        n += keras_tensors[t].count;
+    coll_handle h;
+    if (!ctx->failed && coll_allreduce_async(grads + off, grads + off, n, COLL_FLOAT32, COLL_AVERAGE, &h) != COLL_OK)
+        ctx->failed = 1;
+}
+
+int step_core_create(struct step_core *c, const struct kernels *k, int max_batch, double lr, int size)
+{
+    memset(c, 0, sizeof *c);
+    c->size = size;
+    if (model_create(&c->model, k, max_batch) != 0 ||
+        rmsprop_create(&c->opt, k, MODEL_NPARAMS, lr, RMS_RHO, RMS_DECAY, RMS_EPSILON) != 0) {
+        step_core_destroy(c);
+        return -1;
+    }
+    return 0;
+}
+
+void step_core_destroy(struct step_core *c)
+{
+    const struct kernels *k = c->model.k;
+    if (c->opt.acc)
+        rmsprop_destroy(&c->opt, k);
+    if (k)
+        model_destroy(&c->model);
+}
+
+int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key,
+                   double *loss_sum, int *correct)
+{
+    struct allreduce_ctx ctx = {0};
+    model_forward(&c->model, x, labels, B, 1, dropout_key, loss_sum, correct);
+    model_backward(&c->model, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
+    if (c->size > 1 && (coll_wait_all() != COLL_OK || ctx.failed)) {
+        fprintf(stderr, "cifar-train: gradient allreduce failed: %s\n", coll_last_error());
+        return -1;
+    }
+    rmsprop_step(&c->opt, c->model.k, c->model.params, c->model.grads);
+    return 0;
+}
+
+/* ---- helpers ---- */
+
+static int cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return 1;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+                return -1;
+            *p = '/';
+        }
+    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* All ranks agree on a failure of one: returns nonzero everywhere when `failed` is nonzero anywhere. */
+static int any_failed(int failed)
+{
+    int v = failed != 0;
+    if (coll_size() > 1 && coll_allreduce(&v, &v, 1, COLL_INT32, COLL_SUM) != COLL_OK) {
+        fprintf(stderr, "cifar-train: allreduce failed: %s\n", coll_last_error());
+        return 1;
+    }
+    return v != 0;
+}
+
+/* Data: the directory to read, downloading first with --download (one process per node fetches). */
+static int resolve_data(const struct train_options *o, char *dir, size_t len)
+{
+    int failed = 0;
+    if (!o->download) {
+        if (!o->data) {
+            if (coll_rank() == 0)
+                fprintf(stderr, "cifar-train: no data: pass --data DIR (a cifar-10-batches-bin directory) "
+                                "or --download\n");
+            return -1;
+        }
+        snprintf(dir, len, "%s", o->data);
+        return 0;
+    }
+    char parent[4096];
+    const char *home = getenv("HOME");
+    if (o->data)
+        snprintf(parent, sizeof parent, "%s", o->data);
+    else
+        snprintf(parent, sizeof parent, "%s/.keras/datasets", home ? home : ".");
+    if (coll_local_rank() == 0) {
+        char err[1024];
+        if (cifar_download(parent, dir, len, err, sizeof err) != 0) {
+            fprintf(stderr, "cifar-train: %s\n", err);
+            failed = 1;
+        }
+    }
+    if (any_failed(failed))
+        return -1;
+    if (snprintf(dir, len, "%s/%s", parent, CIFAR_ARCHIVE_DIR) >= (int)len) {
+        fprintf(stderr, "cifar-train: %s: path too long\n", parent);
+        return -1;
+    }
+    return 0;
+}
+
+static void gather_labels(const struct cifar_set *s, const uint32_t *idx, int n, uint8_t *out)
+{
+    for (int i = 0; i < n; i++)
+        out[i] = s->labels[idx ? idx[i] : (uint32_t)i];
+}
+
+/* Loss and accuracy over the test set, split across ranks and summed; the same result on every rank. */
+static int evaluate_set(struct model *m, const struct cifar_set *test, int batch, float *x, uint8_t *labels,
+                        double *loss, double *acc, struct progress *bar)
+{
+    const int rank = coll_rank(), size = coll_size();
+    const size_t lo = test->n * rank / size, hi = test->n * (rank + 1) / size;
+    double loss_sum = 0.0;
+    int correct = 0;
+    for (size_t i = lo; i < hi; i += batch) {
+        int B = (int)(hi - i < (size_t)batch ? hi - i : (size_t)batch);
+        augment_convert(test->images + i * CIFAR_IMAGE_BYTES, (size_t)B * CIFAR_IMAGE_BYTES, x);
+        memcpy(labels, test->labels + i, B);
+        model_forward(m, x, labels, B, 0, 0, &loss_sum, &correct);
+        if (bar)
+            progress_update(bar, (int)((i + B - lo) * size), NULL, 0);
+    }
+    float sums[2] = {(float)loss_sum, (float)correct};
+    if (size > 1 && coll_allreduce(sums, sums, 2, COLL_FLOAT32, COLL_SUM) != COLL_OK) {
+        fprintf(stderr, "cifar-train: allreduce failed: %s\n", coll_last_error());
+        return -1;
+    }
+    *loss = size > 1 ? sums[0] / (double)test->n : loss_sum / (double)test->n;
+    *acc = size > 1 ? sums[1] / (double)test->n : (double)correct / (double)test->n;
+    return 0;
+}
+
+/* The sample order of one epoch on one rank: a Fisher-Yates shuffle of this rank's indices. */
+static void epoch_order(uint32_t *order, size_t n, size_t first, uint64_t key)
+{
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)(first + i);
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = rng_below(key, i, (uint32_t)(i + 1));
+        uint32_t t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+}
+
+static int save_model(const char *path, const struct step_core *c, float *host_params, float *host_acc,
+                      const struct keras_train_state *st)
+{
+    char err[1024];
+    model_get_params(&c->model, host_params);
+    c->model.k->download(host_acc, c->opt.acc, MODEL_NPARAMS * sizeof(float));
+    if (keras_save(path, host_params, host_acc, st, err, sizeof err) != 0) {
+        fprintf(stderr, "cifar-train: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static void json_line(FILE *f, const char *type, int epoch, int step, int steps, double loss, double acc,
+                      const double *val, double ips, double lr, double secs)
+{
+    if (!f)
+        return;
+    fprintf(f, "{\"type\":\"%s\",\"epoch\":%d,\"step\":%d,\"steps\":%d,\"loss\":%.6g,\"acc\":%.6g", type, epoch,
+            step, steps, loss, acc);
+    if (val)
+        fprintf(f, ",\"val_loss\":%.6g,\"val_acc\":%.6g", val[0], val[1]);
+    fprintf(f, ",\"images_per_sec\":%.1f,\"lr\":%.6g,\"seconds\":%.3f}\n", ips, lr, secs);
+    fflush(f);
+}
+
+/* ---- the run ---- */
+
+struct run {
+    const struct train_options *o;
+    int rank, size, epochs, start_epoch;
+    struct cifar_set train, test;
+    struct step_core core;
+    float *x, *host_params, *host_acc;
+    uint8_t *labels;
+    uint32_t *order;
+    struct augment_params *aug;
+    struct keras_train_state state;
+    FILE *json;
+};
+
+/* Initial state: fresh weights from the seed, or a checkpoint, on rank 0; then broadcast to all. */
+static int initial_state(struct run *r)
+{
+    const struct train_options *o = r->o;
+    int failed = 0;
+    memset(&r->state, 0, sizeof r->state);
+    r->state.lr = o->lr > 0 ? o->lr : 1e-4 * r->size;
+    r->state.rho = RMS_RHO;
+    r->state.decay = RMS_DECAY;
+    r->state.epsilon = RMS_EPSILON;
+    r->state.seed = o->seed;
+    r->state.world_size = r->size;
+    if (r->rank == 0) {
+        if (o->resume) {
+            char err[1024];
+            struct keras_train_state st;
+            if (keras_load(o->resume, r->host_params, r->host_acc, &st, err, sizeof err) != 0) {
+                fprintf(stderr, "cifar-train: --resume: %s\n", err);
+                failed = 1;
+            } else {
+                if (o->lr <= 0)
+                    r->state.lr = st.lr;
+                r->state.iterations = st.iterations;
+                r->state.epoch = st.epoch;
+                r->state.seed = st.seed;
+            }
+        } else
+            model_init_params(r->host_params, o->seed);
+    }
+    if (any_failed(failed))
+        return -1;
+    if (r->size > 1 &&
+        (coll_broadcast(r->host_params, MODEL_NPARAMS, COLL_FLOAT32, 0) != COLL_OK ||
+         coll_broadcast(r->host_acc, MODEL_NPARAMS, COLL_FLOAT32, 0) != COLL_OK ||
+         coll_broadcast(&r->state, sizeof r->state, COLL_UINT8, 0) != COLL_OK)) {
+        fprintf(stderr, "cifar-train: broadcast of the initial state failed: %s\n", coll_last_error());
+        return -1;
+    }
+    r->state.world_size = r->size;
+    model_set_params(&r->core.model, r->host_params);
+    r->core.opt.lr = r->state.lr;
+    r->core.opt.iterations = r->state.iterations;
+    r->core.model.k->upload(r->core.opt.acc, r->host_acc, MODEL_NPARAMS * sizeof(float));
+    r->start_epoch = (int)r->state.epoch;
+    return 0;
+}
+
+static int load_data(struct run *r)
+{
+    char dir[4096], err[1024];
+    if (resolve_data(r->o, dir, sizeof dir) != 0)
+        return -1;
+    int failed = 0;
+    if (cifar_load_train(dir, r->o->limit_train, &r->train, err, sizeof err) != 0 ||
+        cifar_load_test(dir, r->o->limit_test, &r->test, err, sizeof err) != 0) {
+        fprintf(stderr, "cifar-train: %s\n", err);
+        failed = 1;
+    } else if (r->train.n == 0 || r->test.n == 0) {
+        fprintf(stderr, "cifar-train: %s: empty training or test set\n", dir);
+        failed = 1;
+    }
+    return any_failed(failed) ? -1 : 0;
+}
+
+static int run_epoch(struct run *r, int epoch)
+{
+    const struct train_options *o = r->o;
+    const size_t per_rank = o->shard ? r->train.n / r->size : r->train.n;
+    const size_t first = o->shard ? per_rank * r->rank : 0;
+    const int steps = (int)((per_rank + o->batch - 1) / o->batch);
+    const uint64_t seed = r->state.seed;
+    struct progress bar;
+    if (r->rank == 0) {
+        printf("Epoch %d/%d\n", epoch + 1, r->epochs);
+        fflush(stdout);
+        progress_start(&bar, stdout, steps);
+    }
+    epoch_order(r->order, per_rank, first, rng_key(seed, epoch, 0, r->rank, RNG_SHUFFLE));
+    double loss_sum = 0.0, t0 = progress_now();
+    int correct = 0;
+    size_t seen = 0;
+    for (int s = 0; s < steps; s++) {
+        const uint32_t *idx = r->order + (size_t)s * o->batch;
+        const int B = (int)(per_rank - (size_t)s * o->batch < (size_t)o->batch ? per_rank - (size_t)s * o->batch
+                                                                                 : (size_t)o->batch);
+        if (o->augment) {
+            const uint64_t key = rng_key(seed, epoch, s, r->rank, RNG_AUGMENT);
+            for (int i = 0; i < B; i++)
+                r->aug[i] = augment_params_from_uniform(rng_uniform(key, 3 * (uint64_t)i),
+                                                        rng_uniform(key, 3 * (uint64_t)i + 1),
+                                                        rng_uniform(key, 3 * (uint64_t)i + 2), CIFAR_H, CIFAR_W);
+            augment_batch(r->train.images, idx, B, r->aug, r->x);
+        } else
+            augment_convert_batch(r->train.images, idx, B, r->x);
+        gather_labels(&r->train, idx, B, r->labels);
+        if (step_core_step(&r->core, r->x, r->labels, B, rng_key(seed, epoch, s, r->rank, RNG_DROPOUT), &loss_sum,
+                           &correct) != 0)
+            return -1;
+        seen += B;
+        if (r->rank == 0) {
+            char vals[128] = "";
+            progress_value(vals, sizeof vals, "loss", loss_sum / seen);
+            progress_value(vals, sizeof vals, "acc", (double)correct / seen);
+            progress_update(&bar, s + 1, vals, 0);
+            if (o->log_every > 0 && (s + 1) % o->log_every == 0 && s + 1 < steps) {
+                double dt = progress_now() - t0;
+                json_line(r->json, "step", epoch + 1, s + 1, steps, loss_sum / seen, (double)correct / seen, NULL,
+                          seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt);
+            }
+        }
+    }
+    const double train_time = progress_now() - t0;
+    double val[2];
+    if (evaluate_set(&r->core.model, &r->test, o->batch, r->x, r->labels, &val[0], &val[1], NULL) != 0)
+        return -1;
+    r->state.epoch = epoch + 1;
+    r->state.iterations = r->core.opt.iterations;
+    if (r->rank == 0) {
+        char vals[256] = "";
+        progress_value(vals, sizeof vals, "loss", loss_sum / seen);
+        progress_value(vals, sizeof vals, "acc", (double)correct / seen);
+        progress_value(vals, sizeof vals, "val_loss", val[0]);
+        progress_value(vals, sizeof vals, "val_acc", val[1]);
+        progress_update(&bar, steps, vals, 1);
+        json_line(r->json, "epoch", epoch + 1, steps, steps, loss_sum / seen, (double)correct / seen, val,
+                  seen * r->size / train_time, rmsprop_lr_t(&r->core.opt), train_time);
+    }
+    int failed = 0;
+    if (r->rank == 0) {
+        char path[4096];
+        if (snprintf(path, sizeof path, "%s/checkpoint-%d.h5", o->checkpoint_dir, epoch + 1) >= (int)sizeof path) {
+            fprintf(stderr, "cifar-train: %s: path too long\n", o->checkpoint_dir);
+            failed = 1;
+        } else
+            failed = save_model(path, &r->core, r->host_params, r->host_acc, &r->state) != 0;
+    }
+    return any_failed(failed) ? -1 : 0;
+}
+
+static int finish(struct run *r)
+{
+    int failed = 0;
+    char path[4096];
+    if (r->rank == 0) {
+        char dir[4096];
+        if (snprintf(dir, sizeof dir, "%s/%s", r->o->dir, KERAS_MODEL_DIR) >= (int)sizeof dir ||
+            snprintf(path, sizeof path, "%s/%s", dir, KERAS_MODEL_NAME) >= (int)sizeof path) {
+            fprintf(stderr, "cifar-train: %s: path too long\n", r->o->dir);
+            failed = 1;
+        } else if (mkdir_p(dir) != 0) {
+            fprintf(stderr, "cifar-train: %s: cannot create directory: %s\n", dir, strerror(errno));
+            failed = 1;
+        } else if (save_model(path, &r->core, r->host_params, r->host_acc, &r->state) != 0)
+            failed = 1;
+        else
+            printf("Saved trained model at %s \n", path);
+        fflush(stdout);
+    }
+    if (any_failed(failed))
+        return -1;
+    struct progress bar;
+    if (r->rank == 0)
+        progress_start(&bar, stdout, (int)r->test.n);
+    double loss, acc;
+    if (evaluate_set(&r->core.model, &r->test, r->o->batch, r->x, r->labels, &loss, &acc,
+                     r->rank == 0 ? &bar : NULL) != 0)
+        return -1;
+    if (r->rank == 0) {
+        progress_update(&bar, (int)r->test.n, NULL, 1);
+        printf("Test loss: %.8g\nTest accuracy: %.8g\n", loss, acc);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+static void run_free(struct run *r)
+{
+    step_core_destroy(&r->core);
+    cifar_free(&r->train);
+    cifar_free(&r->test);
+    free(r->x);
+    free(r->host_params);
+    free(r->host_acc);
+    free(r->labels);
+    free(r->order);
+    free(r->aug);
+    if (r->json)
+        fclose(r->json);
+}
+
+static int setup(struct run *r, const struct train_options *o)
+{
+    memset(r, 0, sizeof *r);
+    r->o = o;
+    r->rank = coll_rank();
+    r->size = coll_size();
+    if (o->batch <= 0) {
+        if (r->rank == 0)
+            fprintf(stderr, "cifar-train: --batch-size must be positive\n");
+        return -1;
+    }
+    kernels_cpu.set_threads(o->threads > 0 ? o->threads : cpus_available());
+    r->host_params = calloc(MODEL_NPARAMS, sizeof(float));
+    r->host_acc = calloc(MODEL_NPARAMS, sizeof(float));
+    r->x = malloc((size_t)o->batch * CIFAR_IMAGE_BYTES * sizeof(float));
+    r->labels = malloc((size_t)o->batch);
+    r->aug = malloc((size_t)o->batch * sizeof *r->aug);
+    if (!r->host_params || !r->host_acc || !r->x || !r->labels || !r->aug ||
+        step_core_create(&r->core, &kernels_cpu, o->batch, 1e-4, r->size) != 0) {
+        fprintf(stderr, "cifar-train: out of memory\n");
+        return -1;
+    }
+    return 0;
+}
+
+int train_run(const struct train_options *o)
+{
+    struct run r;
+    int rc = 1;
+    if (setup(&r, o) != 0 || load_data(&r) != 0 || initial_state(&r) != 0)
+        goto out;
+    r.epochs = o->epochs > 0 ? o->epochs : (100 + r.size - 1) / r.size;
+    r.order = malloc(r.train.n * sizeof *r.order);
+    if (!r.order) {
+        fprintf(stderr, "cifar-train: out of memory\n");
+        goto out;
+    }
+    if (r.rank == 0) {
+        if (o->log_json && !(r.json = fopen(o->log_json, "a"))) {
+            fprintf(stderr, "cifar-train: %s: cannot open for writing: %s\n", o->log_json, strerror(errno));
+            goto out;
+        }
+        printf("x_train shape: (%zu, 32, 32, 3)\n%zu train samples\n%zu test samples\n", r.train.n, r.train.n,
+               r.test.n);
+        puts(o->augment ? "Using real-time data augmentation." : "Not using data augmentation.");
+        fflush(stdout);
+    }
+    for (int e = r.start_epoch; e < r.epochs; e++)
+        if (run_epoch(&r, e) != 0)
+            goto out;
+    if (finish(&r) != 0)
+        goto out;
+    rc = 0;
+out:
+    run_free(&r);
+    return rc;
+}
+
+int evaluate_run(const char *model_path, const struct train_options *o)
+{
+    struct run r;
+    int rc = 1;
+    char dir[4096], err[1024];
+    if (setup(&r, o) != 0 || resolve_data(o, dir, sizeof dir) != 0)
+        goto out;
+    int failed = 0;
+    if (cifar_load_test(dir, o->limit_test, &r.test, err, sizeof err) != 0 ||
+        keras_load(model_path, r.host_params, NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "cifar-train: %s\n", err);
+        failed = 1;
+    }
+    if (any_failed(failed))
+        goto out;
+    model_set_params(&r.core.model, r.host_params);
+    double loss, acc;
+    if (evaluate_set(&r.core.model, &r.test, o->batch, r.x, r.labels, &loss, &acc, NULL) != 0)
+        goto out;
+    if (r.rank == 0)
+        printf("Test loss: %.8g\nTest accuracy: %.8g\n", loss, acc);
+    rc = 0;
+out:
+    run_free(&r);
+    return rc;
+}

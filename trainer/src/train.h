@@ -1,0 +1,63 @@
+/* train: the tutorial's training run (model.fit_generator + ModelCheckpoint + model.save + evaluate) over
+ * libcollective, and the per-step core that the tests drive directly.
+ *
+ * Distributed semantics (Horovod's): every rank runs this; rank 0's initial (or restored) weights and
+ * optimizer state are broadcast; each step's gradients are averaged over the ranks before the update (one
+ * asynchronous, fused allreduce per layer, queued as soon as backward has produced that layer's
+ * gradients); only rank 0 prints and writes files. Validation splits the test set across ranks and sums
+ * the results, so every rank sees the same val_loss / val_acc.
+ *
+ * Randomness: sample order key (seed, epoch, 0, rank, RNG_SHUFFLE), augmentation (seed, epoch, step,
+ * rank, RNG_AUGMENT), dropout (seed, epoch, step, rank, RNG_DROPOUT), initial weights (seed) — epoch and
+ * step 0-based. Nothing else is random, so a run resumed from checkpoint-E.h5 repeats exactly what an
+ * uninterrupted run does from epoch E + 1 on. */
+#ifndef TRAINER_TRAIN_H
+#define TRAINER_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "optimizer.h"
+
+struct train_options {
+    const char *dir;      /* --dir: the final model goes to DIR/saved_models/ (default ".") */
+    const char *data;     /* --data: a cifar-10-batches-bin directory */
+    int download;         /* --download */
+    int epochs;           /* --epochs, 0: ceil(100 / world size) */
+    int batch;            /* --batch-size, per rank */
+    double lr;            /* --lr, 0: 1e-4 * world size */
+    int augment;          /* 0 with --no-augmentation */
+    uint64_t seed;        /* --seed */
+    int threads;          /* --threads, 0: the CPUs this process may run on */
+    const char *resume;   /* --resume FILE */
+    size_t limit_train;   /* --limit-train, 0: all */
+    size_t limit_test;    /* --limit-test, 0: all */
+    int shard;            /* --shard */
+    const char *log_json; /* --log-json FILE */
+    int log_every;        /* --log-every N steps (JSON step lines) */
+    const char *checkpoint_dir; /* --checkpoint-dir, default "." (the tutorial's ./checkpoint-{epoch}.h5) */
+};
+
+void train_options_default(struct train_options *o);
+
+/* The whole run; coll_init() must have been called. Returns 0, or 1 after printing the error. */
+int train_run(const struct train_options *o);
+
+/* `cifar-train evaluate`: prints "Test loss: ..." and "Test accuracy: ..." on rank 0. */
+int evaluate_run(const char *model_path, const struct train_options *o);
+
+/* One training step of this rank: forward and backward over B images (float NHWC on the host) with
+ * dropout masks from dropout_key, gradients averaged over all ranks (when size > 1), RMSprop update.
+ * Adds the summed loss and correct count of this rank's batch. */
+struct step_core {
+    struct model model;
+    struct rmsprop opt;
+    int size; /* ranks taking part in gradient averaging */
+};
+int step_core_create(struct step_core *c, const struct kernels *k, int max_batch, double lr, int size);
+void step_core_destroy(struct step_core *c);
+int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key,
+                   double *loss_sum, int *correct);
+
+#endif
