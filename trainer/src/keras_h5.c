@@ -464,6 +464,7 @@ static char **read_string_list(struct ctx *c, hid_t obj, const char *objname, co
     if (H5Tis_variable_str(type) > 0) {
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, H5T_VARIABLE);
+        H5Tset_cset(mt, H5Tget_cset(type)); /* h5py 3 writes str as UTF-8; HDF5 will not convert csets */
         char **tmp = calloc((size_t)count + 1, sizeof *tmp);
         if (!tmp || H5Aread(a, mt, tmp) < 0) {
             fail(c, "%s: cannot read attribute %s", objname, attr);
@@ -479,6 +480,7 @@ static char **read_string_list(struct ctx *c, hid_t obj, const char *objname, co
         hid_t mt = H5Tcopy(H5T_C_S1);
         H5Tset_size(mt, width);
         H5Tset_strpad(mt, H5T_STR_NULLPAD);
+        H5Tset_cset(mt, H5Tget_cset(type));
         char *raw = calloc((size_t)count, width);
         if (!raw || width == 0 || H5Aread(a, mt, raw) < 0) {
             fail(c, "%s: cannot read attribute %s", objname, attr);
