@@ -75,6 +75,11 @@ def check(path, with_pattern):
     expect(f.attrs["backend"] == b"tensorflow", "backend %r" % f.attrs["backend"])
 
     mc = json.loads(f.attrs["model_config"].decode("utf-8"))
+    # Python's json.dumps of the parsed object gives back the same bytes: key order, separators and float
+    # formatting are exactly what Keras (json.dumps) writes.
+    expect(json.dumps(mc).encode() == f.attrs["model_config"], "model_config differs from json.dumps output")
+    expect(json.dumps(json.loads(f.attrs["training_config"])).encode() == f.attrs["training_config"],
+           "training_config differs from json.dumps output")
     expect(mc["class_name"] == "Sequential", "model class %s" % mc["class_name"])
     layers = mc["config"]
     expect([(l["config"]["name"], l["class_name"]) for l in layers] == LAYERS, "model_config layer list")
