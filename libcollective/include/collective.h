@@ -15,7 +15,19 @@
  *    reducing them one by one.
  *  - Stalls: a rank waiting longer than COLL_STALL_WARNING_SEC (default 60) in a collective prints which
  *    ranks have not arrived; after COLL_STALL_ABORT_SEC (default 0 = never) the job is aborted with that
- *    message. COLL_CHECK=1 verifies count/type/op/root agree across ranks before each collective.
+ *    message. COLL_CHECK=1 (the default; it costs one small message per batch) verifies that kind,
+ *    count/type/op/root agree across ranks before each collective; a disagreement fails that collective
+ *    on every rank with COLL_ERR_MISMATCH naming the ranks and what each asked for. COLL_CHECK=0 turns
+ *    the comparison off.
+ *  - Ordering: like MPI, every rank must issue the same collectives in the same order (blocking and
+ *    asynchronous calls share one sequence). A background progress thread negotiates with rank 0 which
+ *    queued collectives every rank has reached (Horovod's coordinator), then runs them in order.
+ *  - Threads: the calls below may be made from any one thread at a time. libcollective makes its MPI calls
+ *    from its progress thread only and asks for MPI_THREAD_SERIALIZED. A program that calls MPI itself
+ *    while libcollective runs must call MPI_Init_thread(MPI_THREAD_MULTIPLE) before coll_init(), which then
+ *    uses that MPI instead of initialising its own (and coll_finalize() leaves it initialised).
+ *  - Device buffers must hold their final values when the call is made: work queued on the legacy default
+ *    stream is ordered before libcollective's stream; work on other streams must be synchronised first.
  */
 #ifndef COLLECTIVE_H
 #define COLLECTIVE_H
@@ -65,8 +77,11 @@ typedef struct coll_request *coll_handle;
 int coll_allreduce_async(const void *sendbuf, void *recvbuf, size_t count, enum coll_dtype type,
                          enum coll_op op, coll_handle *handle);
 int coll_broadcast_async(void *buf, size_t count, enum coll_dtype type, int root, coll_handle *handle);
-int coll_wait(coll_handle handle);
-int coll_wait_all(void); /* every outstanding handle of this rank */
+int coll_wait(coll_handle handle); /* completes and frees the handle; returns that collective's status */
+int coll_wait_all(void);           /* every outstanding handle of this rank (they are freed: do not wait
+                                      on them again); returns the first failure's status */
+/* Non-blocking check: *done = 1 when the collective has completed (then coll_wait() returns at once). */
+int coll_test(coll_handle handle, int *done);
 
 const char *coll_last_error(void);
 size_t coll_dtype_size(enum coll_dtype type);

@@ -1,0 +1,68 @@
+# libcollective/: data-parallel collectives over MPI (host memory) and NCCL (device memory), coll-bench,
+# and their tests (tests/collective/). See libcollective/README.md.
+#   build/lib/libcollective.{a,so}   the library; needs MPI only
+#   build/lib/libcollective_nccl.so  the NCCL backend, dlopen'ed by coll_init() when a device is asked for
+#   build/bin/coll-bench             nccl-tests-style benchmark
+LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
+# CUDA headers as system headers: their own warnings are not ours to fix.
+libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_NCCL),-isystem $(CUDA_HOME)/include)
+
+LIBCOLL_SRCS := $(addprefix libcollective/src/,env.c errors.c init.c queue.c progress.c coordinator.c check.c \
+                  stall.c fusion.c mpi_backend.c device.c)
+LIBCOLL_LIBS := $(MPI_LIBS) -lpthread -ldl -lm
+LIBCOLL_A := $(BUILD)/lib/libcollective.a
+LIBCOLL_SO := $(BUILD)/lib/libcollective.so
+LIBCOLL_NCCL_SO := $(BUILD)/lib/libcollective_nccl.so
+COLL_BENCH := $(BUILD)/bin/coll-bench
+
+ifneq ($(HAVE_MPI),)
+ALL += $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
+BENCHES += libcollective/bench/run-bench
+INSTALL_RULES += install-libcollective
+endif
+
+$(LIBCOLL_A): $(call obj-of,$(LIBCOLL_SRCS))
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIBCOLL_SO): $(call obj-of,$(LIBCOLL_SRCS))
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libcollective.so $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS)
+
+$(LIBCOLL_NCCL_SO): $(call obj-of,libcollective/src/nccl_backend.c)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libcollective_nccl.so $(LDHARDEN) -o $@ $^ $(CUDA_LIBS) $(NCCL_LIBS)
+
+$(COLL_BENCH): $(call obj-of,libcollective/bench/coll_bench.c) $(LIBCOLL_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS)
+
+.PHONY: install-libcollective
+install-libcollective: $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH)
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -m 644 libcollective/include/collective.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBCOLL_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBCOLL_SO) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO)) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(COLL_BENCH) $(DESTDIR)$(PREFIX)/bin/
+
+# Tests: sanitizer builds of the library and the test programs, run under mpirun by the scripts.
+# The explicit pattern rule (shorter stem than the generic one) gives tests/collective/ the library's flags
+# without touching the tests/ directory's shared tests_CFLAGS.
+COLL_TEST_PROGS := test_collective test_faults
+COLL_TEST_BINS := $(addprefix $(BUILD)/tests/collective/,$(COLL_TEST_PROGS))
+
+$(BUILD)/san/tests/collective/%.o: tests/collective/%.c
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) $(libcollective_CFLAGS) -c $< -o $@
+
+# Static pattern rule: the objects are named targets, so make keeps them between builds.
+$(COLL_TEST_BINS): $(BUILD)/tests/collective/%: $(BUILD)/san/tests/collective/%.o \
+                   $(BUILD)/san/tests/collective/testlib.o $(call san-of,$(LIBCOLL_SRCS))
+	@mkdir -p $(@D)
+	$(CC) $(SAN_FLAGS) -o $@ $^ $(LIBCOLL_LIBS)
+
+ifneq ($(HAVE_MPI),)
+TEST_BINS += $(COLL_TEST_BINS) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
+TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_nccl.sh \
+         tests/collective/test_srun.sh
+endif

@@ -1,0 +1,129 @@
+/* The device side of coll_init(): finds and loads the NCCL plugin (nccl_plugin.h explains why it is a
+ * plugin), picks this rank's GPU and builds the NCCL communicator from a unique id that rank 0 broadcasts
+ * over MPI. The plugin stays loaded until exit: CUDA's runtime does not support being unloaded. */
+#include "internal.h"
+
+#include <dlfcn.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *plugin_handle;
+
+/* dlopen the plugin: $COLL_NCCL_LIBRARY, else next to this library or executable (lib/ or ../lib/), else
+ * the loader's search path. */
+static const struct coll_nccl_plugin *load(char *why, size_t len)
+{
+    char candidates[3][1024];
+    int n = 0;
+    const char *env = getenv("COLL_NCCL_LIBRARY");
+    if (env && *env) {
+        snprintf(candidates[n++], sizeof candidates[0], "%s", env);
+    } else {
+        Dl_info info;
+        if (dladdr((void *)coll_device_open, &info) && info.dli_fname && strchr(info.dli_fname, '/')) {
+            char self[1024];
+            snprintf(self, sizeof self, "%s", info.dli_fname);
+            const char *dir = dirname(self);
+            snprintf(candidates[n++], sizeof candidates[0], "%s/%s", dir, COLL_NCCL_PLUGIN_FILE);
+            snprintf(candidates[n++], sizeof candidates[0], "%s/../lib/%s", dir, COLL_NCCL_PLUGIN_FILE);
+        }
+        snprintf(candidates[n++], sizeof candidates[0], "%s", COLL_NCCL_PLUGIN_FILE);
+    }
+    why[0] = '\0';
+    int full = 0;
+    for (int i = 0; i < n && !plugin_handle; i++) {
+        plugin_handle = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+        if (!plugin_handle) {
+            const char *e = dlerror();
+            size_t used = strlen(why);
+            if (!full && snprintf(why + used, len - used, "%s%s", used ? "; " : "", e ? e : candidates[i]) >=
+                             (int)(len - used))
+                full = 1; /* keep trying the other places, the message is just full */
+        }
+    }
+    if (!plugin_handle)
+        return NULL;
+    const struct coll_nccl_plugin *(*get)(void);
+    *(void **)&get = dlsym(plugin_handle, COLL_NCCL_PLUGIN_SYMBOL);
+    const struct coll_nccl_plugin *p = get ? get() : NULL;
+    if (!p || p->abi != COLL_NCCL_PLUGIN_ABI) {
+        snprintf(why, len, "%s is not a libcollective NCCL plugin of ABI %d", COLL_NCCL_PLUGIN_FILE,
+                 COLL_NCCL_PLUGIN_ABI);
+        return NULL;
+    }
+    return p;
+}
+
+/* Every rank learns whether every rank succeeded, so that a failure on one rank fails coll_init()
+ * everywhere instead of leaving the others in the next collective. */
+static int all_ok(int ok)
+{
+    if (!coll_g.use_mpi)
+        return ok;
+    int all = 0;
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, coll_g.ctrl) != MPI_SUCCESS)
+        return 0;
+    return all;
+}
+
+int coll_device_open(void)
+{
+    char err[COLL_ERRLEN] = "";
+    int rc = COLL_OK, count = 0, device = -1;
+    unsigned char id[COLL_NCCL_ID_BYTES] = {0};
+    char why[COLL_ERRLEN - 200];
+    const struct coll_nccl_plugin *p = load(why, sizeof why);
+    if (!p) {
+        snprintf(err, sizeof err, "libcollective: use_device=1 but the NCCL backend cannot be loaded (%s); it is "
+                 "built where CUDA and NCCL are installed, COLL_NCCL_LIBRARY may name it", why);
+        rc = COLL_ERR_UNSUPPORTED;
+    } else if ((rc = p->device_count(&count, err))) {
+    } else if (count == 0) {
+        snprintf(err, sizeof err, "libcollective: use_device=1 but no CUDA device is visible on rank %d",
+                 coll_g.rank);
+        rc = COLL_ERR_UNSUPPORTED;
+    } else if (count > 1 && coll_g.local_rank >= count) {
+        snprintf(err, sizeof err, "libcollective: local rank %d needs a GPU of its own but only %d are visible",
+                 coll_g.local_rank, count);
+        rc = COLL_ERR_UNSUPPORTED;
+    } else {
+        /* One visible GPU (e.g. Slurm's --gpus-per-task sets CUDA_VISIBLE_DEVICES) is ours; otherwise the
+         * local rank picks, as Horovod does. */
+        device = count == 1 ? 0 : coll_g.local_rank;
+        if (coll_g.rank == 0)
+            rc = p->unique_id(id, err);
+    }
+    if (!all_ok(rc == COLL_OK)) {
+        if (rc == COLL_OK) {
+            snprintf(err, sizeof err, "libcollective: use_device=1 failed on another rank (see its message)");
+            rc = COLL_ERR_UNSUPPORTED;
+        }
+        return coll_fail(rc, "%s", err);
+    }
+    if (coll_g.use_mpi) {
+        int mrc = MPI_Bcast(id, COLL_NCCL_ID_BYTES, MPI_BYTE, 0, coll_g.ctrl);
+        if (mrc != MPI_SUCCESS)
+            return coll_fail(coll_mpi_error(err, "MPI_Bcast (NCCL unique id)", mrc), "%s", err);
+    }
+    rc = p->open(device, id, coll_g.rank, coll_g.size, err);
+    if (rc)
+        return coll_fail(rc, "%s", err);
+    coll_g.nccl = p;
+    coll_g.device = device;
+    return COLL_OK;
+}
+
+void coll_device_close(void)
+{
+    if (coll_g.nccl)
+        coll_g.nccl->close();
+    coll_g.nccl = NULL;
+    coll_g.device = -1;
+}
+
+int coll_is_device_ptr(const void *ptr)
+{
+    return coll_g.nccl ? coll_g.nccl->is_device_ptr(ptr) : 0;
+}

@@ -1,0 +1,158 @@
+/* coll_init/coll_finalize and who this process is: MPI when a launcher started us (mpirun, srun
+ * --mpi=pmix) or the program initialised MPI itself; a single rank without MPI otherwise. */
+#include "internal.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct coll_state coll_g = {
+    .rank = -1,
+    .size = -1,
+    .local_rank = -1,
+    .local_size = -1,
+    .device = -1,
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .work_cv = PTHREAD_COND_INITIALIZER,
+    .done_cv = PTHREAD_COND_INITIALIZER,
+};
+
+/* Set once we have called MPI_Init_thread: a failed coll_init() leaves MPI initialised (MPI cannot be
+ * initialised twice), so that coll_init() can be tried again, e.g. without a device. */
+static int we_started_mpi;
+
+static const char *thread_level(int level)
+{
+    switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+    }
+    return "an unknown thread level";
+}
+
+static int start_mpi(int launched)
+{
+    char err[COLL_ERRLEN];
+    int up = 0, provided = 0, rc;
+    MPI_Initialized(&up);
+    if (up) {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (finalized)
+            return coll_fail(COLL_ERR_STATE, "libcollective: coll_init after MPI_Finalize");
+        MPI_Query_thread(&provided);
+        coll_g.mpi_owned = we_started_mpi;
+    } else if (launched) {
+        if ((rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided)) != MPI_SUCCESS)
+            return coll_fail(coll_mpi_error(err, "MPI_Init_thread", rc), "%s", err);
+        coll_g.mpi_owned = we_started_mpi = 1;
+    } else {
+        return COLL_OK; /* no launcher: one rank, no MPI */
+    }
+    coll_g.use_mpi = 1;
+    if (provided < MPI_THREAD_SERIALIZED)
+        return coll_fail(COLL_ERR_STATE,
+                         "libcollective: MPI provides %s but the progress thread needs MPI_THREAD_SERIALIZED "
+                         "(or MPI_THREAD_MULTIPLE when the program calls MPI itself)",
+                         thread_level(provided));
+    if ((rc = MPI_Comm_dup(MPI_COMM_WORLD, &coll_g.data)) != MPI_SUCCESS ||
+        (rc = MPI_Comm_dup(MPI_COMM_WORLD, &coll_g.ctrl)) != MPI_SUCCESS)
+        return coll_fail(coll_mpi_error(err, "MPI_Comm_dup", rc), "%s", err);
+    /* Failures come back as return codes carrying MPI's text instead of aborting inside MPI. */
+    MPI_Comm_set_errhandler(coll_g.data, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(coll_g.ctrl, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(coll_g.data, &coll_g.rank);
+    MPI_Comm_size(coll_g.data, &coll_g.size);
+    return COLL_OK;
+}
+
+/* Local rank/size: the launcher's word, checked against the ranks MPI finds sharing this node's memory. */
+static int find_local(void)
+{
+    char err[COLL_ERRLEN];
+    int lr = 0, ls = 1, have = coll_launcher_local(&lr, &ls);
+    if (!coll_g.use_mpi) {
+        coll_g.local_rank = 0;
+        coll_g.local_size = 1;
+        return COLL_OK;
+    }
+    MPI_Comm node;
+    int rc = MPI_Comm_split_type(coll_g.ctrl, MPI_COMM_TYPE_SHARED, coll_g.rank, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+        return coll_fail(coll_mpi_error(err, "MPI_Comm_split_type", rc), "%s", err);
+    MPI_Comm_rank(node, &coll_g.local_rank);
+    MPI_Comm_size(node, &coll_g.local_size);
+    MPI_Comm_free(&node);
+    if (have && (lr != coll_g.local_rank || ls != coll_g.local_size))
+        return coll_fail(COLL_ERR_STATE,
+                         "libcollective: rank %d: the launcher says local rank %d of %d, MPI finds local rank %d "
+                         "of %d ranks sharing this node",
+                         coll_g.rank, lr, ls, coll_g.local_rank, coll_g.local_size);
+    return COLL_OK;
+}
+
+static void free_comms(void)
+{
+    if (coll_g.data != MPI_COMM_NULL)
+        MPI_Comm_free(&coll_g.data);
+    if (coll_g.ctrl != MPI_COMM_NULL)
+        MPI_Comm_free(&coll_g.ctrl);
+}
+
+static void reset(void)
+{
+    coll_g.initialised = 0;
+    coll_g.rank = coll_g.size = coll_g.local_rank = coll_g.local_size = coll_g.device = -1;
+    coll_g.use_mpi = coll_g.mpi_owned = 0;
+    coll_g.next_seq = 0;
+}
+
+int coll_init(const struct coll_init_opts *opts)
+{
+    if (coll_g.initialised)
+        return coll_fail(COLL_ERR_STATE, "libcollective: coll_init called twice");
+    int launched = 0, rc;
+    reset();
+    coll_g.data = coll_g.ctrl = MPI_COMM_NULL;
+    coll_g.rank = 0;
+    coll_g.size = 1;
+    if ((rc = coll_env_read(&coll_g.env)) || (rc = coll_launcher_detect(&launched)) ||
+        (rc = start_mpi(launched)) || (rc = find_local()) ||
+        (opts && opts->use_device && (rc = coll_device_open())) || (rc = coll_progress_start())) {
+        char err[COLL_ERRLEN];
+        snprintf(err, sizeof err, "%s", coll_last_error());
+        coll_device_close();
+        if (coll_g.use_mpi)
+            free_comms();
+        reset();
+        coll_set_error(err);
+        return rc;
+    }
+    coll_g.initialised = 1;
+    return COLL_OK;
+}
+
+int coll_finalize(void)
+{
+    if (!coll_g.initialised)
+        return coll_fail(COLL_ERR_STATE, "libcollective: coll_finalize without coll_init");
+    int rc = coll_wait_all();
+    coll_progress_stop();
+    coll_fusion_release();
+    coll_host_release();
+    coll_device_close();
+    if (coll_g.use_mpi) {
+        free_comms();
+        if (coll_g.mpi_owned)
+            MPI_Finalize();
+    }
+    reset();
+    return rc;
+}
+
+int coll_rank(void) { return coll_g.rank; }
+int coll_size(void) { return coll_g.size; }
+int coll_local_rank(void) { return coll_g.local_rank; }
+int coll_local_size(void) { return coll_g.local_size; }
+int coll_device(void) { return coll_g.device; }

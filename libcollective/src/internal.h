@@ -1,0 +1,132 @@
+/* Internal contract between the files of libcollective (not installed).
+ *
+ * Data flow: the public calls (queue.c) turn every collective into a request with a sequence number and
+ * queue it. The progress thread (progress.c) announces new requests to rank 0, whose coordinator
+ * (coordinator.c, with check.c and stall.c) grants a sequence number once every rank has reached it; the
+ * granted requests are grouped and run (fusion.c) over MPI (mpi_backend.c) or NCCL (device.c loading the
+ * plugin built from nccl_backend.c). Only the progress thread calls MPI after coll_init().
+ */
+#ifndef COLL_INTERNAL_H
+#define COLL_INTERNAL_H
+
+#include "collective.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "nccl_plugin.h"
+
+#define COLL_ERRLEN 512
+
+enum coll_kind { COLL_KIND_ALLREDUCE, COLL_KIND_BROADCAST, COLL_KIND_ALLGATHER, COLL_KIND_BARRIER };
+
+/* What every rank must agree on for one collective; this is what the coordinator compares. */
+struct coll_desc {
+    int64_t kind, count, dtype, op, root, device;
+};
+#define COLL_DESC_WORDS 6
+
+struct coll_request {
+    int64_t seq;
+    struct coll_desc d;
+    const void *send;
+    void *recv;
+    int done;   /* set under coll_g.lock by the progress thread */
+    int status; /* COLL_OK or the failure */
+    char error[COLL_ERRLEN];
+    struct coll_request *pending_next;          /* FIFO of requests the progress thread has not taken */
+    struct coll_request *live_prev, *live_next; /* every request not yet freed by a wait */
+};
+
+/* Settings from the environment (env.c). */
+struct coll_env {
+    size_t fusion_threshold; /* COLL_FUSION_THRESHOLD, bytes, 0 = no fusion */
+    double cycle_sec;        /* COLL_CYCLE_TIME_MS: how long new requests gather before being announced */
+    double stall_warn_sec;   /* COLL_STALL_WARNING_SEC, 0 = never */
+    double stall_abort_sec;  /* COLL_STALL_ABORT_SEC, 0 = never */
+    int check;               /* COLL_CHECK */
+};
+
+struct coll_state {
+    int initialised;
+    int rank, size, local_rank, local_size, device;
+    int use_mpi;   /* 0: single process without a launcher, no MPI at all */
+    int mpi_owned; /* we called MPI_Init_thread, so we call MPI_Finalize */
+    MPI_Comm data; /* collectives */
+    MPI_Comm ctrl; /* coordinator messages, so they never match a collective's */
+    struct coll_env env;
+    const struct coll_nccl_plugin *nccl; /* non-NULL when initialised with a device */
+
+    pthread_mutex_t lock;
+    pthread_cond_t work_cv; /* progress thread: new requests, flush, stop */
+    pthread_cond_t done_cv; /* waiters: a request completed */
+    struct coll_request *pending_head, *pending_tail;
+    struct coll_request *live_head, *live_tail;
+    int64_t next_seq; /* sequence number of the next request */
+    int flush;        /* a waiter wants the queued requests announced now */
+    int stop;
+    pthread_t thread;
+};
+extern struct coll_state coll_g;
+
+/* errors.c: the calling thread's last error. coll_fail formats it and returns status. */
+int coll_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void coll_set_error(const char *text);
+const char *coll_dtype_name(int64_t dtype);
+const char *coll_op_name(int64_t op);
+const char *coll_kind_name(int64_t kind);
+double coll_now(void); /* monotonic seconds */
+
+/* env.c */
+int coll_env_read(struct coll_env *env);                      /* COLL_ERR_ARG naming the variable */
+int coll_launcher_detect(int *launched);                      /* launched: started by mpirun/srun with PMI */
+int coll_launcher_local(int *local_rank, int *local_size); /* 1 if the launcher told us, else 0 */
+
+/* mpi_backend.c: host-memory collectives on coll_g.data. err gets the MPI message on failure. */
+int coll_mpi_error(char *err, const char *call, int rc);
+int coll_host_allreduce(const void *send, void *recv, size_t count, int64_t dtype, int64_t op, char *err);
+int coll_host_broadcast(void *buf, size_t count, int64_t dtype, int root, char *err);
+int coll_host_allgather(const void *send, void *recv, size_t count, int64_t dtype, char *err);
+int coll_host_barrier(char *err);
+void coll_host_release(void); /* frees scratch memory */
+
+/* device.c: loads the NCCL plugin and answers whether a pointer is device memory. */
+int coll_device_open(void); /* after rank/size/local rank are known; sets coll_g.nccl and coll_g.device */
+void coll_device_close(void);
+int coll_is_device_ptr(const void *p);
+
+/* fusion.c: runs the granted requests w[0..n) in order, fusing allreduces; completes each one. */
+void coll_fusion_run(struct coll_request **w, size_t n);
+void coll_fusion_release(void);
+
+/* queue.c: the progress thread marks a request done (under the lock) and wakes its waiters. */
+void coll_complete(struct coll_request *r, int status, const char *error);
+
+/* progress.c */
+int coll_progress_start(void);
+void coll_progress_stop(void);
+
+/* coordinator.c: rank 0's view of who reached which sequence number. */
+struct coll_coord;
+struct coll_coord *coll_coord_new(int size);
+void coll_coord_free(struct coll_coord *c);
+/* Rank `rank` announced requests first .. first+n-1 with descriptors d[0..n). */
+int coll_coord_arrive(struct coll_coord *c, int rank, int64_t first, int64_t n, const struct coll_desc *d);
+int64_t coll_coord_grantable(const struct coll_coord *c); /* every rank has announced all seqs below it */
+/* Mismatch text of seq (NULL when it agreed); valid for seqs not yet released. */
+const char *coll_coord_mismatch(const struct coll_coord *c, int64_t seq);
+void coll_coord_release(struct coll_coord *c, int64_t upto); /* seqs below upto are granted */
+void coll_coord_stall_check(struct coll_coord *c, double now);
+
+/* check.c: compares two descriptors; writes what differs into msg (returns 1) or returns 0. */
+int coll_check_differs(const struct coll_desc *a, int rank_a, const struct coll_desc *b, int rank_b,
+                       int64_t seq, char *msg, size_t len);
+void coll_desc_format(const struct coll_desc *d, char *buf, size_t len);
+
+/* stall.c: the stall message for seq (described by d) that ranks with ready[r] <= seq have not reached. */
+void coll_stall_report(int64_t seq, const struct coll_desc *d, const int64_t *ready, int size,
+                       double waited, int abort_now);
+
+#endif

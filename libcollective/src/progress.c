@@ -1,0 +1,368 @@
+/* The progress thread, as Horovod's background thread: it takes queued requests, announces them to rank 0
+ * (every COLL_CYCLE_TIME_MS, or at once when someone waits), learns from rank 0 which sequence numbers
+ * every rank has reached (GO) or which disagree (ERR), and runs the granted requests in order, fused.
+ *
+ * Why a thread rather than MPI_Iallreduce progressed from coll_wait(): Open MPI 4.1 has no asynchronous
+ * progress (ompi_info: "OMPI progress: no"), so a nonblocking collective only moves while someone calls
+ * into MPI; reductions would not overlap with backward unless the trainer polled. Because only this
+ * thread calls MPI after coll_init(), MPI_THREAD_SERIALIZED is enough and Open MPI's per-call locking
+ * for MPI_THREAD_MULTIPLE is avoided.
+ *
+ * Messages on coll_g.ctrl (int64 words): READY rank->0 {first seq, n, n descriptors};
+ * GO 0->rank {upto}: every seq below upto may run; ERR 0->rank {seq, text}: that seq fails everywhere.
+ * MPI keeps messages between two ranks on one communicator in order, so an ERR arrives before its GO. */
+#include "internal.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum { TAG_READY = 1, TAG_GO = 2, TAG_ERR = 3 };
+
+struct send_slot {
+    MPI_Request req;
+    void *buf;
+};
+
+struct progress {
+    struct coll_request **work; /* taken, not completed, in sequence order (consecutive seqs) */
+    size_t nwork, cap;
+    size_t announced; /* work[0..announced) were announced */
+    int64_t granted;  /* seqs below it may run */
+    double deadline;  /* when unannounced work must be announced; 0 when there is none */
+    unsigned idle;    /* polls in a row that found nothing, for the backoff */
+    struct coll_coord *coord; /* rank 0 only */
+    struct send_slot *sends;
+    size_t nsends, scap;
+    int64_t *rbuf;
+    size_t rcap;
+};
+
+/* The control plane failing means ranks can no longer agree on anything: stop the job loudly rather than
+ * let the others hang. */
+static void die(const char *what, int rc)
+{
+    char err[COLL_ERRLEN];
+    coll_mpi_error(err, what, rc);
+    fprintf(stderr, "%s (rank %d, progress thread); aborting\n", err, coll_g.rank);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    abort();
+}
+
+static void *grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return p;
+    size_t n = *cap ? *cap : 16;
+    while (n < need)
+        n *= 2;
+    void *q = realloc(p, n * elem);
+    if (!q) {
+        fprintf(stderr, "libcollective: out of memory in the progress thread (%zu bytes); aborting\n", n * elem);
+        abort();
+    }
+    *cap = n;
+    return q;
+}
+
+/* Sends words (malloc'd, owned from now on) without blocking; the buffer is freed once MPI is done. */
+static void send_words(struct progress *p, int dest, int tag, int64_t *buf, size_t words)
+{
+    p->sends = grow(p->sends, &p->scap, p->nsends + 1, sizeof *p->sends);
+    struct send_slot *s = &p->sends[p->nsends++];
+    s->buf = buf;
+    int rc = MPI_Isend(buf, (int)words, MPI_INT64_T, dest, tag, coll_g.ctrl, &s->req);
+    if (rc != MPI_SUCCESS)
+        die("MPI_Isend (coordinator message)", rc);
+}
+
+static void reap_sends(struct progress *p, int all)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < p->nsends; i++) {
+        int done = 0, rc;
+        rc = all ? MPI_Wait(&p->sends[i].req, MPI_STATUS_IGNORE)
+                 : MPI_Test(&p->sends[i].req, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            die(all ? "MPI_Wait (coordinator message)" : "MPI_Test (coordinator message)", rc);
+        if (all || done)
+            free(p->sends[i].buf);
+        else
+            p->sends[keep++] = p->sends[i];
+    }
+    p->nsends = keep;
+}
+
+static int64_t *words(size_t n)
+{
+    int64_t *w = malloc(n * sizeof *w);
+    if (!w) {
+        fprintf(stderr, "libcollective: out of memory in the progress thread; aborting\n");
+        abort();
+    }
+    return w;
+}
+
+/* With the lock held: moves queued requests into p->work. Returns whether a waiter asked to flush. */
+static int take_locked(struct progress *p)
+{
+    for (struct coll_request *r = coll_g.pending_head; r; r = r->pending_next) {
+        p->work = grow(p->work, &p->cap, p->nwork + 1, sizeof *p->work);
+        p->work[p->nwork++] = r;
+    }
+    coll_g.pending_head = coll_g.pending_tail = NULL;
+    int flush = coll_g.flush;
+    coll_g.flush = 0;
+    return flush;
+}
+
+static void announce(struct progress *p)
+{
+    size_t n = p->nwork - p->announced;
+    int64_t *msg = words(2 + n * COLL_DESC_WORDS);
+    msg[0] = p->work[p->announced]->seq;
+    msg[1] = (int64_t)n;
+    struct coll_desc *d = (struct coll_desc *)(msg + 2);
+    for (size_t i = 0; i < n; i++)
+        d[i] = p->work[p->announced + i]->d;
+    p->announced = p->nwork;
+    p->deadline = 0;
+    if (coll_g.rank != 0) {
+        send_words(p, 0, TAG_READY, msg, 2 + n * COLL_DESC_WORDS);
+        return;
+    }
+    if (p->coord && coll_coord_arrive(p->coord, 0, msg[0], msg[1], d))
+        die("coordinator bookkeeping", MPI_ERR_INTERN);
+    free(msg);
+}
+
+static struct coll_request *work_at(struct progress *p, int64_t seq)
+{
+    int64_t i = p->nwork ? seq - p->work[0]->seq : -1;
+    if (i < 0 || (size_t)i >= p->announced) {
+        fprintf(stderr, "libcollective: rank %d was told about collective #%lld it never announced; aborting\n",
+                coll_g.rank, (long long)seq);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        abort();
+    }
+    return p->work[i];
+}
+
+static void refuse(struct coll_request *r, const char *text)
+{
+    r->status = COLL_ERR_MISMATCH;
+    snprintf(r->error, sizeof r->error, "%s", text);
+}
+
+/* Receives one pending message matching (source, tag) into p->rbuf; returns its length in words or -1. */
+static long receive(struct progress *p, int source, int tag, MPI_Status *st)
+{
+    int flag = 0, n = 0, rc;
+    if ((rc = MPI_Iprobe(source, tag, coll_g.ctrl, &flag, st)) != MPI_SUCCESS)
+        die("MPI_Iprobe (coordinator message)", rc);
+    if (!flag)
+        return -1;
+    MPI_Get_count(st, MPI_INT64_T, &n);
+    p->rbuf = grow(p->rbuf, &p->rcap, (size_t)n + 1, sizeof *p->rbuf);
+    if ((rc = MPI_Recv(p->rbuf, n, MPI_INT64_T, st->MPI_SOURCE, st->MPI_TAG, coll_g.ctrl, MPI_STATUS_IGNORE)) !=
+        MPI_SUCCESS)
+        die("MPI_Recv (coordinator message)", rc);
+    return n;
+}
+
+/* Rank 0: collects announcements, refuses disagreeing collectives, grants what every rank reached. */
+static int coordinate(struct progress *p)
+{
+    int busy = 0;
+    MPI_Status st;
+    long n;
+    while ((n = receive(p, MPI_ANY_SOURCE, TAG_READY, &st)) >= 0) {
+        if (n < 2 || n != 2 + p->rbuf[1] * COLL_DESC_WORDS ||
+            coll_coord_arrive(p->coord, st.MPI_SOURCE, p->rbuf[0], p->rbuf[1], (struct coll_desc *)(p->rbuf + 2)))
+            die("coordinator bookkeeping (malformed announcement)", MPI_ERR_INTERN);
+        busy = 1;
+    }
+    int64_t upto = coll_coord_grantable(p->coord);
+    if (upto > p->granted) {
+        for (int64_t seq = p->granted; seq < upto; seq++) {
+            const char *text = coll_coord_mismatch(p->coord, seq);
+            if (!text)
+                continue;
+            size_t len = strlen(text) + 1, nw = 1 + (len + 7) / 8;
+            for (int r = 1; r < coll_g.size; r++) {
+                int64_t *msg = words(nw);
+                msg[nw - 1] = 0;
+                msg[0] = seq;
+                memcpy(msg + 1, text, len);
+                send_words(p, r, TAG_ERR, msg, nw);
+            }
+            refuse(work_at(p, seq), text);
+        }
+        for (int r = 1; r < coll_g.size; r++) {
+            int64_t *msg = words(1);
+            msg[0] = upto;
+            send_words(p, r, TAG_GO, msg, 1);
+        }
+        coll_coord_release(p->coord, upto);
+        p->granted = upto;
+        busy = 1;
+    }
+    coll_coord_stall_check(p->coord, coll_now());
+    return busy;
+}
+
+/* Other ranks: GO and ERR from rank 0. */
+static int follow(struct progress *p)
+{
+    int busy = 0;
+    MPI_Status st;
+    long n;
+    while ((n = receive(p, 0, MPI_ANY_TAG, &st)) >= 0) {
+        if (st.MPI_TAG == TAG_GO && n == 1) {
+            p->granted = p->rbuf[0];
+        } else if (st.MPI_TAG == TAG_ERR && n >= 2) {
+            ((char *)(p->rbuf + 1))[(size_t)(n - 1) * 8 - 1] = '\0';
+            refuse(work_at(p, p->rbuf[0]), (const char *)(p->rbuf + 1));
+        } else {
+            die("coordinator protocol (unexpected message from rank 0)", MPI_ERR_INTERN);
+        }
+        busy = 1;
+    }
+    return busy;
+}
+
+/* Runs every granted request; they are a prefix of p->work. */
+static int execute(struct progress *p)
+{
+    size_t n = 0;
+    while (n < p->announced && p->work[n]->seq < p->granted)
+        n++;
+    if (!n)
+        return 0;
+    coll_fusion_run(p->work, n); /* completed requests may be freed by their waiters from here on */
+    memmove(p->work, p->work + n, (p->nwork - n) * sizeof *p->work);
+    p->nwork -= n;
+    p->announced -= n;
+    return 1;
+}
+
+static void sleep_sec(double s)
+{
+    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static void wait_until_locked(double when)
+{
+    double left = when - coll_now();
+    if (left <= 0)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* the condition variable's default clock */
+    double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + left;
+    ts.tv_sec = (time_t)t;
+    ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
+    pthread_cond_timedwait(&coll_g.work_cv, &coll_g.lock, &ts);
+}
+
+/* Nothing happened this round. Sleeping on the condition variable is only safe when no message can be
+ * owed to us: otherwise poll, spinning briefly (a grant usually follows within microseconds when every
+ * rank is in the same step) and then backing off so a slow peer does not cost a core. */
+static void idle_locked(struct progress *p)
+{
+    if (coll_g.pending_head || coll_g.flush || coll_g.stop)
+        return;
+    int awaiting = p->announced > 0;
+    int coordinating = p->coord != NULL;
+    if (p->nwork > p->announced && !awaiting) {
+        wait_until_locked(p->deadline);
+        return;
+    }
+    if (awaiting) {
+        double nap = p->idle < 2000 ? 0 : p->idle < 4000 ? 20e-6 : 200e-6;
+        if (p->nwork > p->announced && p->deadline - coll_now() < nap)
+            nap = 0;
+        pthread_mutex_unlock(&coll_g.lock);
+        if (nap > 0)
+            sleep_sec(nap);
+        else
+            sched_yield();
+        pthread_mutex_lock(&coll_g.lock);
+        return;
+    }
+    if (coordinating) /* others may announce (and stall) while this rank's program computes */
+        wait_until_locked(coll_now() + 0.05);
+    else
+        pthread_cond_wait(&coll_g.work_cv, &coll_g.lock);
+}
+
+static void *progress_main(void *arg)
+{
+    struct progress *p = arg;
+    pthread_mutex_lock(&coll_g.lock);
+    for (;;) {
+        size_t before = p->nwork;
+        int flush = take_locked(p);
+        int stop = coll_g.stop;
+        pthread_mutex_unlock(&coll_g.lock);
+
+        double now = p->nwork > p->announced ? coll_now() : 0;
+        if (p->nwork > before && !p->deadline)
+            p->deadline = now + coll_g.env.cycle_sec;
+        int busy = 0;
+        if (p->nwork > p->announced && (flush || stop || now >= p->deadline)) {
+            announce(p);
+            busy = 1;
+        }
+        if (coll_g.use_mpi) {
+            busy |= coll_g.rank == 0 ? coordinate(p) : follow(p);
+            reap_sends(p, 0);
+        } else if (p->announced) { /* a single process without MPI agrees with itself */
+            p->granted = p->work[p->announced - 1]->seq + 1;
+        }
+        busy |= execute(p);
+        p->idle = busy ? 0 : p->idle + 1;
+
+        pthread_mutex_lock(&coll_g.lock);
+        if (stop && !p->nwork && !coll_g.pending_head)
+            break;
+        if (!busy)
+            idle_locked(p);
+    }
+    pthread_mutex_unlock(&coll_g.lock);
+    if (coll_g.use_mpi)
+        reap_sends(p, 1);
+    return NULL;
+}
+
+static struct progress state;
+
+int coll_progress_start(void)
+{
+    memset(&state, 0, sizeof state);
+    if (coll_g.use_mpi && coll_g.rank == 0 && !(state.coord = coll_coord_new(coll_g.size)))
+        return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the coordinator of %d ranks", coll_g.size);
+    coll_g.stop = 0;
+    int rc = pthread_create(&coll_g.thread, NULL, progress_main, &state);
+    if (rc) {
+        coll_coord_free(state.coord);
+        return coll_fail(COLL_ERR_STATE, "libcollective: cannot start the progress thread: %s", strerror(rc));
+    }
+    return COLL_OK;
+}
+
+void coll_progress_stop(void)
+{
+    pthread_mutex_lock(&coll_g.lock);
+    coll_g.stop = 1;
+    pthread_cond_signal(&coll_g.work_cv);
+    pthread_mutex_unlock(&coll_g.lock);
+    pthread_join(coll_g.thread, NULL);
+    coll_coord_free(state.coord);
+    free(state.work);
+    free(state.sends);
+    free(state.rbuf);
+    memset(&state, 0, sizeof state);
+}

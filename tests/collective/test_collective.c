@@ -1,0 +1,248 @@
+/* Correctness of libcollective on real ranks: run by test_correctness.sh under mpirun -np 1..4 and as a
+ * single process without a launcher. Every op and host type, sizes 0, 1, odd, below and far above the
+ * fusion threshold (the script sets COLL_FUSION_THRESHOLD small), in-place and out-of-place, broadcast
+ * from every root, allgather, barrier, asynchronous progress without waiting, and fusion bit-identical to
+ * one-by-one. Values are chosen so that exact results are known. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "testlib.h"
+
+static int rank, size;
+
+static const enum coll_dtype host_types[] = {COLL_FLOAT32, COLL_INT32, COLL_INT64, COLL_UINT8};
+static const size_t sizes[] = {0, 1, 7, 1001, 100003};
+
+static void put(enum coll_dtype t, void *buf, size_t i, int64_t v)
+{
+    switch (t) {
+    case COLL_FLOAT32: ((float *)buf)[i] = (float)v; break;
+    case COLL_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
+    case COLL_INT64: ((int64_t *)buf)[i] = v; break;
+    case COLL_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+    default: CHECK(0, "type %d not tested on host", (int)t);
+    }
+}
+
+/* Element i of the exact result: rank r contributes (r+1)*v with v = i%13+1, so the sum is S*v. */
+static int same_as_expected(enum coll_dtype t, const void *buf, size_t i, enum coll_op op)
+{
+    int64_t s = (int64_t)size * (size + 1) / 2 * (int64_t)(i % 13 + 1);
+    switch (t) {
+    case COLL_FLOAT32: {
+        float want = op == COLL_AVERAGE ? (float)s / (float)size : (float)s;
+        return ((const float *)buf)[i] == want;
+    }
+    case COLL_INT32: return ((const int32_t *)buf)[i] == (int32_t)(op == COLL_AVERAGE ? s / size : s);
+    case COLL_INT64: return ((const int64_t *)buf)[i] == (op == COLL_AVERAGE ? s / size : s);
+    case COLL_UINT8: return ((const uint8_t *)buf)[i] == (uint8_t)(op == COLL_AVERAGE ? s / size : s);
+    default: return 0;
+    }
+}
+
+static void test_allreduce(void)
+{
+    for (size_t ti = 0; ti < sizeof host_types / sizeof *host_types; ti++)
+        for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++)
+            for (int op = COLL_SUM; op <= COLL_AVERAGE; op++)
+                for (int inplace = 0; inplace <= 1; inplace++) {
+                    enum coll_dtype t = host_types[ti];
+                    size_t n = sizes[si], es = coll_dtype_size(t);
+                    char *send = test_alloc(n * es), *recv = test_alloc(n * es);
+                    for (size_t i = 0; i < n; i++)
+                        put(t, send, i, (int64_t)(rank + 1) * (int64_t)(i % 13 + 1));
+                    memset(recv, 0xab, n * es);
+                    char *keep = test_alloc(n * es);
+                    memcpy(keep, send, n * es);
+                    OK(coll_allreduce(send, inplace ? send : recv, n, t, op));
+                    const char *out = inplace ? send : recv;
+                    for (size_t i = 0; i < n; i++)
+                        CHECK(same_as_expected(t, out, i, op), "allreduce %s type %d count %zu %s: element %zu wrong",
+                              op == COLL_SUM ? "sum" : "average", (int)t, n, inplace ? "in-place" : "out-of-place", i);
+                    if (!inplace)
+                        CHECK(!memcmp(keep, send, n * es), "out-of-place allreduce changed sendbuf");
+                    free(send);
+                    free(recv);
+                    free(keep);
+                }
+}
+
+static void test_broadcast(void)
+{
+    for (int root = 0; root < size; root++)
+        for (size_t ti = 0; ti < sizeof host_types / sizeof *host_types; ti++)
+            for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+                enum coll_dtype t = host_types[ti];
+                size_t n = sizes[si], es = coll_dtype_size(t);
+                char *buf = test_alloc(n * es), *want = test_alloc(n * es);
+                for (size_t i = 0; i < n; i++)
+                    put(t, want, i, (int64_t)((i * 7 + (size_t)root) % 100));
+                if (rank == root)
+                    memcpy(buf, want, n * es);
+                else
+                    memset(buf, 0xcd, n * es);
+                OK(coll_broadcast(buf, n, t, root));
+                CHECK(!memcmp(buf, want, n * es), "broadcast from root %d of %zu x type %d differs", root, n, (int)t);
+                free(buf);
+                free(want);
+            }
+}
+
+static void test_allgather(void)
+{
+    for (size_t si = 0; si < 4; si++)
+        for (int inplace = 0; inplace <= 1; inplace++) {
+            size_t n = sizes[si];
+            int32_t *recv = test_alloc((size_t)size * n * sizeof *recv), *send = test_alloc(n * sizeof *send);
+            int32_t *mine = inplace ? recv + (size_t)rank * n : send;
+            for (size_t i = 0; i < n; i++)
+                mine[i] = rank * 100000 + (int32_t)i;
+            OK(coll_allgather(mine, recv, n, COLL_INT32));
+            for (int r = 0; r < size; r++)
+                for (size_t i = 0; i < n; i++)
+                    CHECK(recv[(size_t)r * n + i] == r * 100000 + (int32_t)i, "allgather %zu %s: rank %d element %zu",
+                          n, inplace ? "in-place" : "out-of-place", r, i);
+            free(recv);
+            free(send);
+        }
+}
+
+/* The model's gradient tensors (the 1179648-float kernel shrunk tenfold to keep the test quick). */
+static const size_t grads[] = {864, 32, 9216, 32, 18432, 64, 36864, 64, 117964, 512, 5120, 10};
+#define NGRADS (sizeof grads / sizeof *grads)
+
+static void test_fusion_identical(void)
+{
+    for (int op = COLL_SUM; op <= COLL_AVERAGE; op++) {
+        float *in[NGRADS], *alone[NGRADS], *fused[NGRADS], *inplace[NGRADS];
+        coll_handle h[NGRADS];
+        for (size_t k = 0; k < NGRADS; k++) {
+            in[k] = test_alloc(grads[k] * sizeof(float));
+            alone[k] = test_alloc(grads[k] * sizeof(float));
+            fused[k] = test_alloc(grads[k] * sizeof(float));
+            inplace[k] = test_alloc(grads[k] * sizeof(float));
+            test_random_floats(in[k], grads[k], (unsigned)(rank * 100 + (int)k));
+            memcpy(inplace[k], in[k], grads[k] * sizeof(float));
+        }
+        for (size_t k = 0; k < NGRADS; k++) /* one by one: every blocking call runs alone */
+            OK(coll_allreduce(in[k], alone[k], grads[k], COLL_FLOAT32, op));
+        for (size_t k = 0; k < NGRADS; k++) /* queued together: fused up to the threshold */
+            OK(coll_allreduce_async(in[k], fused[k], grads[k], COLL_FLOAT32, op, &h[k]));
+        OK(coll_wait_all());
+        for (size_t k = 0; k < NGRADS; k++)
+            OK(coll_allreduce_async(inplace[k], inplace[k], grads[k], COLL_FLOAT32, op, &h[k]));
+        for (size_t k = NGRADS; k-- > 0;) /* waited in reverse, as backward finishes layers */
+            OK(coll_wait(h[k]));
+        for (size_t k = 0; k < NGRADS; k++) {
+            CHECK(!memcmp(alone[k], fused[k], grads[k] * sizeof(float)), "fused tensor %zu (%zu floats, %s) differs "
+                  "from reducing it alone", k, grads[k], op == COLL_SUM ? "sum" : "average");
+            CHECK(!memcmp(alone[k], inplace[k], grads[k] * sizeof(float)), "fused in-place tensor %zu differs", k);
+            free(in[k]);
+            free(alone[k]);
+            free(fused[k]);
+            free(inplace[k]);
+        }
+    }
+}
+
+/* Queued collectives of different kinds complete in order with the right values. */
+static void test_async_mixed(void)
+{
+    size_t n = 5003;
+    float *a = test_alloc(n * sizeof *a), *b = test_alloc(n * sizeof *b);
+    int64_t *c = test_alloc(n * sizeof *c);
+    for (size_t i = 0; i < n; i++) {
+        put(COLL_FLOAT32, a, i, (int64_t)(rank + 1) * (int64_t)(i % 13 + 1));
+        b[i] = rank == size - 1 ? (float)i : -1.0f;
+        put(COLL_INT64, c, i, (int64_t)(rank + 1) * (int64_t)(i % 13 + 1));
+    }
+    coll_handle ha, hb, hc;
+    OK(coll_allreduce_async(a, a, n, COLL_FLOAT32, COLL_SUM, &ha));
+    OK(coll_broadcast_async(b, n, COLL_FLOAT32, size - 1, &hb));
+    OK(coll_allreduce_async(c, c, n, COLL_INT64, COLL_AVERAGE, &hc));
+    OK(coll_wait(hc));
+    OK(coll_wait(ha));
+    OK(coll_wait(hb));
+    for (size_t i = 0; i < n; i++) {
+        CHECK(same_as_expected(COLL_FLOAT32, a, i, COLL_SUM), "mixed async: allreduce element %zu", i);
+        CHECK(b[i] == (float)i, "mixed async: broadcast element %zu", i);
+        CHECK(same_as_expected(COLL_INT64, c, i, COLL_AVERAGE), "mixed async: int64 average element %zu", i);
+    }
+    free(a);
+    free(b);
+    free(c);
+}
+
+/* The reduction progresses in the background while this thread computes and never waits. */
+static void test_overlap(void)
+{
+    size_t n = (size_t)1 << 20, rounds = 0;
+    float *g = test_alloc(n * sizeof *g), *work = test_alloc(4096 * sizeof *work);
+    for (size_t i = 0; i < n; i++)
+        put(COLL_FLOAT32, g, i, (int64_t)(rank + 1) * (int64_t)(i % 13 + 1));
+    coll_handle h;
+    int done = 0;
+    time_t start = time(NULL);
+    OK(coll_allreduce_async(g, g, n, COLL_FLOAT32, COLL_AVERAGE, &h));
+    while (!done) {
+        for (size_t i = 0; i < 4096; i++) /* "backward" of the next layer */
+            work[i] = work[i] * 0.5f + (float)i;
+        rounds++;
+        OK(coll_test(h, &done));
+        CHECK(done || time(NULL) - start < 120, "async allreduce made no progress in 120 s without a wait");
+    }
+    OK(coll_wait(h));
+    for (size_t i = 0; i < n; i++)
+        CHECK(same_as_expected(COLL_FLOAT32, g, i, COLL_AVERAGE), "overlapped allreduce element %zu", i);
+    if (rank == 0)
+        printf("overlap: a 4 MiB allreduce completed in the background after %zu compute rounds\n", rounds);
+    free(g);
+    free(work);
+}
+
+static void test_refusals(void)
+{
+    uint16_t h[4] = {0};
+    float f[4] = {0};
+    CHECK(coll_allreduce(h, h, 4, COLL_FLOAT16, COLL_SUM) == COLL_ERR_UNSUPPORTED, "float16 on host accepted");
+    CHECK(strstr(coll_last_error(), "float16"), "float16 refusal does not say why: %s", coll_last_error());
+    CHECK(coll_allreduce(NULL, f, 4, COLL_FLOAT32, COLL_SUM) == COLL_ERR_ARG, "NULL sendbuf accepted");
+    CHECK(coll_allreduce(f, f, 4, COLL_FLOAT32, (enum coll_op)7) == COLL_ERR_ARG, "unknown op accepted");
+    CHECK(coll_broadcast(f, 4, COLL_FLOAT32, size) == COLL_ERR_ARG, "root out of range accepted");
+    CHECK(coll_allreduce_async(f, f, 4, COLL_FLOAT32, COLL_SUM, NULL) == COLL_ERR_ARG, "NULL handle accepted");
+    CHECK(coll_wait(NULL) == COLL_ERR_ARG, "wait(NULL) accepted");
+}
+
+int main(void)
+{
+    float x = 1;
+    CHECK(coll_allreduce(&x, &x, 1, COLL_FLOAT32, COLL_SUM) == COLL_ERR_STATE, "allreduce before init accepted");
+    OK(coll_init(NULL));
+    rank = coll_rank();
+    size = coll_size();
+    const char *world = getenv("OMPI_COMM_WORLD_SIZE");
+    CHECK(size == (world ? atoi(world) : 1), "size %d, launcher says %s", size, world ? world : "(no launcher)");
+    CHECK(rank >= 0 && rank < size, "rank %d of %d", rank, size);
+    /* mpirun here starts every rank on this one host. */
+    CHECK(coll_local_size() == size && coll_local_rank() == rank, "local rank %d of %d", coll_local_rank(),
+          coll_local_size());
+    CHECK(coll_device() == -1, "a device without asking for one");
+
+    test_refusals();
+    test_allreduce();
+    test_broadcast();
+    test_allgather();
+    OK(coll_barrier());
+    test_fusion_identical();
+    test_async_mixed();
+    test_overlap();
+    OK(coll_barrier());
+    OK(coll_finalize());
+    CHECK(coll_barrier() == COLL_ERR_STATE, "barrier after finalize accepted");
+    if (rank == 0)
+        printf("test_collective: %d rank%s passed\n", size, size == 1 ? "" : "s");
+    return 0;
+}
