@@ -27,7 +27,9 @@ $(BUILD)/bin/cifar-train: $(call obj-of,$(TRAINER_MAIN) $(TRAINER_SRCS)) $(LIBCO
 TRAINER_TEST_SRCS := $(wildcard tests/trainer/test_*.c)
 TRAINER_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TRAINER_TEST_SRCS))
 TRAINER_MPI_TESTS := $(filter $(BUILD)/tests/trainer/test_mpi_%,$(TRAINER_TEST_BINS))
-$(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(TRAINER_CORE))
+# Helper programs of the script tests (not tests themselves).
+TRAINER_TEST_TOOLS := $(BUILD)/tests/trainer/step_dump
+$(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_TOOLS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(TRAINER_CORE))
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_LIBS)
 $(TRAINER_MPI_TESTS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
@@ -40,7 +42,7 @@ TRAINER_TEST_SCRIPTS := $(wildcard tests/trainer/test_*.sh)
 # cifar-train and the MPI tests need libcollective; until its module exists only the core is built.
 ifneq ($(wildcard libcollective/module.mk),)
 ALL += $(BUILD)/bin/cifar-train
-TEST_BINS += $(TRAINER_TEST_BINS) $(BUILD)/bin/cifar-train
+TEST_BINS += $(TRAINER_TEST_BINS) $(TRAINER_TEST_TOOLS) $(BUILD)/bin/cifar-train
 TESTS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_SCRIPTS)
 else
 TEST_BINS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS))
@@ -56,3 +58,10 @@ install-trainer: $(BUILD)/bin/cifar-train
 $(call obj-of,$(TRAINER_MAIN)): CFLAGS += -DTRAINER_VERSION='"$(VERSION)"'
 
 include tests/trainer/io.mk
+
+# bench/: trainer-bench (ours) and the PyTorch peer, side by side (`make bench`).
+$(call obj-of,bench/trainer_bench.c): OPT := -O3 -g
+bench_CFLAGS := $(trainer_CFLAGS)
+$(BUILD)/bin/trainer-bench: $(call obj-of,bench/trainer_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)

@@ -17,6 +17,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rng.h"
+
+/* Inverted dropout's rule, shared by every device: unit i of a layer whose stream key is `key` is kept
+ * when the i-th 16-bit draw is >= rate * 65536 (four draws per 64-bit number: a quarter of the hashing). */
+static inline int dropout_kept(uint64_t key, size_t i, float rate)
+{
+    const uint32_t draw = (uint32_t)(rng_u64(key, i >> 2) >> ((i & 3) * 16)) & 0xffffu;
+    return (float)draw >= rate * 65536.0f;
+}
+
 struct kernels {
     const char *name; /* "cpu" */
 
@@ -45,7 +55,7 @@ struct kernels {
                           float *dbias);
 
     /* 2x2 max-pool, stride 2 (floor: a last odd row/column is dropped), then inverted dropout:
-     * y = max * (kept ? 1/(1-rate) : 0), kept when rng_uniform(key, i) >= rate, i the index into y.
+     * y = max * (kept ? 1/(1-rate) : 0), kept = dropout_kept(key, i, rate), i the index into y.
      * rate 0 (inference) keeps everything and then idx may be NULL. idx[i] records, for backward, the
      * argmax (bits 0-1: dy*2+dx, first maximum in row-major order) and whether it was kept (bit 2). */
     void (*pool_dropout)(const float *x, int B, int H, int W, int C, float rate, uint64_t key, float *y,

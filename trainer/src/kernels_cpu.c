@@ -169,7 +169,7 @@ static void cpu_pool_dropout(const float *x, int B, int H, int W, int C, float r
                             m = q[k][c];
                             arg = k;
                         }
-                    int kept = rate <= 0.0f || rng_uniform(key, o + c) >= rate;
+                    int kept = rate <= 0.0f || dropout_kept(key, o + c, rate);
                     y[o + c] = kept ? m * scale : 0.0f;
                     if (idx)
                         idx[o + c] = (uint8_t)(arg | (kept << 2));
@@ -215,7 +215,7 @@ static void cpu_dropout(float *x, size_t n, float rate, uint64_t key)
     const float scale = 1.0f / (1.0f - rate);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
-        x[i] = rng_uniform(key, i) >= rate ? x[i] * scale : 0.0f;
+        x[i] = dropout_kept(key, i, rate) ? x[i] * scale : 0.0f;
 }
 
 static void cpu_softmax_xent(const float *logits, const uint8_t *labels, int B, int classes, float *probs,

@@ -1,0 +1,132 @@
+#!/usr/bin/python3
+"""Independent numpy (float64) reference of one training step of the tutorial's model, compared with the
+trainer's (tests/trainer/step_dump.c) to 1e-4 relative: loss, every gradient, updated weights and RMSprop
+accumulators. Written from trainer.md's recipe, not from the C code: Keras layers in NHWC, 'same'/'valid'
+3x3 convolutions, 2x2 max-pooling (floor), inverted dropout with the given masks, softmax + categorical
+cross-entropy with Keras's clipping, RMSprop with Keras 2.x's decay. Usage: test_step.py DUMP.bin"""
+import sys
+import numpy as np
+
+SHAPES = [("conv2d_1", (3, 3, 3, 32)), ("conv2d_2", (3, 3, 32, 32)), ("conv2d_3", (3, 3, 32, 64)),
+          ("conv2d_4", (3, 3, 64, 64)), ("dense_1", (2304, 512)), ("dense_2", (512, 10))]
+
+
+def split(flat):
+    out, at = {}, 0
+    for name, shape in SHAPES:
+        n = int(np.prod(shape))
+        out[name + "/kernel"] = flat[at:at + n].reshape(shape); at += n
+        out[name + "/bias"] = flat[at:at + shape[-1]]; at += shape[-1]
+    assert at == flat.size
+    return out
+
+
+def conv(x, w, b, pad):
+    """y[b,i,j,o] = sum_{ky,kx,c} xpad[b,i+ky,j+kx,c] w[ky,kx,c,o] + bias[o]; returns y and a backward."""
+    xp = np.pad(x, ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    oh, ow = xp.shape[1] - 2, xp.shape[2] - 2
+    y = b.copy().reshape(1, 1, 1, -1) + np.zeros((x.shape[0], oh, ow, w.shape[3]))
+    for ky in range(3):
+        for kx in range(3):
+            y += np.einsum("bijc,co->bijo", xp[:, ky:ky + oh, kx:kx + ow, :], w[ky, kx])
+
+    def backward(dy):
+        dw = np.zeros_like(w)
+        dxp = np.zeros_like(xp)
+        for ky in range(3):
+            for kx in range(3):
+                dw[ky, kx] = np.einsum("bijc,bijo->co", xp[:, ky:ky + oh, kx:kx + ow, :], dy)
+                dxp[:, ky:ky + oh, kx:kx + ow, :] += np.einsum("bijo,co->bijc", dy, w[ky, kx])
+        dx = dxp[:, pad:dxp.shape[1] - pad, pad:dxp.shape[2] - pad, :]
+        return dx, dw, dy.sum(axis=(0, 1, 2))
+    return y, backward
+
+
+def maxpool(x):
+    n, h, w, c = x.shape
+    oh, ow = h // 2, w // 2
+    win = x[:, :2 * oh, :2 * ow, :].reshape(n, oh, 2, ow, 2, c).transpose(0, 1, 3, 5, 2, 4).reshape(n, oh, ow, c, 4)
+    arg = win.argmax(axis=-1)  # first maximum in (dy, dx) row-major order, as TensorFlow
+    y = win.max(axis=-1)
+
+    def backward(dy):
+        dwin = np.zeros_like(win)
+        np.put_along_axis(dwin, arg[..., None], dy[..., None], axis=-1)
+        dx = np.zeros_like(x)
+        dx[:, :2 * oh, :2 * ow, :] = dwin.reshape(n, oh, ow, c, 2, 2).transpose(0, 1, 4, 2, 5, 3).reshape(n, 2 * oh, 2 * ow, c)
+        return dx
+    return y, backward
+
+
+def main():
+    raw = open(sys.argv[1], "rb").read()
+    B, N = np.frombuffer(raw[:8], dtype=np.int32)
+    f = np.frombuffer(raw[8:], dtype=np.float32).astype(np.float64)
+    at = 0
+
+    def take(n):
+        nonlocal at
+        at += n
+        return f[at - n:at]
+    p0, a0 = take(N), take(N)
+    x = take(B * 3072).reshape(B, 32, 32, 3)
+    labels = take(B).astype(int)
+    m1 = take(B * 15 * 15 * 32).reshape(B, 15, 15, 32)
+    m2 = take(B * 6 * 6 * 64).reshape(B, 6, 6, 64)
+    m3 = take(B * 512).reshape(B, 512)
+    lr_t, rho, eps, c_loss = take(4)
+    c_grad, c_p1, c_a1 = take(N), take(N), take(N)
+    assert at == f.size
+    W = split(p0)
+    relu = lambda v: np.maximum(v, 0)
+
+    # forward
+    z1, bw1 = conv(x, W["conv2d_1/kernel"], W["conv2d_1/bias"], 1); h1 = relu(z1)
+    z2, bw2 = conv(h1, W["conv2d_2/kernel"], W["conv2d_2/bias"], 0); h2 = relu(z2)
+    q1, bwp1 = maxpool(h2); d1 = q1 * m1 / 0.75
+    z3, bw3 = conv(d1, W["conv2d_3/kernel"], W["conv2d_3/bias"], 1); h3 = relu(z3)
+    z4, bw4 = conv(h3, W["conv2d_4/kernel"], W["conv2d_4/bias"], 0); h4 = relu(z4)
+    q2, bwp2 = maxpool(h4); d2 = q2 * m2 / 0.75
+    flat = d2.reshape(B, -1)
+    z5 = flat @ W["dense_1/kernel"] + W["dense_1/bias"]; h5 = relu(z5); d3 = h5 * m3 / 0.5
+    z6 = d3 @ W["dense_2/kernel"] + W["dense_2/bias"]
+    e = np.exp(z6 - z6.max(axis=1, keepdims=True)); p = e / e.sum(axis=1, keepdims=True)
+    onehot = np.eye(10)[labels]
+    pc = np.clip(p, 1e-7, 1 - 1e-7)
+    loss = -(onehot * np.log(pc)).sum(axis=1).mean()
+
+    # backward
+    inside = (p >= 1e-7) & (p <= 1 - 1e-7)
+    dp = np.where(inside, -onehot / pc, 0) / B
+    dz6 = p * (dp - (dp * p).sum(axis=1, keepdims=True))
+    g = {"dense_2/kernel": d3.T @ dz6, "dense_2/bias": dz6.sum(0)}
+    dz5 = (dz6 @ W["dense_2/kernel"].T) * m3 / 0.5 * (z5 > 0)
+    g["dense_1/kernel"] = flat.T @ dz5; g["dense_1/bias"] = dz5.sum(0)
+    dz4 = bwp2((dz5 @ W["dense_1/kernel"].T).reshape(B, 6, 6, 64) * m2 / 0.75) * (z4 > 0)
+    dh3, g["conv2d_4/kernel"], g["conv2d_4/bias"] = bw4(dz4)
+    dd1, g["conv2d_3/kernel"], g["conv2d_3/bias"] = bw3(dh3 * (z3 > 0))
+    dz2 = bwp1(dd1 * m1 / 0.75) * (z2 > 0)
+    dh1, g["conv2d_2/kernel"], g["conv2d_2/bias"] = bw2(dz2)
+    _, g["conv2d_1/kernel"], g["conv2d_1/bias"] = bw1(dh1 * (z1 > 0))
+    grad = np.concatenate([g[n + "/" + t].ravel() for n, _ in SHAPES for t in ("kernel", "bias")])
+
+    # RMSprop (Keras 2.x)
+    a1 = rho * a0 + (1 - rho) * grad ** 2
+    p1 = p0 - lr_t * grad / (np.sqrt(a1) + eps)
+
+    def rel(name, ours, ref):
+        err = np.abs(ours - ref).max() / max(np.abs(ref).max(), 1e-30)
+        print("%-22s max|diff|/max|ref| = %.2e %s" % (name, err, "ok" if err <= 1e-4 else "FAIL"))
+        return err <= 1e-4
+    ok = rel("loss", np.array([c_loss]), np.array([loss]))
+    cg, rg = split(c_grad), split(grad)
+    for n, _ in SHAPES:
+        for t in ("kernel", "bias"):
+            ok &= rel("grad " + n + "/" + t, cg[n + "/" + t], rg[n + "/" + t])
+    ok &= rel("accumulators", c_a1, a1)
+    ok &= rel("update (p1 - p0)", c_p1 - p0, p1 - p0)
+    print("loss %.6f (trainer %.6f), lr_t %.8g" % (loss, c_loss, lr_t))
+    sys.exit(0 if ok else 1)
+
+
+main()
