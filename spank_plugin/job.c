@@ -776,6 +776,8 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
         path = "properties";
         if (body) {
             jv_object(diag, root, "", wrapper_keys);
+            if (jv_get(root, "$schema") && !cJSON_IsString(jv_get(root, "$schema")))
+                bai_diag_add(diag, "$schema", "expected a string");
         } else {
             /* The bare form: the job's properties at the top, "$schema" allowed beside them. */
             cJSON *schema = cJSON_DetachItemFromObjectCaseSensitive(root, "$schema");

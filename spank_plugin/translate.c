@@ -29,6 +29,8 @@ static char *xstrdup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+/* The file's name without .json / .job.json; for a plain "job.json", its directory's name (contrib/cifar/job.json
+ * is the job "cifar"). */
 static char *default_job_name(const char *file)
 {
     const char *base = file ? strrchr(file, '/') : NULL;
@@ -38,10 +40,17 @@ static char *default_job_name(const char *file)
     base = base ? base + 1 : file;
     if (!base || !*base)
         return strdup("batchai-job");
-    n = strlen(base);
-    if (n > 9 && strcmp(base + n - 9, ".job.json") == 0)
+    if (strcmp(base, "job.json") == 0 && base - file >= 2) {
+        const char *dir = base - 1;
+        while (dir > file && dir[-1] != '/')
+            dir--;
+        if (base - 1 > dir && strncmp(dir, "..", (size_t)(base - 1 - dir)) != 0 && dir[0] != '.')
+            base = dir;
+    }
+    n = strcspn(base, "/");
+    if (n > 9 && strncmp(base + n - 9, ".job.json", 9) == 0)
         n -= 9;
-    else if (n > 5 && strcmp(base + n - 5, ".json") == 0)
+    else if (n > 5 && strncmp(base + n - 5, ".json", 5) == 0)
         n -= 5;
     if (n > 64)
         n = 64;
@@ -266,106 +275,122 @@ static void plan_env(struct bai_plan *plan, const struct bai_job *job, const str
         bai_diag_add(d, "", "out of memory");
 }
 
-/* srun options shared by every step of the job. */
-static void srun_prefix(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi,
-                        int ntasks)
+/* One srun step: options, then the command, evaluated by /bin/sh inside each task so that per-task values
+ * (AZ_BATCHAI_TASK_INDEX, RANK) expand where they are true, as they did under Batch AI's launcher. */
+static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi, int ntasks,
+                 const char *extra_opts, const char *prelude, const char *command)
 {
+    struct sbuf cmd = { 0 };
+    char *text;
+
     sb_puts(b, "srun");
     if (mpi)
         sb_printf(b, " --mpi=%s", site->mpi);
     sb_printf(b, " --ntasks=%d", ntasks);
+    if (extra_opts)
+        sb_printf(b, " %s", extra_opts);
     if (plan->container)
         sb_printf(b, " %s", plan->container);
+    sb_puts(&cmd, "export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID");
+    if (prelude)
+        sb_printf(&cmd, " %s", prelude);
+    sb_printf(&cmd, "; %s", command);
+    text = sb_finish(&cmd);
+    if (!text) {
+        b->failed = true;
+        return;
+    }
+    sb_puts(b, " /bin/sh -c ");
+    sb_shell_quote(b, text);
+    free(text);
 }
 
-/* "<python> <script> <args>" */
-static void python_command(struct sbuf *b, const struct bai_toolkit_settings *t, const struct bai_settings *site,
-                           const char *args)
+/* "<python> <script> <args>" as shell text; NULL on OOM. */
+static char *python_command(const struct bai_toolkit_settings *t, const struct bai_settings *site, const char *args)
 {
-    sb_printf(b, " %s %s", t->python_interpreter ? t->python_interpreter : site->python, t->python_script);
-    if (args && *args)
-        sb_printf(b, " %s", args);
+    return fmt("exec %s %s%s%s", t->python_interpreter ? t->python_interpreter : site->python, t->python_script,
+               args && *args ? " " : "", args && *args ? args : "");
 }
 
 static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site)
 {
     const struct bai_toolkit_settings *t = &job->toolkit;
     struct sbuf b = { 0 };
+    char *cmd = NULL, *ps = NULL;
     int n = plan->ntasks;
 
     switch (t->kind) {
     case BAI_TK_HOROVOD:
     case BAI_TK_CHAINER:
-        srun_prefix(&b, plan, site, true, n);
-        python_command(&b, t, site, t->command_line_args);
+        cmd = python_command(t, site, t->command_line_args);
+        step(&b, plan, site, true, n, NULL, NULL, cmd);
         break;
     case BAI_TK_CUSTOM_MPI:
-        srun_prefix(&b, plan, site, true, n);
-        sb_printf(&b, " %s", t->command_line);
+        step(&b, plan, site, true, n, NULL, NULL, t->command_line);
         break;
     case BAI_TK_CUSTOM_TOOLKIT:
-        srun_prefix(&b, plan, site, false, 1);
-        sb_puts(&b, " --nodes=1 /bin/sh -c ");
-        sb_shell_quote(&b, t->command_line);
+        step(&b, plan, site, false, 1, "--nodes=1", NULL, t->command_line);
         break;
     case BAI_TK_PYTORCH: {
         bool mpi = t->communication_backend && strcasecmp(t->communication_backend, "MPI") == 0;
+        cmd = python_command(t, site, t->command_line_args);
         if (!mpi && n > 1) {
-            /* TCP/Gloo: torch.distributed's env:// rendezvous on the first node; each task's RANK is its
-             * Slurm task id. */
-            sb_printf(&b, "MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1) "
-                          "MASTER_PORT=29500 WORLD_SIZE=%d AZ_BATCHAI_PYTORCH_BACKEND=%s \\\n    ", n,
-                      t->communication_backend ? t->communication_backend : "Gloo");
-            srun_prefix(&b, plan, site, false, n);
-            sb_puts(&b, " /bin/sh -c 'RANK=$SLURM_PROCID exec \"$0\" \"$@\"'");
+            /* TCP/Gloo: torch.distributed's rendezvous on the first node; a task's rank is its Slurm task id. */
+            sb_printf(&b, "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
+                          "export MASTER_PORT=29500 WORLD_SIZE=%d AZ_BATCHAI_PYTORCH_BACKEND=%s\n"
+                          "export AZ_BATCHAI_PYTORCH_INIT_METHOD=tcp://$MASTER_ADDR:$MASTER_PORT\n", n,
+                      t->communication_backend ? t->communication_backend : "gloo");
+            step(&b, plan, site, false, n, NULL, "RANK=$SLURM_PROCID", cmd);
         } else {
-            srun_prefix(&b, plan, site, mpi, n);
+            step(&b, plan, site, mpi, n, NULL, NULL, cmd);
         }
-        python_command(&b, t, site, t->command_line_args);
         break;
     }
     case BAI_TK_TENSORFLOW: {
         int workers = t->worker_count ? t->worker_count : job->node_count;
-        int ps = t->ps_count ? t->ps_count : 1;
+        int nps = t->ps_count ? t->ps_count : 1;
         if (n == 1) {
-            srun_prefix(&b, plan, site, false, 1);
-            python_command(&b, t, site, t->master_args);
+            cmd = python_command(t, site, t->master_args);
+            step(&b, plan, site, false, 1, NULL, NULL, cmd);
             break;
         }
-        /* Parameter servers and workers as two steps; the job's end is the workers' end. */
+        /* Parameter servers and workers as two steps; the job ends when the workers do. */
+        ps = python_command(t, site, t->ps_args);
+        cmd = python_command(t, site, t->worker_args);
         sb_printf(&b, "export AZ_BATCHAI_PS_HOSTS=$(batchai_hosts %d 2222) AZ_BATCHAI_WORKER_HOSTS=$(batchai_hosts %d "
-                      "2223)\n", ps, workers);
-        srun_prefix(&b, plan, site, false, ps);
-        sb_puts(&b, " --exact /bin/sh -c 'AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID exec \"$0\" \"$@\"'");
-        python_command(&b, t, site, t->ps_args);
+                      "2223)\n", nps, workers);
+        step(&b, plan, site, false, nps, "--exact", NULL, ps);
         sb_puts(&b, " &\nps_step=$!\n");
-        srun_prefix(&b, plan, site, false, workers);
-        sb_puts(&b, " --exact /bin/sh -c 'AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID exec \"$0\" \"$@\"'");
-        python_command(&b, t, site, t->worker_args);
+        step(&b, plan, site, false, workers, "--exact", NULL, cmd);
         sb_puts(&b, "\nrc=$?\nkill \"$ps_step\" 2>/dev/null\n(exit $rc)");
         break;
     }
     case BAI_TK_CNTK:
-        srun_prefix(&b, plan, site, true, n);
         if (t->language_type && strcasecmp(t->language_type, "Python") == 0)
-            python_command(&b, t, site, t->command_line_args);
+            cmd = python_command(t, site, t->command_line_args);
         else
-            sb_printf(&b, " cntk configFile=%s%s%s", t->config_file, t->command_line_args ? " " : "",
+            cmd = fmt("exec cntk configFile=%s%s%s", t->config_file, t->command_line_args ? " " : "",
                       t->command_line_args ? t->command_line_args : "");
+        step(&b, plan, site, true, n, NULL, NULL, cmd);
         break;
     case BAI_TK_CAFFE:
-        srun_prefix(&b, plan, site, n > 1, n);
         if (t->python_script)
-            python_command(&b, t, site, t->command_line_args);
+            cmd = python_command(t, site, t->command_line_args);
         else
-            sb_printf(&b, " caffe train --solver=%s%s%s", t->config_file, t->command_line_args ? " " : "",
+            cmd = fmt("exec caffe train --solver=%s%s%s", t->config_file, t->command_line_args ? " " : "",
                       t->command_line_args ? t->command_line_args : "");
+        step(&b, plan, site, n > 1, n, NULL, NULL, cmd);
         break;
     case BAI_TK_CAFFE2:
-        srun_prefix(&b, plan, site, false, 1);
-        python_command(&b, t, site, t->command_line_args);
+        cmd = python_command(t, site, t->command_line_args);
+        step(&b, plan, site, false, 1, NULL, NULL, cmd);
         break;
     }
+    if ((!cmd && t->kind != BAI_TK_CUSTOM_MPI && t->kind != BAI_TK_CUSTOM_TOOLKIT) ||
+        (t->kind == BAI_TK_TENSORFLOW && n > 1 && !ps))
+        b.failed = true;
+    free(cmd);
+    free(ps);
     return sb_finish(&b);
 }
 

@@ -31,7 +31,9 @@ for f in "${valid[@]}"; do
     if ! (cd "$dir" && "$bin" validate "$(basename "$f")") >"$out/v" 2>&1; then
         echo "FAIL $f: does not validate"; cat "$out/v"; fail=$((fail + 1)); continue
     fi
-    if ! (cd "$dir" && "$bin" translate "$(basename "$f")") >"$out/$base.script" 2>"$out/err"; then
+    # translate is given the path from the repository's parent, so a job.json is named after its directory.
+    rel=$(basename "$(dirname "$f")")/$(basename "$f")
+    if ! (cd "$dir/.." && "$bin" translate "$rel") >"$out/$base.script" 2>"$out/err"; then
         echo "FAIL $f: does not translate"; cat "$out/err"; fail=$((fail + 1)); continue
     fi
     if check "$base.script" "$out/$base.script"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
