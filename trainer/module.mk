@@ -42,7 +42,7 @@ TRAINER_TEST_SCRIPTS := $(wildcard tests/trainer/test_*.sh)
 # cifar-train and the MPI tests need libcollective; until its module exists only the core is built.
 ifneq ($(wildcard libcollective/module.mk),)
 ALL += $(BUILD)/bin/cifar-train
-TEST_BINS += $(TRAINER_TEST_BINS) $(TRAINER_TEST_TOOLS) $(BUILD)/bin/cifar-train
+TEST_BINS += $(TRAINER_TEST_BINS) $(TRAINER_TEST_TOOLS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench
 TESTS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_SCRIPTS)
 else
 TEST_BINS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS))

@@ -1,6 +1,7 @@
 #include "progress.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,7 +18,10 @@ void progress_start(struct progress *p, FILE *out, int target)
     memset(p, 0, sizeof *p);
     p->out = out;
     p->target = target;
-    p->tty = isatty(fileno(out));
+    /* mpirun hands ranks a pseudo-terminal even when its own output goes to a file: under a launcher
+     * only a real terminal on mpirun's side could show in-place redraws, and that cannot be told from
+     * here, so launched processes print lines. */
+    p->tty = isatty(fileno(out)) && !getenv("OMPI_COMM_WORLD_SIZE") && !getenv("PMIX_RANK");
     p->start = progress_now();
     p->last_draw = p->start;
 }

@@ -1,7 +1,7 @@
 /* progress: Keras 2.x's Progbar (verbose=1) as the tutorial's console shows it, e.g.
  *     12/159 [=>............................] - ETA: 1:02 - loss: 2.3091 - acc: 0.1042
  *    159/159 [==============================] - 12s 75ms/step - loss: 2.2 - acc: 0.15 - val_loss: ...
- * On a terminal the bar is redrawn in place (carriage return) at most 10 times a second; into a file or
+ * On a terminal (not under mpirun/srun, whose pseudo-terminals usually end in a log) the bar is redrawn in place (carriage return) at most 10 times a second; into a file or
  * pipe a full line is written at most every PROGRESS_FILE_INTERVAL seconds, and the final line always. */
 #ifndef TRAINER_PROGRESS_H
 #define TRAINER_PROGRESS_H

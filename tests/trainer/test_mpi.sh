@@ -1,0 +1,29 @@
+#!/bin/bash
+# Data-parallel training with 2 real MPI ranks on this node:
+#  - test_mpi_dist: broadcast, identical weights, equality with a 1-process average (see its header);
+#  - cifar-train -np 2 on a slice of the real subset: trains, only rank 0 prints and writes files.
+# ASan's leak check is off for the MPI programs: Open MPI keeps allocations until exit by design.
+set -eu
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
+command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed"; exit 77; }
+[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP: $DATA not present"; exit 77; }
+export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp} OMPI_MCA_rmaps_base_oversubscribe=1
+export ASAN_OPTIONS=detect_leaks=0
+mpi="mpirun --allow-run-as-root --oversubscribe -np 2"
+$mpi "$BUILD/tests/trainer/test_mpi_dist"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-mpi.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+bin=$(cd "$BUILD/bin" && pwd)/cifar-train
+data=$(cd "$DATA" && pwd)
+(cd "$work" && $mpi "$bin" --data "$data" --dir out --epochs 2 --limit-train 96 --limit-test 64 --threads 1 \
+    --log-json log.json) >"$work/stdout" 2>&1 || { cat "$work/stdout"; exit 1; }
+cat "$work/stdout"
+grep -c '^Epoch 1/2$' "$work/stdout" | grep -qx 1 || { echo "FAIL: expected exactly one 'Epoch 1/2' (rank 0 only)"; exit 1; }
+grep -q '^Test accuracy: ' "$work/stdout"
+for f in checkpoint-1.h5 checkpoint-2.h5 out/saved_models/keras_cifar10_trained_model.h5; do
+    [ -s "$work/$f" ] || { echo "FAIL: $f missing"; exit 1; }
+done
+[ "$(wc -l <"$work/log.json")" -eq 2 ] || { echo "FAIL: expected 2 epoch lines in log.json"; exit 1; }
+echo "2-rank cifar-train ok"

@@ -1,0 +1,43 @@
+#!/bin/bash
+# Resuming from a checkpoint continues exactly as an uninterrupted run (single rank, same seed):
+# 3 epochs in one go vs 2 epochs then --resume checkpoint-2.h5 for the third; the final models (weights and
+# RMSprop state) must be identical, checked with h5py. Also `cifar-train evaluate` on the result.
+set -eu
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
+[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP: $DATA not present"; exit 77; }
+/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: python3-h5py/numpy not installed"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-resume.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+bin=$(cd "$BUILD/bin" && pwd)/cifar-train
+data=$(cd "$DATA" && pwd)
+common=(--data "$data" --limit-train 80 --limit-test 40 --threads 2 --seed 5)
+mkdir "$work/a" "$work/b"
+(cd "$work/a" && "$bin" "${common[@]}" --epochs 3 --dir . >log)
+(cd "$work/b" && "$bin" "${common[@]}" --epochs 2 --dir . >log && rm -r saved_models &&
+    "$bin" "${common[@]}" --epochs 3 --dir . --resume checkpoint-2.h5 >log2)
+grep -q '^Epoch 3/3$' "$work/b/log2" && ! grep -q '^Epoch [12]/3$' "$work/b/log2" ||
+    { echo "FAIL: the resumed run did not start at epoch 3"; cat "$work/b/log2"; exit 1; }
+/usr/bin/python3 - "$work/a/saved_models/keras_cifar10_trained_model.h5" \
+    "$work/b/saved_models/keras_cifar10_trained_model.h5" <<'PY'
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+n = 0
+def cmp(name, obj):
+    global n
+    if isinstance(obj, h5py.Dataset):
+        x, y = obj[()], b[name][()]
+        if not np.array_equal(x, y):
+            sys.exit("FAIL: %s differs (max diff %g)" % (name, np.abs(x - y).max()))
+        n += 1
+a["model_weights"].visititems(lambda k, o: cmp("model_weights/" + k, o))
+a["optimizer_weights"].visititems(lambda k, o: cmp("optimizer_weights/" + k, o))
+sa, sb = dict(a["batchai_training_state"].attrs), dict(b["batchai_training_state"].attrs)
+if sa["iterations"] != sb["iterations"] or sa["epoch"] != sb["epoch"]:
+    sys.exit("FAIL: training state differs: %s vs %s" % (sa, sb))
+print("resumed == uninterrupted: %d datasets identical, iterations %d, epoch %d" % (n, sa["iterations"], sa["epoch"]))
+PY
+"$bin" evaluate "$work/a/saved_models/keras_cifar10_trained_model.h5" --data "$data" --limit-test 40 --threads 2 >"$work/eval"
+cat "$work/eval"
+want=$(grep '^Test accuracy' "$work/a/log")
+grep -qx "$want" "$work/eval" || { echo "FAIL: evaluate disagrees with the run's '$want'"; exit 1; }
