@@ -5,7 +5,7 @@
 #   build/bin/coll-bench             nccl-tests-style benchmark
 LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
 # CUDA headers as system headers: their own warnings are not ours to fix.
-libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_NCCL),-isystem $(CUDA_HOME)/include)
+libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-isystem $(CUDA_HOME)/include)
 
 LIBCOLL_SRCS := $(addprefix libcollective/src/,env.c errors.c init.c queue.c progress.c coordinator.c check.c \
                   stall.c fusion.c mpi_backend.c device.c)
@@ -33,9 +33,11 @@ $(LIBCOLL_NCCL_SO): $(call obj-of,libcollective/src/nccl_backend.c)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libcollective_nccl.so $(LDHARDEN) -o $@ $^ $(CUDA_LIBS) $(NCCL_LIBS)
 
+# coll-bench allocates device buffers itself for --mem device, so where CUDA exists it links libcudart.
+$(call obj-of,libcollective/bench/coll_bench.c): CFLAGS += $(if $(HAVE_CUDA),-DCOLL_BENCH_CUDA)
 $(COLL_BENCH): $(call obj-of,libcollective/bench/coll_bench.c) $(LIBCOLL_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS)
+	$(CC) $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS) $(if $(HAVE_CUDA),$(CUDA_LIBS))
 
 .PHONY: install-libcollective
 install-libcollective: $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH)
