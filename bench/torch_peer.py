@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""The PyTorch peer of cifar-train: the tutorial's model and recipe (trainer.md) in PyTorch (Debian's
+python3-torch, oneDNN, channels_last), for side-by-side speed and accuracy.
+
+  torch_peer.py bench DATA_DIR THREADS [BATCH] [SECONDS]   training img/s (order + augmentation + step on the
+                                                           same thread) and inference img/s
+  torch_peer.py train DATA_DIR EPOCHS [THREADS]            the recipe on DATA_DIR; prints val_acc per epoch
+
+Same as cifar-train: glorot_uniform kernels, zero biases, inputs /255, random shift up to 10% (bilinear,
+border pixels repeated) + horizontal flip, dropout 0.25/0.25/0.5, softmax cross-entropy with Keras's
+clipping to [1e-7, 1-1e-7], RMSprop rho 0.9 eps 1e-7 lr 1e-4 with Keras's decay lr/(1+1e-6*iterations),
+batch 32, a shuffled pass over the training set per epoch, validation on the test set after each epoch."""
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def load(d, names):
+    raw = np.concatenate([np.fromfile(os.path.join(d, n), dtype=np.uint8).reshape(-1, 3073) for n in names])
+    x = raw[:, 1:].reshape(-1, 3, 32, 32)  # planar CHW, as the file stores it
+    return torch.from_numpy(x.copy()), torch.from_numpy(raw[:, 0].astype(np.int64))
+
+
+def model():
+    m = nn.Sequential(
+        nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25),
+        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.Conv2d(64, 64, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25),
+        nn.Flatten(), nn.Linear(2304, 512), nn.ReLU(), nn.Dropout(0.5), nn.Linear(512, 10))
+    for layer in m:
+        if isinstance(layer, (nn.Conv2d, nn.Linear)):
+            nn.init.xavier_uniform_(layer.weight)
+            nn.init.zeros_(layer.bias)
+    return m.to(memory_format=torch.channels_last)
+
+
+def augment(xb):
+    """Keras ImageDataGenerator(width/height_shift_range=0.1, fill_mode='nearest', horizontal_flip=True)."""
+    n = xb.shape[0]
+    x = xb.float().div_(255)
+    shift = (torch.rand(n, 2) * 2 - 1) * 0.1 * 32  # pixels (cols, rows)
+    theta = torch.zeros(n, 2, 3)
+    theta[:, 0, 0] = 1
+    theta[:, 1, 1] = 1
+    theta[:, :, 2] = shift * 2 / 31  # align_corners=True: normalised units per pixel
+    grid = F.affine_grid(theta, x.shape, align_corners=True)
+    x = F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True)
+    flip = torch.rand(n) < 0.5
+    x[flip] = x[flip].flip(3)
+    return x.contiguous(memory_format=torch.channels_last)
+
+
+def keras_loss(logits, y):
+    p = F.softmax(logits, dim=1).clamp(1e-7, 1 - 1e-7)
+    return F.nll_loss(torch.log(p), y)
+
+
+class Trainer:
+    def __init__(self, lr=1e-4):
+        self.m = model()
+        self.opt = torch.optim.RMSprop(self.m.parameters(), lr=lr, alpha=0.9, eps=1e-7)
+        self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, lambda it: 1.0 / (1.0 + 1e-6 * it))
+
+    def step(self, xb, yb):
+        self.m.train()
+        out = self.m(augment(xb))
+        loss = keras_loss(out, yb)
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        self.sched.step()
+        return loss.item() * len(yb), (out.argmax(1) == yb).sum().item()
+
+    @torch.no_grad()
+    def evaluate(self, x, y, batch=32):
+        self.m.eval()
+        loss, right = 0.0, 0
+        for i in range(0, len(y), batch):
+            xb = (x[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last)
+            out = self.m(xb)
+            loss += keras_loss(out, y[i:i + batch]).item() * len(xb)
+            right += (out.argmax(1) == y[i:i + batch]).sum().item()
+        return loss / len(y), right / len(y)
+
+
+def main():
+    mode, d = sys.argv[1], sys.argv[2]
+    train_names = ["data_batch_%d.bin" % i for i in range(1, 6)]
+    xtr, ytr = load(d, train_names)
+    xte, yte = load(d, ["test_batch.bin"])
+    torch.manual_seed(1)
+    if mode == "bench":
+        threads, batch = int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 32
+        seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 10.0
+        torch.set_num_threads(threads)
+        t = Trainer()
+        steps, start, s = 0, None, 0
+        while True:
+            order = torch.randperm(len(ytr))
+            for i in range(0, len(ytr) - batch + 1, batch):
+                if s == 5:
+                    start = time.perf_counter()
+                idx = order[i:i + batch]
+                t.step(xtr[idx], ytr[idx])
+                s += 1
+                if start is not None:
+                    steps += 1
+                    if time.perf_counter() - start >= seconds:
+                        break
+            if start is not None and time.perf_counter() - start >= seconds:
+                break
+        dt = time.perf_counter() - start
+        print("torch train     threads=%d batch=%d: %7.1f img/s (%d steps in %.1f s)" % (threads, batch, steps * batch / dt, steps, dt))
+        t.m.eval()
+        n, start = 0, time.perf_counter()
+        with torch.no_grad():
+            while time.perf_counter() - start < seconds / 2:
+                for i in range(0, len(yte) - batch + 1, batch):
+                    t.m((xte[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last))
+                    n += batch
+        dt = time.perf_counter() - start
+        print("torch inference threads=%d batch=%d: %7.1f img/s (%d images in %.1f s)" % (threads, batch, n / dt, n, dt))
+    elif mode == "train":
+        epochs = int(sys.argv[3])
+        torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else os.cpu_count())
+        t = Trainer()
+        t0 = time.perf_counter()
+        for e in range(epochs):
+            order = torch.randperm(len(ytr))
+            loss, right = 0.0, 0
+            for i in range(0, len(ytr), 32):
+                idx = order[i:i + 32]
+                l, r = t.step(xtr[idx], ytr[idx])
+                loss, right = loss + l, right + r
+            vl, va = t.evaluate(xte, yte)
+            print("Epoch %d/%d - loss: %.4f - acc: %.4f - val_loss: %.4f - val_acc: %.4f" %
+                  (e + 1, epochs, loss / len(ytr), right / len(ytr), vl, va), flush=True)
+        vl, va = t.evaluate(xte, yte)
+        print("Test loss: %.6f\nTest accuracy: %.4f\nwall time %.1f s" % (vl, va, time.perf_counter() - t0))
+    else:
+        sys.exit("unknown mode " + mode)
+
+
+main()
