@@ -168,13 +168,13 @@ static void fill(enum coll_dtype t, void *buf, size_t n, int contributor)
         set_value(t, buf, i, 2 * (contributor + 1) * (int)(i % 13 + 1));
 }
 
-/* Elements of buf (n of type t) that differ from the reduced value. */
-static int64_t wrong(enum coll_dtype t, const void *buf, size_t n, enum coll_op op)
+/* Elements [first, first + n) of buf (of type t) that differ from the reduced value. */
+static int64_t wrong(enum coll_dtype t, const void *buf, size_t first, size_t n, enum coll_op op)
 {
     size_t es = coll_dtype_size(t);
     char want[8];
     int64_t bad = 0, factor = op == COLL_AVERAGE ? size + 1 : (int64_t)size * (size + 1);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = first; i < first + n; i++) {
         set_value(t, want, 0, (int)(factor * (int64_t)(i % 13 + 1)));
         bad += memcmp(want, (const char *)buf + i * es, es) != 0;
     }
@@ -313,7 +313,7 @@ static int64_t validate(const struct opts *o, struct tensors *t, int inplace)
     from_buf(o, host, t->recv, bytes);
     int64_t bad = 0;
     for (size_t j = 0; j < t->k; j++)
-        bad += wrong(o->type, host + t->off[j] * es, t->count[j], o->op);
+        bad += wrong(o->type, host, t->off[j], t->count[j], o->op);
     free(host);
     if (coll_allreduce(&bad, &bad, 1, COLL_INT64, COLL_SUM))
         die("allreduce of the error count failed: %s", coll_last_error());

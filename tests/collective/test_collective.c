@@ -223,12 +223,18 @@ int main(void)
     OK(coll_init(NULL));
     rank = coll_rank();
     size = coll_size();
-    const char *world = getenv("OMPI_COMM_WORLD_SIZE");
+    const char *world = getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : getenv("SLURM_STEP_NUM_TASKS");
     CHECK(size == (world ? atoi(world) : 1), "size %d, launcher says %s", size, world ? world : "(no launcher)");
     CHECK(rank >= 0 && rank < size, "rank %d of %d", rank, size);
-    /* mpirun here starts every rank on this one host. */
-    CHECK(coll_local_size() == size && coll_local_rank() == rank, "local rank %d of %d", coll_local_rank(),
-          coll_local_size());
+    int lr = coll_local_rank(), ls = coll_local_size();
+    CHECK(lr >= 0 && lr < ls && ls <= size, "local rank %d of %d", lr, ls);
+    if (getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) /* mpirun here starts every rank on this one host */
+        CHECK(ls == size && lr == rank, "under mpirun: local rank %d of %d", lr, ls);
+    else if (getenv("SLURM_LOCALID"))
+        CHECK(lr == atoi(getenv("SLURM_LOCALID")), "under srun: local rank %d, SLURM_LOCALID %s", lr,
+              getenv("SLURM_LOCALID"));
+    if (rank == 0)
+        printf("rank 0 of %d, local rank %d of %d\n", size, lr, ls);
     CHECK(coll_device() == -1, "a device without asking for one");
 
     test_refusals();

@@ -1,0 +1,127 @@
+/* Faults, run by test_faults.sh: test_faults MODE [ARG]
+ *   stall R     rank R sleeps 3 s before an allreduce; the script sets COLL_STALL_WARNING_SEC=1 and looks
+ *               for rank 0's message naming rank R. The allreduce must still succeed.
+ *   abort       the last rank sleeps 120 s; COLL_STALL_ABORT_SEC makes rank 0 abort the job.
+ *   mismatch    ranks disagree on count, on type and on broadcast root: every rank gets COLL_ERR_MISMATCH
+ *               naming both sides; the next, agreeing collective still works.
+ *   nodevice    coll_init asking for a GPU: on a machine without one it fails with COLL_ERR_UNSUPPORTED
+ *               and a message, and coll_init(NULL) then works. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testlib.h"
+
+static int rank, size;
+
+static void start(void)
+{
+    OK(coll_init(NULL));
+    rank = coll_rank();
+    size = coll_size();
+}
+
+static void agreeing_allreduce(void)
+{
+    float x[3] = {1, 2, 3};
+    OK(coll_allreduce(x, x, 3, COLL_FLOAT32, COLL_SUM));
+    for (int i = 0; i < 3; i++)
+        CHECK(x[i] == (float)((i + 1) * size), "allreduce after the fault: element %d is %g", i, x[i]);
+}
+
+static void stall(int sleeper)
+{
+    start();
+    if (rank == sleeper)
+        sleep(3);
+    agreeing_allreduce();
+    OK(coll_finalize());
+}
+
+static void stall_abort(void)
+{
+    start();
+    if (rank == size - 1)
+        sleep(120);
+    agreeing_allreduce();
+    CHECK(0, "the job was not aborted");
+}
+
+static void expect_mismatch(int rc, const char *mine, const char *theirs)
+{
+    const char *e = coll_last_error();
+    CHECK(rc == COLL_ERR_MISMATCH, "disagreeing collective returned %d (%s)", rc, e);
+    CHECK(strstr(e, "differs across ranks") && strstr(e, mine) && strstr(e, theirs),
+          "mismatch message does not name both sides (\"%s\", \"%s\"): %s", mine, theirs, e);
+    if (rank == 0)
+        printf("rank 0 got: %s\n", e);
+}
+
+static void mismatch(void)
+{
+    start();
+    CHECK(size >= 2, "mismatch needs two ranks or more");
+    int odd = rank == size - 1;
+    float f[11] = {0};
+    char theirs[64];
+
+    snprintf(theirs, sizeof theirs, "rank %d called allreduce sum of 11 x float32", size - 1);
+    expect_mismatch(coll_allreduce(f, f, odd ? 11 : 10, COLL_FLOAT32, COLL_SUM), "of 10 x float32", theirs);
+
+    snprintf(theirs, sizeof theirs, "rank %d called allreduce sum of 10 x int32", size - 1);
+    expect_mismatch(coll_allreduce(f, f, 10, odd ? COLL_INT32 : COLL_FLOAT32, COLL_SUM), "of 10 x float32", theirs);
+
+    /* Asynchronous too: queued with others, refused alone, the rest still fused and right. */
+    coll_handle a, b, c;
+    float x[4] = {1, 1, 1, 1}, y[4] = {2, 2, 2, 2};
+    OK(coll_allreduce_async(x, x, 4, COLL_FLOAT32, COLL_SUM, &a));
+    OK(coll_broadcast_async(f, 10, COLL_FLOAT32, odd ? 1 : 0, &b));
+    OK(coll_allreduce_async(y, y, 4, COLL_FLOAT32, COLL_AVERAGE, &c));
+    OK(coll_wait(a));
+    snprintf(theirs, sizeof theirs, "rank %d called broadcast of 10 x float32 from root 1", size - 1);
+    expect_mismatch(coll_wait(b), "from root 0", theirs);
+    OK(coll_wait(c));
+    CHECK(x[0] == (float)size && y[3] == 2.0f, "collectives around the refused one: %g %g", x[0], y[3]);
+
+    agreeing_allreduce();
+    OK(coll_finalize());
+}
+
+static void nodevice(void)
+{
+    struct coll_init_opts o = {.use_device = 1};
+    int rc = coll_init(&o);
+    if (rc == COLL_OK) {
+        printf("a CUDA device is present: device %d\n", coll_device());
+        OK(coll_finalize());
+        return;
+    }
+    CHECK(rc == COLL_ERR_UNSUPPORTED, "use_device=1 without a GPU returned %d: %s", rc, coll_last_error());
+    CHECK(strlen(coll_last_error()) > 20, "no message for the refused device: '%s'", coll_last_error());
+    printf("use_device=1 refused: %s\n", coll_last_error());
+    CHECK(coll_rank() == -1, "rank %d after a failed coll_init", coll_rank());
+    start();
+    agreeing_allreduce();
+    OK(coll_finalize());
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    if (!strcmp(mode, "stall") && argc > 2)
+        stall(atoi(argv[2]));
+    else if (!strcmp(mode, "abort"))
+        stall_abort();
+    else if (!strcmp(mode, "mismatch"))
+        mismatch();
+    else if (!strcmp(mode, "nodevice"))
+        nodevice();
+    else {
+        fprintf(stderr, "usage: test_faults stall RANK | abort | mismatch | nodevice\n");
+        return 2;
+    }
+    if (rank == 0)
+        printf("test_faults %s: passed\n", mode);
+    return 0;
+}
