@@ -152,8 +152,9 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
         slurm_error("batchai: out of memory");
         goto out;
     }
-    /* The allocator runs as the user: read the file directly. */
-    if (bai_load(&l, ac, av, path, (uid_t)-1, (gid_t)-1, NULL) != 0) {
+    /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
+     * so the default job name (and with it the log directory) comes out the same everywhere. */
+    if (bai_load(&l, ac, av, alloc.job_file, (uid_t)-1, (gid_t)-1, NULL) != 0) {
         slurm_error("batchai: %s is not a valid Batch AI job file; nothing was submitted", path);
         goto out;
     }

@@ -18,8 +18,8 @@
 
 #define BAI_OPTION_NAME "batchai-job"
 
-/* Names of the job control variables the allocator sets for the prolog/epilog (seen there with a
- * "SPANK_" prefix) and the batch step. */
+/* Names of the job control variables the allocator sets: the prolog/epilog see them in their environment
+ * with a "SPANK_" prefix, the tasks in the job environment with a "SLURM_SPANK_" prefix. */
 #define BAI_CTL_JOB_FILE "BATCHAI_JOB_FILE"   /* the job file's absolute path */
 #define BAI_CTL_SCRIPT   "BATCHAI_SCRIPT"     /* "generated" (the plugin's script ran) or "user" */
 

@@ -247,6 +247,10 @@ struct prep_child {
 static int prep_fn(void *arg)
 {
     const struct prep_child *c = arg;
+    /* The prolog runs with 0-2 closed: fill them first so that the files below land above 2 and the
+     * dup2 calls cannot overwrite one another. */
+    for (int fd = open("/dev/null", O_RDWR); fd >= 0 && fd <= 2; fd = open("/dev/null", O_RDWR))
+        ;
     int out = open(c->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     int err = open(c->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);

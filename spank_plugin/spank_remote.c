@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,6 +61,43 @@ static int check_prolog(uint32_t jobid, const char *job_dir, const char *node)
     return -1;
 }
 
+/* For a job with the user's own script the prologs ran the preparation on every node and logged each
+ * result in <log_dir>/execution-<node>.log, on the share every node sees. With PrologFlags=Alloc the batch
+ * step starts only after every node's prolog, so the batch step checks them all here. */
+static int check_preparation(uint32_t jobid, const char *log_dir)
+{
+    static const char key[] = "job preparation finished with exit code ";
+    char pattern[PATH_MAX];
+    glob_t g;
+    int rc = 0;
+    snprintf(pattern, sizeof pattern, "%s/execution-*.log", log_dir);
+    if (glob(pattern, 0, NULL, &g) != 0)
+        return 0;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        FILE *f = fopen(g.gl_pathv[i], "re");
+        char line[512];
+        int code = 0;
+        if (!f)
+            continue;
+        while (fgets(line, sizeof line, f)) {
+            char *k = strstr(line, key);
+            if (k)
+                code = atoi(k + sizeof key - 1);
+        }
+        fclose(f);
+        if (code != 0) {
+            const char *node = strrchr(g.gl_pathv[i], '/') + sizeof "/execution-" - 1;
+            int len = (int)(strlen(node) - sizeof ".log" + 1);
+            slurm_error("batchai: job %u: job preparation failed on node %.*s with exit code %d (see "
+                        "stderr-job_prep-%.*s.txt in %s)",
+                        jobid, len, node, code, len, node, log_dir);
+            rc = -1;
+        }
+    }
+    globfree(&g);
+    return rc;
+}
+
 static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s, uint32_t jobid)
 {
     for (size_t i = 0; i < plan->n_env; i++) {
@@ -91,7 +129,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     char script[32] = "";
     struct bai_loaded l;
     bool loaded = false;
-    char *job_file = NULL, *job_dir = NULL;
+    char *job_file = NULL, *job_dir = NULL, *log_dir = NULL;
     int rc = -1;
 
     if (!opt)
@@ -102,12 +140,16 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         slurm_error("batchai: cannot get the job's id, step and size");
         return -1;
     }
+    /* The batch step reports 0 nodes in S_JOB_NNODES; its environment has the job's node count. */
+    char nodes_s[16];
+    if (spank_getenv(sp, "SLURM_JOB_NUM_NODES", nodes_s, sizeof nodes_s) == ESPANK_SUCCESS)
+        nnodes = (uint32_t)strtoul(nodes_s, NULL, 10);
     snprintf(jobid_s, sizeof jobid_s, "%u", jobid);
     (void)spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node);
 
     /* The allocator passed the absolute path; a relative option value (srun inside the job) is relative
      * to the submit directory. */
-    if (spank_getenv(sp, "SPANK_" BAI_CTL_JOB_FILE, path, sizeof path) == ESPANK_SUCCESS && path[0] == '/')
+    if (spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_JOB_FILE, path, sizeof path) == ESPANK_SUCCESS && path[0] == '/')
         job_file = strdup(path);
     else {
         (void)spank_getenv(sp, "SLURM_SUBMIT_DIR", submit_dir, sizeof submit_dir);
@@ -128,12 +170,17 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         goto out;
 
     if (stepid == SLURM_BATCH_SCRIPT &&
-        spank_getenv(sp, "SPANK_" BAI_CTL_SCRIPT, script, sizeof script) == ESPANK_SUCCESS &&
-        strcmp(script, "generated") != 0 && nnodes != (uint32_t)l.job.node_count) {
-        slurm_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
-                    "submit with --nodes=%d or without a script",
-                    jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
-        goto out;
+        spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_SCRIPT, script, sizeof script) == ESPANK_SUCCESS &&
+        strcmp(script, "generated") != 0) {
+        if (nnodes != (uint32_t)l.job.node_count) {
+            slurm_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
+                        "submit with --nodes=%d or without a script",
+                        jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
+            goto out;
+        }
+        log_dir = bai_expand_jobid(l.plan.log_dir, jobid_s);
+        if (!log_dir || check_preparation(jobid, log_dir) != 0)
+            goto out;
     }
     if (set_env(sp, &l.plan, jobid_s, jobid) != 0)
         goto out;
@@ -148,6 +195,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
 out:
     free(job_file);
     free(job_dir);
+    free(log_dir);
     if (loaded)
         bai_loaded_free(&l);
     return rc;

@@ -1,0 +1,107 @@
+# tests/cluster/lib.sh: shared by the cluster scenario tests (sourced). Each test program starts its own
+# throwaway cluster with contrib/localcluster (munged, slurmctld, two slurmd; it starts in well under a
+# second), runs its scenario as an unprivileged user, and stops exactly the daemons it started on any exit.
+# On failure the cluster's logs are printed; the directory is kept only when BATCHAI_KEEP_CLUSTER=1.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+BUILD=${BUILD:-build}
+case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+LC=$TOP/contrib/localcluster/localcluster
+PLUGIN=$BUILD/lib/spank_batchai.so
+TEST_USER=batchai-test
+NAME=$(basename "$0" .sh)
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $NAME: $*" >&2; exit 1; }
+pass() { echo "PASS: $NAME: $*"; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root to start munged, slurmctld and slurmd"
+for p in munged slurmctld slurmd sbatch runuser; do
+    command -v "$p" >/dev/null || skip "$p is not installed (contrib/install-deps.sh)"
+done
+[ -f "$PLUGIN" ] || fail "$PLUGIN is not built"
+
+CL=""
+cluster_stop() {
+    local rc=$?
+    if [ -n "$CL" ]; then
+        if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
+            for f in "$CL"/log/*.log; do echo "---- $f"; tail -n 25 "$f"; done >&2
+        fi
+        "$LC" stop "$CL" >/dev/null || true
+        if [ "${BATCHAI_KEEP_CLUSTER:-0}" = 1 ]; then echo "kept $CL" >&2; else rm -rf "$CL"; fi
+    fi
+    exit $rc
+}
+
+# cluster_start [extra plugin words]: start the cluster; sets CL, SLURM_CONF, WORK (the user's submit
+# directory), SHARE (the site path of share "myshare").
+cluster_start() {
+    CL=$(mktemp -d /tmp/batchai-test.XXXXXX)
+    chmod 0755 "$CL"
+    trap cluster_stop EXIT
+    trap 'exit 130' INT TERM
+    "$LC" adduser "$TEST_USER" >/dev/null
+    "$LC" start "$CL" --plugin "$PLUGIN" \
+        --plugin-args "shares_root=$CL/shares job_root=$CL/jobs image_root=$CL/images $*" >/dev/null
+    # shellcheck disable=SC1091
+    . "$CL/env"
+    export SLURM_CONF
+    WORK=$CL/work
+    SHARE=$CL/shares/myshare
+    install -d -m 0755 "$CL/shares"
+    install -d -o "$TEST_USER" -g "$TEST_USER" -m 0755 "$WORK" "$SHARE"
+    TEST_UID=$(id -u "$TEST_USER")
+}
+
+# as_user CMD...: run a shell command line as the test user in $WORK.
+as_user() {
+    runuser -u "$TEST_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$WORK" SLURM_CONF="$SLURM_CONF" \
+        LANG=C.UTF-8 /bin/bash -c "cd '$WORK' && $*"
+}
+
+# write_job FILE: job.json from stdin into $WORK, owned by the test user.
+write_job() {
+    cat >"$WORK/$1"
+    chown "$TEST_USER:" "$WORK/$1"
+}
+
+# submit ARGS...: sbatch --parsable ARGS as the test user; prints the job id.
+submit() {
+    local out
+    out=$(as_user "sbatch --parsable $(printf '%q ' "$@")" </dev/null 2>&1) || fail "sbatch $* failed: $out"
+    echo "${out%%;*}"
+}
+
+job_field() { scontrol -o show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
+
+# wait_job ID: wait (at most 120 s) until the job has ended; prints its final state.
+wait_job() {
+    local i st
+    for ((i = 0; i < 1200; i++)); do
+        st=$(job_field "$1" JobState)
+        case $st in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
+            echo "$st"; return 0 ;;
+        esac
+        sleep 0.1
+    done
+    fail "job $1 did not end within 120 s (state $st)"
+}
+
+# The Batch AI log directory of job ID named NAME when stdOutErrPathPrefix is $AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/logs.
+log_dir() { echo "$SHARE/logs/$2/$1/stdouterr"; }
+
+# Both nodes idle: no job left them drained or down.
+assert_nodes_idle() {
+    local s
+    s=$(sinfo -h -N -o '%N %T' | sort | tr '\n' ' ')
+    [ "$s" = "n1 idle n2 idle " ] || fail "nodes are not both idle: $s"
+}
+
+assert_file() { [ -f "$1" ] || fail "missing file $1"; }
+assert_grep() { grep -q -- "$1" "$2" || fail "$2 does not contain '$1': $(head -c 2000 "$2")"; }
+
+# The mount every scenario uses: share "myshare" at $AZ_BATCHAI_JOB_MOUNT_ROOT/myshare.
+MOUNT_JSON='"mountVolumes": {"azureFileShares": [{"azureFileUrl": "https://<AZURE_BATCHAI_STORAGE_ACCOUNT>.file.core.windows.net/myshare", "relativeMountPath": "myshare"}]}'
+LOGS_JSON='"stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/logs"'
