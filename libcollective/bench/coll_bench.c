@@ -335,7 +335,7 @@ static void row(const struct opts *o, struct tensors *t, double *busbw_sum, int 
             snprintf(c_out, sizeof c_out, "%lld", (long long)bad_out);
             snprintf(c_in, sizeof c_in, "%lld", (long long)bad_in);
         }
-        printf("%12zu  %12zu  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %5s  %7.1f  %6.2f  %6.2f  %5s", bytes, t->total,
+        printf("%12zu  %12zu  %8s  %6s  %6d  %7.1f  %6.2f  %6.2f  %6s  %7.1f  %6.2f  %6.2f  %6s", bytes, t->total,
                type_name(o->type), o->op == COLL_SUM ? "sum" : "avg", -1, out * 1e6, alg_out, alg_out * bus,
                c_out, in * 1e6, alg_in, alg_in * bus, c_in);
         if (mpi > 0)
@@ -406,7 +406,7 @@ int main(int argc, char **argv)
                getenv("COLL_FUSION_THRESHOLD") ? getenv("COLL_FUSION_THRESHOLD") : "64M (default)");
         printf("#\n# Using devices\n#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s]\n#\n", rank, (int)getpid(),
                host, coll_device(), o.device ? "cuda" : "host memory");
-        printf("# %75s %32s %30s\n", "out-of-place", "in-place", "MPI_Allreduce, same bytes");
+        printf("# %76s %38s %28s\n", "out-of-place", "in-place", "MPI_Allreduce, same bytes");
         printf("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s  %7s  %6s  %8s\n", "size", "count",
                "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong", "time",
                "busbw", "coll/mpi");
