@@ -8,8 +8,11 @@
  *    MPI shared-memory split; a disagreement is an error.
  *  - Every call returns COLL_OK (0) or a negative coll_status; coll_last_error() gives the message,
  *    including the backend's own (MPI_Error_string / ncclGetErrorString).
- *  - Host buffers go over MPI. Device buffers (CUDA pointers) go over NCCL when the library was built with
- *    NCCL and coll_init() was asked for a device; otherwise passing a device pointer is an error.
+ *  - Host buffers go over MPI. Device buffers (CUDA pointers) go over NCCL when coll_init() was asked for a
+ *    device (the NCCL backend is the plugin libcollective_nccl.so, built where CUDA and NCCL exist); the
+ *    two kinds are told apart per call, and a call mixing them is COLL_ERR_ARG. Initialised for host
+ *    memory only, libcollective never loads CUDA, so it cannot recognise a device pointer: every buffer
+ *    is then taken as host memory.
  *  - Fusion: tensors queued with the async calls are packed into one buffer of up to COLL_FUSION_THRESHOLD
  *    bytes (environment, default 64 MiB, 0 disables) and reduced together; results are bit-identical to
  *    reducing them one by one.
@@ -58,6 +61,7 @@ struct coll_init_opts {
 int coll_init(const struct coll_init_opts *opts); /* opts may be NULL: host only */
 int coll_finalize(void);
 
+/* -1 before coll_init() and after coll_finalize(). */
 int coll_rank(void);
 int coll_size(void);
 int coll_local_rank(void);
