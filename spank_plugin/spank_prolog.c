@@ -165,14 +165,6 @@ static int user_side_fn(void *arg)
 
     if (mkdir_p(nj->log_dir) != 0)
         return report(u, U_MKDIR, nj->log_dir);
-    for (size_t i = 0; i < plan->n_env; i++) {
-        if (!env_is_dir(plan->env[i].name) || plan->env[i].secret)
-            continue;
-        char *v = bai_expand_jobid(plan->env[i].value ? plan->env[i].value : "", nj->jobid_s);
-        if (v && is_plain_path(v) && mkdir_p(v) != 0)
-            return report(u, U_MKDIR, v);
-        free(v);
-    }
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         char *target = bai_expand_jobid(m->target, nj->jobid_s);
@@ -205,6 +197,15 @@ static int user_side_fn(void *arg)
             }
         }
         free(target);
+    }
+    /* After the mounts: output directories usually live inside one. */
+    for (size_t i = 0; i < plan->n_env; i++) {
+        if (!env_is_dir(plan->env[i].name) || plan->env[i].secret)
+            continue;
+        char *v = bai_expand_jobid(plan->env[i].value ? plan->env[i].value : "", nj->jobid_s);
+        if (v && is_plain_path(v) && mkdir_p(v) != 0)
+            return report(u, U_MKDIR, v);
+        free(v);
     }
     return U_OK;
 }
