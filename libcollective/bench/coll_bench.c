@@ -6,7 +6,8 @@
  *   mpirun -np 2 coll-bench --fused-sizes 864,32,...     one row: these tensors vs one MPI_Allreduce
  *   coll-bench --mem device                              GPU buffers over NCCL (needs a CUDA device)
  *
- * Columns as nccl-tests: time (us) is the mean per iteration of the slowest rank, algbw = bytes / time,
+ * Columns as nccl-tests: time (us) is the mean per iteration of the slowest rank (best of --rounds R
+ * interleaved rounds, default 3), algbw = bytes / time,
  * busbw = algbw * 2(n-1)/n. The extra columns time one MPI_Allreduce of the same total bytes (host memory
  * only; MPI here is not CUDA-aware) and give coll time / MPI time: 1.00 means the library costs nothing
  * over MPI, and with --fused it is the price of K tensors versus one buffer of their total size. */
@@ -31,7 +32,7 @@
 struct opts {
     size_t min_bytes, max_bytes;
     double factor;
-    int iters, warmup, check, device;
+    int iters, warmup, check, device, rounds;
     enum coll_op op;
     enum coll_dtype type;
     size_t fused;                     /* tensors per call (equal split) */
@@ -74,14 +75,14 @@ static void usage(void)
     if (rank == 0)
         fprintf(stderr, "usage: coll-bench [-b minbytes] [-e maxbytes] [-f factor] [-n iters] [-w warmup] "
                         "[-o sum|avg] [-d float|int32|int64|uint8|half|bfloat16] [-c 0|1] [--fused K] "
-                        "[--fused-sizes n1,n2,...] [--mem host|device]\n");
+                        "[--fused-sizes n1,n2,...] [--mem host|device] [--rounds R]\n");
     exit(2);
 }
 
 static void parse(int argc, char **argv, struct opts *o)
 {
     *o = (struct opts){.min_bytes = 4 << 20, .max_bytes = 64 << 20, .factor = 2, .iters = 20, .warmup = 5,
-                       .check = 1, .op = COLL_SUM, .type = COLL_FLOAT32, .fused = 1};
+                       .check = 1, .op = COLL_SUM, .type = COLL_FLOAT32, .fused = 1, .rounds = 3};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help"))
@@ -95,6 +96,7 @@ static void parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "-n")) o->iters = atoi(v);
         else if (!strcmp(a, "-w")) o->warmup = atoi(v);
         else if (!strcmp(a, "-c")) o->check = atoi(v);
+        else if (!strcmp(a, "--rounds")) o->rounds = atoi(v);
         else if (!strcmp(a, "--fused")) o->fused = (size_t)atol(v);
         else if (!strcmp(a, "--mem")) {
             if (strcmp(v, "host") && strcmp(v, "device"))
@@ -125,9 +127,9 @@ static void parse(int argc, char **argv, struct opts *o)
             die("unknown option %s", a);
         }
     }
-    if (o->iters < 1 || o->warmup < 0 || o->factor <= 1 || o->fused < 1 || o->fused > MAX_TENSORS ||
+    if (o->iters < 1 || o->rounds < 1 || o->warmup < 0 || o->factor <= 1 || o->fused < 1 || o->fused > MAX_TENSORS ||
         o->min_bytes > o->max_bytes)
-        die("bad values: need -n >= 1, -w >= 0, -f > 1, 1 <= --fused <= 4096, -b <= -e");
+        die("bad values: need -n >= 1, --rounds >= 1, -w >= 0, -f > 1, 1 <= --fused <= 4096, -b <= -e");
 }
 
 static const char *type_name(enum coll_dtype t)
@@ -326,7 +328,15 @@ static void row(const struct opts *o, struct tensors *t, double *busbw_sum, int 
     t->send = buf_alloc(o, bytes);
     t->recv = buf_alloc(o, bytes);
     int64_t bad_out = o->check ? validate(o, t, 0) : -1, bad_in = o->check ? validate(o, t, 1) : -1;
-    double out = time_coll(o, t, 0), in = time_coll(o, t, 1), mpi = time_mpi(o, t);
+    /* Rounds interleave the three measurements, and each keeps its best round, so that load from
+     * elsewhere on the machine does not favour whichever happened to run in a quiet moment. */
+    double out = 0, in = 0, mpi = 0;
+    for (int r = 0; r < o->rounds; r++) {
+        double a = time_coll(o, t, 0), b = time_coll(o, t, 1), c = time_mpi(o, t);
+        out = r == 0 || a < out ? a : out;
+        in = r == 0 || b < in ? b : in;
+        mpi = r == 0 || c < mpi ? c : mpi;
+    }
     double bus = size > 1 ? 2.0 * (size - 1) / size : 1.0;
     double alg_out = (double)bytes / out / 1e9, alg_in = (double)bytes / in / 1e9;
     if (rank == 0) {
@@ -400,8 +410,8 @@ int main(int argc, char **argv)
     gethostname(host, sizeof host - 1);
     if (rank == 0) {
         printf("# coll-bench (libcollective): nranks %d minBytes %zu maxBytes %zu step: %g(factor) warmup iters: %d "
-               "iters: %d fused: %zu validation: %d memory: %s backend: %s threshold: %s\n",
-               size, o.min_bytes, o.max_bytes, o.factor, o.warmup, o.iters, o.nsizes ? o.nsizes : o.fused, o.check,
+               "iters: %d rounds: %d fused: %zu validation: %d memory: %s backend: %s threshold: %s\n",
+               size, o.min_bytes, o.max_bytes, o.factor, o.warmup, o.iters, o.rounds, o.nsizes ? o.nsizes : o.fused, o.check,
                o.device ? "device" : "host", o.device ? "NCCL" : "MPI",
                getenv("COLL_FUSION_THRESHOLD") ? getenv("COLL_FUSION_THRESHOLD") : "64M (default)");
         printf("#\n# Using devices\n#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s]\n#\n", rank, (int)getpid(),
