@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# A container job: containerSettings.imageSourceRegistry.image runs the preparation and the main step in
+# Slurm's OCI --container (rootless runc) on a bundle the test builds from busybox-static; nothing is
+# pulled. The bundle bind-mounts the test cluster's directory (shares, job directories, submit dir) at the
+# same path, as a site's staged bundles bind its share roots and job_root.
+. "$(dirname "$0")/lib.sh"
+command -v runc >/dev/null || skip "runc is not installed"
+[ -x /bin/busybox ] || skip "busybox-static is not installed"
+[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is needed to write the bundle's config.json"
+[ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] || skip "no user namespaces"
+cluster_start
+bundle=$CL/images/busybox_test
+mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc,root}
+chmod 1777 "$bundle/rootfs/tmp"
+cp /bin/busybox "$bundle/rootfs/bin/busybox"
+for t in sh cat echo date id mkdir ls env grep; do ln -s busybox "$bundle/rootfs/bin/$t"; done
+echo "busybox test image" >"$bundle/rootfs/etc/image-name"
+(cd "$bundle" && runc spec --rootless)
+/usr/bin/python3 - "$bundle/config.json" "$CL" <<'PY'
+import json, sys
+path, cl = sys.argv[1:]
+c = json.load(open(path))
+c["process"]["terminal"] = False
+c["mounts"].append({"destination": cl, "type": "bind", "source": cl, "options": ["rbind", "rw"]})
+json.dump(c, open(path, "w"), indent=1)
+PY
+chmod -R a+rX "$CL/images"
+
+write_job c.json <<JSON
+{"properties": {"nodeCount": 2,
+  "containerSettings": {"imageSourceRegistry": {"image": "busybox:test"}},
+  "customMpiSettings": {"commandLine": "sh -c 'echo main in \$(cat /etc/image-name) rank \$AZ_BATCHAI_TASK_INDEX greeting \$GREETING'", "processCount": 2},
+  $LOGS_JSON, $MOUNT_JSON,
+  "environmentVariables": [{"name": "GREETING", "value": "hi"}],
+  "jobPreparation": {"commandLine": "echo prep in \$(cat /etc/image-name) on \$SLURMD_NODENAME"}}}
+JSON
+id=$(submit --batchai-job=c.json)
+st=$(wait_job "$id")
+logs=$(log_dir "$id" c)
+[ "$st" = COMPLETED ] || fail "container job $id ended $st: $(cat "$logs/stderr.txt")"
+[ "$(grep -c "main in busybox test image" "$logs/stdout.txt")" = 2 ] || fail "main step not in the container: $(cat "$logs/stdout.txt")"
+assert_grep "greeting hi" "$logs/stdout.txt"
+[ "$(cat "$logs"/stdout-job_prep-*.txt | grep -c "prep in busybox test image")" -ge 1 ] ||
+    fail "preparation not in the container: $(cat "$logs"/stdout-job_prep-*.txt)"
+assert_nodes_idle
+
+# A site without a container runtime refuses container jobs at submit time.
+"$LC" stop "$CL" >/dev/null
+"$LC" start "$CL" --plugin "$PLUGIN" \
+    --plugin-args "shares_root=$CL/shares job_root=$CL/jobs container_runtime=none" >/dev/null
+if out=$(as_user "sbatch --batchai-job=c.json" 2>&1 </dev/null); then fail "container_runtime=none accepted: $out"; fi
+grep -q "batchai: .*container" <<<"$out" || fail "unclear refusal: $out"
+pass "container job ran preparation and main step in the local busybox bundle; runtime none refuses"
