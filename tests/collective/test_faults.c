@@ -5,7 +5,8 @@
  *   mismatch    ranks disagree on count, on type and on broadcast root: every rank gets COLL_ERR_MISMATCH
  *               naming both sides; the next, agreeing collective still works.
  *   nodevice    coll_init asking for a GPU: on a machine without one it fails with COLL_ERR_UNSUPPORTED
- *               and a message, and coll_init(NULL) then works. */
+ *               and a message, and coll_init(NULL) then works.
+ *   badenv      the script sets COLL_FUSION_THRESHOLD=12Q: coll_init refuses, naming the variable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +107,15 @@ static void nodevice(void)
     OK(coll_finalize());
 }
 
+static void badenv(void)
+{
+    int rc = coll_init(NULL);
+    CHECK(rc == COLL_ERR_ARG, "COLL_FUSION_THRESHOLD=%s accepted (%d)", getenv("COLL_FUSION_THRESHOLD"), rc);
+    CHECK(strstr(coll_last_error(), "COLL_FUSION_THRESHOLD='12Q'"), "message does not name the variable: %s",
+          coll_last_error());
+    printf("refused: %s\n", coll_last_error());
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -117,8 +127,10 @@ int main(int argc, char **argv)
         mismatch();
     else if (!strcmp(mode, "nodevice"))
         nodevice();
+    else if (!strcmp(mode, "badenv"))
+        badenv();
     else {
-        fprintf(stderr, "usage: test_faults stall RANK | abort | mismatch | nodevice\n");
+        fprintf(stderr, "usage: test_faults stall RANK | abort | mismatch | nodevice | badenv\n");
         return 2;
     }
     if (rank == 0)

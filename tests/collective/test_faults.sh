@@ -34,6 +34,9 @@ for np in 2 3; do
     "${MPIRUN[@]}" -np "$np" "$BIN/test_faults" mismatch
 done
 
+echo "== a malformed setting is refused by name"
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_FUSION_THRESHOLD=12Q "$BIN/test_faults" badenv
+
 echo "== use_device=1 without a GPU, then host only (2 ranks, and one process without a launcher)"
 "${MPIRUN[@]}" -np 2 "$BIN/test_faults" nodevice | tee "$out"
 env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK "$BIN/test_faults" nodevice
