@@ -5,3 +5,4 @@ CLUSTER_TESTS := $(sort $(wildcard tests/cluster/*.sh))
 CLUSTER_TESTS := $(filter-out tests/cluster/lib.sh,$(CLUSTER_TESTS))
 TESTS += $(CLUSTER_TESTS)
 TEST_BINS += $(SPANK_SO) $(BUILD)/bin/batchai-job
+BENCHES += tests/cluster/bench/submit-overhead.sh
