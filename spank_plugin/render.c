@@ -96,13 +96,15 @@ static void render_prep(struct sbuf *b, const struct bai_plan *p)
 {
     sb_puts(b, "\n# Job preparation (jobPreparation.commandLine): once per node, as the job's user, before the\n"
                "# main step; output in stdout-job_prep-<node>.txt and stderr-job_prep-<node>.txt.\n");
-    sb_puts(b, "srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \\\n"
-               "    --output=\"$log/stdout-job_prep-%N.txt\" --error=\"$log/stderr-job_prep-%N.txt\"");
+    sb_puts(b, "srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1");
     if (p->container)
         sb_printf(b, " %s", p->container);
-    /* The wrapper is plain sh (the container may have no bash): it logs, runs the command, logs the code. */
-    sb_puts(b, " \\\n    /bin/sh -c 'l=\"$log/execution-$SLURMD_NODENAME.log\"; t() { date -u +%Y-%m-%dT%H:%M:%SZ; }\n"
-               "        echo \"$(t) job preparation started\" >>\"$l\"; /bin/sh -c \"$0\"; rc=$?\n"
+    /* The wrapper is plain sh (the container may have no bash): it logs, runs the command with its output in
+     * the per-node files, logs the code. Node names come from SLURMD_NODENAME, not srun's %N, which is the
+     * host name and collides when several slurmd share a host. */
+    sb_puts(b, " \\\n    /bin/sh -c 'n=$SLURMD_NODENAME; l=\"$log/execution-$n.log\"; t() { date -u +%Y-%m-%dT%H:%M:%SZ; }\n"
+               "        echo \"$(t) job preparation started\" >>\"$l\"\n"
+               "        /bin/sh -c \"$0\" >>\"$log/stdout-job_prep-$n.txt\" 2>>\"$log/stderr-job_prep-$n.txt\"; rc=$?\n"
                "        echo \"$(t) job preparation finished with exit code $rc\" >>\"$l\"; exit $rc' \\\n    ");
     sb_shell_quote(b, p->prep_command);
     sb_puts(b, "\nrc=$?\n"
@@ -123,7 +125,7 @@ char *bai_render_script(const struct bai_plan *p)
 
     render_header(&b, p);
     render_environment(&b, p);
-    sb_puts(&b, "\nset -u\nlog=");
+    sb_puts(&b, "\nlog=");
     sb_shell_pattern(&b, p->log_dir);
     sb_puts(&b, "\n# One line per event in execution-<node>.log, as Batch AI's node agent kept.\n"
                 "batchai_log() { echo \"$(date -u +%Y-%m-%dT%H:%M:%SZ) $*\" >>\"$log/execution-$SLURMD_NODENAME.log\"; }\n"

@@ -317,7 +317,7 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
     const struct bai_toolkit_settings *t = &job->toolkit;
     struct sbuf b = { 0 };
     char *cmd = NULL, *ps = NULL;
-    int n = plan->ntasks;
+    int n = bai_job_task_count(job);
 
     switch (t->kind) {
     case BAI_TK_HOROVOD:
@@ -401,7 +401,8 @@ static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, co
     char path[JV_PATH_MAX];
 
     plan->nodes = job->node_count;
-    plan->ntasks = bai_job_task_count(job);
+    /* Slurm allocates at least one task per node; steps that want fewer (customToolkit) say so themselves. */
+    plan->ntasks = bai_job_task_count(job) > job->node_count ? bai_job_task_count(job) : job->node_count;
     plan->time_limit_seconds = job->max_wall_seconds;
     if (job->cluster_id) {
         char *name = strrchr(job->cluster_id, '/');
