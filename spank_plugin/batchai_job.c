@@ -195,10 +195,8 @@ int main(int argc, char **argv)
         rc = cmd_translate(&cli, n, rest);
     else if (strcmp(cmd, "submit") == 0)
         rc = cmd_submit(n, rest);
-#ifdef BAI_HAVE_MONITOR
     else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0)
         rc = bai_monitor_main(cmd, n, rest);
-#endif
     else {
         fprintf(stderr, "batchai-job: unknown command \"%s\" (validate, translate, submit, status, files, stream)\n",
                 cmd);

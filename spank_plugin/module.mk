@@ -4,10 +4,7 @@ spank_plugin_CFLAGS := $(CJSON_CFLAGS) -Ispank_plugin -DBAI_VERSION='"$(VERSION)
 
 JOBLIB_SRCS := spank_plugin/diag.c spank_plugin/jsonv.c spank_plugin/job.c spank_plugin/settings.c \
                spank_plugin/translate.c spank_plugin/render.c spank_plugin/sbuf.c
-MONITOR_SRCS := $(wildcard spank_plugin/monitor.c)
-ifneq ($(MONITOR_SRCS),)
-spank_plugin_CFLAGS += -DBAI_HAVE_MONITOR
-endif
+MONITOR_SRCS := spank_plugin/monitor.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a
 JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a
 
