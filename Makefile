@@ -40,6 +40,12 @@ install: all $(INSTALL_RULES)
 deps:
 	contrib/install-deps.sh $(DEPS_SET)
 
+demo:
+	contrib/demo/demo start
+
+demo-stop:
+	contrib/demo/demo stop
+
 clean:
 	rm -rf $(BUILD)
 
