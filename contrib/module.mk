@@ -1,0 +1,5 @@
+# contrib/: packaging. `make deb` builds build/slurm-batchai_<version>_<arch>.deb.
+deb: all
+	contrib/deb/build-deb $(BUILD)
+.PHONY: deb
+TESTS += tests/packaging/test_deb.sh
