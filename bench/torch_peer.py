@@ -5,6 +5,7 @@ python3-torch, oneDNN, channels_last), for side-by-side speed and accuracy.
   torch_peer.py bench DATA_DIR THREADS [BATCH] [SECONDS]   training img/s (order + augmentation + step on the
                                                            same thread) and inference img/s
   torch_peer.py train DATA_DIR EPOCHS [THREADS]            the recipe on DATA_DIR; prints val_acc per epoch
+(SEED=N in the environment picks the seed, default 1.)
 
 Same as cifar-train: glorot_uniform kernels, zero biases, inputs /255, random shift up to 10% (bilinear,
 border pixels repeated) + horizontal flip, dropout 0.25/0.25/0.5, softmax cross-entropy with Keras's
@@ -92,7 +93,7 @@ def main():
     train_names = ["data_batch_%d.bin" % i for i in range(1, 6)]
     xtr, ytr = load(d, train_names)
     xte, yte = load(d, ["test_batch.bin"])
-    torch.manual_seed(1)
+    torch.manual_seed(int(os.environ.get("SEED", "1")))
     if mode == "bench":
         threads, batch = int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 32
         seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 10.0
