@@ -98,24 +98,36 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
-/* Root's part: <job_root>/<jobid>, owned by the user. Two slurmd on one host share it: an existing
- * directory is accepted when it is a real directory the user already owns. */
+/* Root's part: <job_root>/<jobid>, owned by the user. Two slurmd on one host share it, so the directory
+ * appears only once it is the user's: it is made under a private name, handed over, then renamed into place
+ * without replacing; an existing one is accepted when it is a real directory the user already owns. */
 static int make_job_dir(struct node_job *nj)
 {
+    char tmp[PATH_MAX];
     struct stat st;
     if (mkdir_p(nj->l.site.job_root) != 0) {
         fail(nj, "cannot create job_root %s: %s", nj->l.site.job_root, strerror(errno));
         return -1;
     }
-    if (mkdir(nj->job_dir, 0700) == 0) {
-        if (chown(nj->job_dir, nj->uid, nj->gid) != 0 || chmod(nj->job_dir, 0755) != 0) {
-            fail(nj, "cannot hand %s to uid %u: %s", nj->job_dir, (unsigned)nj->uid, strerror(errno));
-            return -1;
-        }
-        return 0;
+    if (snprintf(tmp, sizeof tmp, "%s.new-%ld", nj->job_dir, (long)getpid()) >= (int)sizeof tmp) {
+        fail(nj, "job directory path too long: %s", nj->job_dir);
+        return -1;
     }
-    if (errno != EEXIST) {
-        fail(nj, "cannot create %s: %s", nj->job_dir, strerror(errno));
+    if (mkdir(tmp, 0700) != 0) {
+        fail(nj, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    if (chown(tmp, nj->uid, nj->gid) != 0 || chmod(tmp, 0755) != 0) {
+        fail(nj, "cannot hand %s to uid %u: %s", tmp, (unsigned)nj->uid, strerror(errno));
+        rmdir(tmp);
+        return -1;
+    }
+    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, nj->job_dir, RENAME_NOREPLACE) == 0)
+        return 0;
+    int err = errno;
+    rmdir(tmp);
+    if (err != EEXIST) {
+        fail(nj, "cannot create %s: %s", nj->job_dir, strerror(err));
         return -1;
     }
     if (lstat(nj->job_dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != nj->uid) {
