@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -80,6 +81,7 @@ static void test_kill_loop(const char *dir)
     char cmd[8192];
     int off = snprintf(cmd, sizeof cmd, "/usr/bin/python3 " TEST_SRC_DIR "/test_io_h5check.py check-uniform");
     int survivors = 0, leaked_total = 0;
+    bool committed = false; /* once a write has landed, the target must never vanish again */
     uint64_t x = 2024;
     for (int round = 0; round < ROUNDS; round++) {
         pid_t pid = fork();
@@ -98,6 +100,7 @@ static void test_kill_loop(const char *dir)
         CHECK(WIFSIGNALED(status), "writer exited by itself (status %d)", status);
 
         if (access(target, F_OK) == 0) {
+            committed = true;
             struct keras_train_state s;
             int rc = keras_load(target, got, NULL, &s, err, sizeof err);
             CHECK(rc == 0, "round %d: target unreadable after SIGKILL: %s", round, err);
@@ -110,7 +113,8 @@ static void test_kill_loop(const char *dir)
             off += snprintf(cmd + off, sizeof cmd - (size_t)off, " '%s'", keep);
             survivors++;
         } else {
-            CHECK(round == 0, "round %d: target vanished after a kill", round);
+            /* Under load a writer can be killed before its first write lands: no file yet is fine. */
+            CHECK(!committed, "round %d: target vanished after a kill", round);
         }
         /* The killed writer may have left its temporary file; the next writer's begin removes it. */
         int leaked = count_temps(dir, "checkpoint-1.h5");

@@ -1,5 +1,6 @@
 /* atomic_file: temp file + fsync + rename + fsync of the directory. Contract in atomic_file.h. */
 #include "atomic_file.h"
+#include "errbuf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,17 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Split `path` into a malloc'd directory ("." when none) and a pointer to its base name. */
 static char *dir_of(const char *path, const char **base)

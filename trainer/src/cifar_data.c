@@ -1,5 +1,6 @@
 /* cifar_data: CIFAR-10 binary loader and --download. Contract in cifar_data.h. */
 #include "cifar_data.h"
+#include "errbuf.h"
 
 #include "md5.h"
 
@@ -11,17 +12,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Records in `path`, after checking the size is a whole number of records (0 records is an error too:
  * an empty batch file is a damaged set). Returns -1 with the message set on failure. */
