@@ -1,8 +1,8 @@
 /* kernels: the compute primitives the model is built from, as a table of function pointers per device.
  *
  * model.c only ever calls through a `struct kernels`, and every buffer it passes was obtained from that
- * table's alloc(), so a CUDA table (kernels_cuda.cu, a later issue) slots in beside the CPU one
- * (kernels_cpu.c) without touching the model, the optimizer or the training loop.
+ * table's alloc(), so the CUDA table (kernels_cuda.cu) sits beside the CPU one (kernels_cpu.c) without
+ * touching the model, the optimizer or the training loop.
  *
  * Layouts (row-major, as Keras):
  *  - activations NHWC: x[((b * H + y) * W + x) * C + c];
@@ -21,7 +21,7 @@
 
 /* Inverted dropout's rule, shared by every device: unit i of a layer whose stream key is `key` is kept
  * when the i-th 16-bit draw is >= rate * 65536 (four draws per 64-bit number: a quarter of the hashing). */
-static inline int dropout_kept(uint64_t key, size_t i, float rate)
+static inline TRAINER_HD int dropout_kept(uint64_t key, size_t i, float rate)
 {
     const uint32_t draw = (uint32_t)(rng_u64(key, i >> 2) >> ((i & 3) * 16)) & 0xffffu;
     return (float)draw >= rate * 65536.0f;
@@ -75,6 +75,11 @@ struct kernels {
 
     /* RMSprop step on n values: a = rho*a + (1-rho)*g^2; p -= lr * g / (sqrt(a) + eps). */
     void (*rmsprop)(float *p, const float *g, float *a, size_t n, float lr, float rho, float eps);
+
+    /* Optional; NULL when every call above has finished when it returns (the CPU). Blocks until all the
+     * work this table has queued is done, so that another library may read its buffers: the gradients
+     * handed to libcollective's NCCL stream, which is ordered only after the legacy default stream. */
+    void (*sync)(void);
 };
 
 extern const struct kernels kernels_cpu;
