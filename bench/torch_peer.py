@@ -5,7 +5,9 @@ python3-torch, oneDNN, channels_last), for side-by-side speed and accuracy.
   torch_peer.py bench DATA_DIR THREADS [BATCH] [SECONDS]   training img/s (order + augmentation + step on the
                                                            same thread) and inference img/s
   torch_peer.py train DATA_DIR EPOCHS [THREADS]            the recipe on DATA_DIR; prints val_acc per epoch
-(SEED=N in the environment picks the seed, default 1.)
+(SEED=N in the environment picks the seed, default 1. DEVICE=cuda trains on the GPU: a CUDA build of torch,
+not Debian's; augmentation stays on the CPU as in cifar-train, and TF32 is off as in cifar-train's cuBLAS
+default, TORCH_TF32=1 turns it on, cudnn.benchmark picks the fastest convolution algorithms.)
 
 Same as cifar-train: glorot_uniform kernels, zero biases, inputs /255, random shift up to 10% (bilinear,
 border pixels repeated) + horizontal flip, dropout 0.25/0.25/0.5, softmax cross-entropy with Keras's
@@ -27,6 +29,14 @@ def load(d, names):
     return torch.from_numpy(x.copy()), torch.from_numpy(raw[:, 0].astype(np.int64))
 
 
+DEVICE = torch.device(os.environ.get("DEVICE", "cpu"))
+if DEVICE.type == "cuda":
+    tf32 = os.environ.get("TORCH_TF32") == "1"
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.benchmark = True
+
+
 def model():
     m = nn.Sequential(
         nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.Conv2d(32, 32, 3), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.25),
@@ -36,7 +46,7 @@ def model():
         if isinstance(layer, (nn.Conv2d, nn.Linear)):
             nn.init.xavier_uniform_(layer.weight)
             nn.init.zeros_(layer.bias)
-    return m.to(memory_format=torch.channels_last)
+    return m.to(DEVICE, memory_format=torch.channels_last)
 
 
 def augment(xb):
@@ -68,7 +78,8 @@ class Trainer:
 
     def step(self, xb, yb):
         self.m.train()
-        out = self.m(augment(xb))
+        out = self.m(augment(xb).to(DEVICE, non_blocking=True))
+        yb = yb.to(DEVICE, non_blocking=True)
         loss = keras_loss(out, yb)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -81,10 +92,11 @@ class Trainer:
         self.m.eval()
         loss, right = 0.0, 0
         for i in range(0, len(y), batch):
-            xb = (x[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last)
+            xb = (x[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last).to(DEVICE)
+            yb = y[i:i + batch].to(DEVICE)
             out = self.m(xb)
-            loss += keras_loss(out, y[i:i + batch]).item() * len(xb)
-            right += (out.argmax(1) == y[i:i + batch]).sum().item()
+            loss += keras_loss(out, yb).item() * len(xb)
+            right += (out.argmax(1) == yb).sum().item()
         return loss / len(y), right / len(y)
 
 
@@ -98,6 +110,7 @@ def main():
         threads, batch = int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 32
         seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 10.0
         torch.set_num_threads(threads)
+        where = " device=%s" % DEVICE.type if DEVICE.type != "cpu" else ""
         t = Trainer()
         steps, start, s = 0, None, 0
         while True:
@@ -115,16 +128,18 @@ def main():
             if start is not None and time.perf_counter() - start >= seconds:
                 break
         dt = time.perf_counter() - start
-        print("torch train     threads=%d batch=%d: %7.1f img/s (%d steps in %.1f s)" % (threads, batch, steps * batch / dt, steps, dt))
+        print("torch train     threads=%d batch=%d%s: %7.1f img/s (%d steps in %.1f s)" % (threads, batch, where, steps * batch / dt, steps, dt))
         t.m.eval()
         n, start = 0, time.perf_counter()
         with torch.no_grad():
             while time.perf_counter() - start < seconds / 2:
                 for i in range(0, len(yte) - batch + 1, batch):
-                    t.m((xte[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last))
+                    t.m((xte[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last).to(DEVICE))
                     n += batch
+            if DEVICE.type == "cuda":
+                torch.cuda.synchronize()
         dt = time.perf_counter() - start
-        print("torch inference threads=%d batch=%d: %7.1f img/s (%d images in %.1f s)" % (threads, batch, n / dt, n, dt))
+        print("torch inference threads=%d batch=%d%s: %7.1f img/s (%d images in %.1f s)" % (threads, batch, where, n / dt, n, dt))
     elif mode == "train":
         epochs = int(sys.argv[3])
         torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else os.cpu_count())

@@ -58,6 +58,7 @@ install-trainer: $(BUILD)/bin/cifar-train
 $(call obj-of,$(TRAINER_MAIN)): CFLAGS += -DTRAINER_VERSION='"$(VERSION)"'
 
 include tests/trainer/io.mk
+include trainer/cuda.mk
 
 # bench/: trainer-bench (ours) and the PyTorch peer, side by side (`make bench`).
 $(call obj-of,bench/trainer_bench.c): OPT := -O3 -g

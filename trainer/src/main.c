@@ -7,6 +7,9 @@
 
 #include "collective.h"
 #include "train.h"
+#ifdef TRAINER_CUDA
+#include "kernels_cuda.h"
+#endif
 
 #ifndef TRAINER_VERSION
 #define TRAINER_VERSION "unknown"
@@ -27,6 +30,8 @@ static const char usage[] =
     "  --no-augmentation   no random shifts and flips\n"
     "  --seed N            initial weights, sample order, augmentation, dropout (default 1)\n"
     "  --threads N         compute threads per process (default: the CPUs it may run on)\n"
+    "  --device cpu|cuda   where to compute (default: cuda when this process sees a GPU, else cpu); with\n"
+    "                      cuda each process takes the GPU of its local rank and gradients go over NCCL\n"
     "  --resume FILE       continue from a checkpoint-{epoch}.h5\n"
     "  --limit-train N     use the first N training images\n"
     "  --limit-test N      use the first N test images\n"
@@ -49,11 +54,78 @@ static int parse_count(const char *opt, const char *s, long min, long *out)
     return 0;
 }
 
+/* How many GPUs this process sees (0 with the reason in why), and the table that computes on them. */
+static int cuda_devices(char *why, size_t len)
+{
+#ifdef TRAINER_CUDA
+    return kernels_cuda_device_count(why, len);
+#else
+    snprintf(why, len, "this cifar-train was built without CUDA (no nvcc/cuBLAS at build time)");
+    return 0;
+#endif
+}
+
+static const struct kernels *cuda_table(void)
+{
+#ifdef TRAINER_CUDA
+    return &kernels_cuda;
+#else
+    return NULL;
+#endif
+}
+
+static void print_version(void)
+{
+    char why[256];
+    int n = cuda_devices(why, sizeof why);
+    printf("cifar-train (slurm-batchai) %s\n", TRAINER_VERSION);
+    if (n > 0)
+        printf("cuda: %d device%s\n", n, n == 1 ? "" : "s");
+    else
+        printf("cuda: no device (%s)\n", why);
+}
+
+/* --device: "cpu", "cuda", or NULL for the default (cuda when a GPU is visible). Returns the table, or
+ * NULL after printing why the request cannot be met. */
+static const struct kernels *choose_device(const char *want)
+{
+    char why[256];
+    if (want && strcmp(want, "cpu") == 0)
+        return &kernels_cpu;
+    if (want && strcmp(want, "cuda") != 0) {
+        fprintf(stderr, "cifar-train: --device: '%s' is neither cpu nor cuda\n", want);
+        return NULL;
+    }
+    if (cuda_devices(why, sizeof why) > 0)
+        return cuda_table();
+    if (!want)
+        return &kernels_cpu;
+    fprintf(stderr, "cifar-train: --device cuda: no CUDA device (%s)\n", why);
+    return NULL;
+}
+
+/* coll_init for the chosen table. Where the GPU was only the default and libcollective cannot use it (no
+ * NCCL plugin, say), every rank fails alike and all fall back to the CPU, saying so. */
+static int init_collectives(struct train_options *o, int asked_for_device)
+{
+    const int gpu = o->kernels != &kernels_cpu;
+    if (coll_init(&(struct coll_init_opts){.use_device = gpu}) == COLL_OK)
+        return 0;
+    if (gpu && !asked_for_device) {
+        fprintf(stderr, "cifar-train: warning: computing on the CPU: %s\n", coll_last_error());
+        o->kernels = &kernels_cpu;
+        if (coll_init(NULL) == COLL_OK)
+            return 0;
+    }
+    fprintf(stderr, "cifar-train: cannot initialise the collectives: %s\n", coll_last_error());
+    return -1;
+}
+
 /* Returns 0, 1 on a usage error, 2 when --help/--version already answered. */
-static int parse(int argc, char **argv, struct train_options *o)
+static int parse(int argc, char **argv, struct train_options *o, const char **device)
 {
     enum { O_DIR = 256, O_DATA, O_DOWNLOAD, O_EPOCHS, O_BATCH, O_LR, O_NOAUG, O_SEED, O_THREADS, O_RESUME,
-           O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_VERSION, O_HELP };
+           O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_DEVICE, O_VERSION, O_HELP };
     static const struct option opts[] = {
         {"dir", required_argument, 0, O_DIR},          {"data", required_argument, 0, O_DATA},
         {"download", no_argument, 0, O_DOWNLOAD},      {"epochs", required_argument, 0, O_EPOCHS},
@@ -63,7 +135,8 @@ static int parse(int argc, char **argv, struct train_options *o)
         {"limit-train", required_argument, 0, O_LTRAIN}, {"limit-test", required_argument, 0, O_LTEST},
         {"shard", no_argument, 0, O_SHARD},            {"log-json", required_argument, 0, O_JSON},
         {"log-every", required_argument, 0, O_EVERY},  {"checkpoint-dir", required_argument, 0, O_CKDIR},
-        {"version", no_argument, 0, O_VERSION},        {"help", no_argument, 0, O_HELP},
+        {"device", required_argument, 0, O_DEVICE},    {"version", no_argument, 0, O_VERSION},
+        {"help", no_argument, 0, O_HELP},
         {"d", required_argument, 0, O_DIR}, /* the tutorial's -d */
         {0, 0, 0, 0},
     };
@@ -80,6 +153,7 @@ static int parse(int argc, char **argv, struct train_options *o)
         case O_RESUME: o->resume = optarg; break;
         case O_JSON: o->log_json = optarg; break;
         case O_CKDIR: o->checkpoint_dir = optarg; break;
+        case O_DEVICE: *device = optarg; break;
         case O_EPOCHS: if (parse_count("--epochs", optarg, 1, &v)) return 1; o->epochs = (int)v; break;
         case O_BATCH: if (parse_count("--batch-size", optarg, 1, &v)) return 1; o->batch = (int)v; break;
         case O_THREADS: if (parse_count("--threads", optarg, 1, &v)) return 1; o->threads = (int)v; break;
@@ -96,7 +170,7 @@ static int parse(int argc, char **argv, struct train_options *o)
             }
             break;
         }
-        case O_VERSION: printf("cifar-train (slurm-batchai) %s\n", TRAINER_VERSION); return 2;
+        case O_VERSION: print_version(); return 2;
         case O_HELP: fputs(usage, stdout); return 2;
         default:
             fprintf(stderr, "cifar-train: unknown or incomplete option '%s'\n%s", argv[optind - 1], usage);
@@ -126,14 +200,26 @@ int main(int argc, char **argv)
         argc -= 2;
         argv[0] = "cifar-train evaluate";
     }
-    int p = parse(argc, argv, &o);
+    const char *device = NULL;
+    int p = parse(argc, argv, &o, &device);
     if (p)
         return p == 2 ? 0 : 1;
-    if (coll_init(NULL) != COLL_OK) {
-        fprintf(stderr, "cifar-train: cannot initialise the collectives: %s\n", coll_last_error());
+    if (!(o.kernels = choose_device(device)) || init_collectives(&o, device != NULL) != 0)
+        return 1;
+    const int gpu = o.kernels != &kernels_cpu;
+#ifdef TRAINER_CUDA
+    char err[256];
+    if (gpu && kernels_cuda_open(coll_device(), err, sizeof err) != 0) {
+        fprintf(stderr, "cifar-train: %s\n", err);
+        coll_finalize();
         return 1;
     }
+#endif
     int rc = evaluate ? evaluate_run(model, &o) : train_run(&o);
+#ifdef TRAINER_CUDA
+    if (gpu)
+        kernels_cuda_close();
+#endif
     coll_finalize();
     return rc;
 }

@@ -28,11 +28,13 @@ void train_options_default(struct train_options *o)
     o->seed = 1;
     o->log_every = 50;
     o->checkpoint_dir = ".";
+    o->kernels = &kernels_cpu;
 }
 
 /* ---- the per-step core ---- */
 
 struct allreduce_ctx {
+    const struct kernels *k;
     int failed;
 };
 
@@ -43,6 +45,11 @@ static void allreduce_layer(void *vctx, float *grads, int first, int count)
     for (int t = first; t < first + count; t++)
         n += keras_tensors[t].count;
     coll_handle h;
+    /* A device table queues work: the gradients must be final before NCCL's stream reads them. Waiting
+     * here, layer by layer, keeps the overlap: the allreduce of this layer runs during the next layer's
+     * backward, on another stream. */
+    if (ctx->k->sync)
+        ctx->k->sync();
     if (!ctx->failed && coll_allreduce_async(grads + off, grads + off, n, COLL_FLOAT32, COLL_AVERAGE, &h) != COLL_OK)
         ctx->failed = 1;
 }
@@ -71,7 +78,7 @@ void step_core_destroy(struct step_core *c)
 int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key,
                    double *loss_sum, int *correct)
 {
-    struct allreduce_ctx ctx = {0};
+    struct allreduce_ctx ctx = {c->model.k, 0};
     model_forward(&c->model, x, labels, B, 1, dropout_key, loss_sum, correct);
     model_backward(&c->model, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
     if (c->size > 1 && (coll_wait_all() != COLL_OK || ctx.failed)) {
@@ -450,8 +457,8 @@ static int setup(struct run *r, const struct train_options *o)
     r->labels = malloc((size_t)o->batch);
     r->aug = malloc((size_t)o->batch * sizeof *r->aug);
     if (!r->host_params || !r->host_acc || !r->x || !r->labels || !r->aug ||
-        step_core_create(&r->core, &kernels_cpu, o->batch, 1e-4, r->size) != 0) {
-        fprintf(stderr, "cifar-train: out of memory\n");
+        step_core_create(&r->core, o->kernels, o->batch, 1e-4, r->size) != 0) {
+        fprintf(stderr, "cifar-train: out of memory (%s buffers for batch %d)\n", o->kernels->name, o->batch);
         return -1;
     }
     return 0;

@@ -37,6 +37,8 @@ struct train_options {
     const char *log_json; /* --log-json FILE */
     int log_every;        /* --log-every N steps (JSON step lines) */
     const char *checkpoint_dir; /* --checkpoint-dir, default "." (the tutorial's ./checkpoint-{epoch}.h5) */
+    const struct kernels *kernels; /* --device: the compute table (default &kernels_cpu); a device table
+                                      must be ready (kernels_cuda_open) and coll_init'ed with use_device */
 };
 
 void train_options_default(struct train_options *o);

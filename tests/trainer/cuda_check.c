@@ -1,0 +1,458 @@
+/* cuda_check: the CUDA table (kernels_cuda) against the CPU table (kernels_cpu) on random inputs: every
+ * kernel, the layers' forward and backward passes, the model's gradients and a full training step
+ * (forward, loss, all 12 gradients, RMSprop update).
+ *
+ *   cuda_check [--small]    --small: a smaller model batch, for runs under compute-sanitizer
+ *
+ * Exit 0 when everything agrees, 1 naming each difference, 77 with "SKIP: no CUDA device (...)" where no
+ * GPU is visible. Tolerances: data movement (im2col, col2im's gathered sums, pooling, dropout, ReLU) must be
+ * bit-identical, because the GPU kernels do the same float operations in the same order; everything that
+ * sums in another order or uses another exp (GEMM, bias gradients, softmax) is compared relative to the
+ * largest magnitude of the tensor, with a tolerance of a few float roundings per summed term. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels_cuda.h"
+#include "keras_h5.h"
+#include "layers.h"
+#include "rng.h"
+#include "train.h"
+
+static const struct kernels *const CPU = &kernels_cpu, *const GPU = &kernels_cuda;
+static int failures;
+
+static void *xmalloc(size_t bytes)
+{
+    void *p = calloc(1, bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "cuda_check: out of host memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static float *random_floats(size_t n, uint64_t seed, float lo, float hi)
+{
+    float *p = xmalloc(n * sizeof *p);
+    const uint64_t key = rng_key(seed, 0, 0, 0, 99);
+    for (size_t i = 0; i < n; i++)
+        p[i] = lo + (hi - lo) * rng_uniform(key, i);
+    return p;
+}
+
+/* A buffer of table k holding a copy of host[0..bytes). */
+static void *on(const struct kernels *k, const void *host, size_t bytes)
+{
+    void *d = k->alloc(bytes);
+    if (!d) {
+        fprintf(stderr, "cuda_check: %s alloc of %zu bytes failed\n", k->name, bytes);
+        exit(1);
+    }
+    k->upload(d, host, bytes);
+    return d;
+}
+
+static void *back(const struct kernels *k, const void *dev, size_t bytes)
+{
+    void *h = xmalloc(bytes);
+    k->download(h, dev, bytes);
+    return h;
+}
+
+/* max |gpu - cpu| / max |cpu| <= tol (tol 0: bit-identical). */
+static void compare(const char *what, const float *cpu, const float *gpu, size_t n, double tol)
+{
+    double scale = 0.0, err = 0.0;
+    size_t worst = 0;
+    int nan = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)gpu[i] - (double)cpu[i]);
+        if (isnan(gpu[i]) != isnan(cpu[i]))
+            nan = 1;
+        if (fabs(cpu[i]) > scale)
+            scale = fabs(cpu[i]);
+        if (d > err) {
+            err = d;
+            worst = i;
+        }
+    }
+    const double rel = scale > 0 ? err / scale : err;
+    const int ok = !nan && (tol == 0.0 ? err == 0.0 : rel <= tol);
+    printf("%s %-44s n=%-8zu max |diff| %.3g (%.3g of max %.3g; limit %s%.0e)\n", ok ? "ok  " : "FAIL", what, n,
+           err, rel, scale, tol == 0.0 ? "exact " : "", tol);
+    if (!ok) {
+        printf("     at %zu: cpu %.9g gpu %.9g%s\n", worst, cpu[worst], gpu[worst], nan ? " (NaN mismatch)" : "");
+        failures++;
+    }
+}
+
+static void compare_bytes(const char *what, const uint8_t *cpu, const uint8_t *gpu, size_t n)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += cpu[i] != gpu[i];
+    printf("%s %-44s n=%-8zu %zu differ\n", bad ? "FAIL" : "ok  ", what, n, bad);
+    failures += bad != 0;
+}
+
+/* One float input on both tables, the same operation applied, one float output compared. */
+struct pair {
+    float *c, *g;
+    size_t n;
+};
+
+static struct pair both(const float *host, size_t n)
+{
+    return (struct pair){on(CPU, host, n * sizeof(float)), on(GPU, host, n * sizeof(float)), n};
+}
+
+static struct pair both_random(size_t n, uint64_t seed, float lo, float hi)
+{
+    float *h = random_floats(n, seed, lo, hi);
+    struct pair p = both(h, n);
+    free(h);
+    return p;
+}
+
+static void check_pair(const char *what, struct pair p, double tol)
+{
+    float *c = back(CPU, p.c, p.n * sizeof(float)), *g = back(GPU, p.g, p.n * sizeof(float));
+    compare(what, c, g, p.n, tol);
+    free(c);
+    free(g);
+}
+
+static void drop(struct pair p)
+{
+    CPU->release(p.c);
+    GPU->release(p.g);
+}
+
+/* ---- kernels ---- */
+
+static void check_alloc(void)
+{
+    uint8_t *d = GPU->alloc(1000), *h = xmalloc(1000);
+    GPU->download(h, d, 1000);
+    size_t nonzero = 0;
+    for (int i = 0; i < 1000; i++)
+        nonzero += h[i] != 0;
+    void *empty = GPU->alloc(0);
+    printf("%s alloc: zero-filled (%zu nonzero bytes), alloc(0) %s\n", nonzero || !empty ? "FAIL" : "ok  ", nonzero,
+           empty ? "is a buffer" : "returned NULL");
+    failures += nonzero || !empty;
+    GPU->release(d);
+    GPU->release(empty);
+    free(h);
+}
+
+static void check_gemm(void)
+{
+    const int M = 37, N = 19, K = 53;
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int beta1 = 0; beta1 < 2; beta1++) {
+                /* Leading dimensions wider than the matrices, as a sub-matrix would have. */
+                const int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
+                struct pair a = both_random((size_t)(ta ? K : M) * lda, 1 + ta, -1, 1);
+                struct pair b = both_random((size_t)(tb ? N : K) * ldb, 3 + tb, -1, 1);
+                struct pair c = both_random((size_t)M * ldc, 5, -1, 1);
+                const float beta = beta1 ? 1.0f : 0.0f;
+                CPU->gemm(ta, tb, M, N, K, a.c, lda, b.c, ldb, beta, c.c, ldc);
+                GPU->gemm(ta, tb, M, N, K, a.g, lda, b.g, ldb, beta, c.g, ldc);
+                char what[64];
+                snprintf(what, sizeof what, "gemm %c%c %dx%dx%d beta=%g", ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, beta);
+                check_pair(what, c, 1e-5);
+                drop(a), drop(b), drop(c);
+            }
+}
+
+static void check_im2col_col2im(int B, int H, int W, int C, int pad)
+{
+    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
+    const size_t ncol = (size_t)B * OH * OW * 9 * C, nx = (size_t)B * H * W * C;
+    struct pair x = both_random(nx, 7, -1, 1), col = both_random(ncol, 8, -1, 1);
+    char what[64];
+    CPU->im2col3x3(x.c, B, H, W, C, pad, col.c);
+    GPU->im2col3x3(x.g, B, H, W, C, pad, col.g);
+    snprintf(what, sizeof what, "im2col3x3 %dx%dx%dx%d pad %d", B, H, W, C, pad);
+    check_pair(what, col, 0);
+    struct pair dcol = both_random(ncol, 9, -1, 1);
+    CPU->col2im3x3(dcol.c, B, H, W, C, pad, x.c);
+    GPU->col2im3x3(dcol.g, B, H, W, C, pad, x.g);
+    snprintf(what, sizeof what, "col2im3x3 %dx%dx%dx%d pad %d", B, H, W, C, pad);
+    check_pair(what, x, 0);
+    drop(x), drop(col), drop(dcol);
+}
+
+static void check_bias_act(size_t rows, int cols)
+{
+    char what[64];
+    for (int relu = 0; relu < 2; relu++) {
+        struct pair y = both_random(rows * cols, 10, -1, 1), bias = both_random(cols, 11, -0.5, 0.5);
+        CPU->bias_act(y.c, bias.c, rows, cols, relu);
+        GPU->bias_act(y.g, bias.g, rows, cols, relu);
+        snprintf(what, sizeof what, "bias_act %zux%d relu=%d", rows, cols, relu);
+        check_pair(what, y, 0);
+        for (int s = 0; s < 2; s++) {
+            const float scale = s ? 1.0f / 0.75f : 1.0f;
+            struct pair dy = both_random(rows * cols, 12, -1, 1), db = both_random(cols, 13, -1, 1);
+            CPU->bias_act_grad(dy.c, y.c, rows, cols, relu, scale, db.c);
+            GPU->bias_act_grad(dy.g, y.g, rows, cols, relu, scale, db.g);
+            snprintf(what, sizeof what, "bias_act_grad dy %zux%d relu=%d scale=%g", rows, cols, relu, scale);
+            check_pair(what, dy, 0);
+            snprintf(what, sizeof what, "bias_act_grad dbias %zux%d relu=%d scale=%g", rows, cols, relu, scale);
+            check_pair(what, db, 1e-5);
+            drop(dy), drop(db);
+        }
+        drop(y), drop(bias);
+    }
+}
+
+static void check_pool(int B, int H, int W, int C)
+{
+    const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * (H / 2) * (W / 2) * C;
+    const float rates[3] = {0.0f, 0.0f, 0.25f};
+    for (int v = 0; v < 3; v++) {
+        const float rate = rates[v];
+        const int with_idx = v > 0; /* inference passes no idx */
+        struct pair x = both_random(nx, 14, -1, 1), y = both_random(ny, 15, -1, 1);
+        uint8_t *idx_c = with_idx ? CPU->alloc(ny) : NULL, *idx_g = with_idx ? GPU->alloc(ny) : NULL;
+        const uint64_t key = rng_key(3, 1, 2, 0, RNG_DROPOUT);
+        CPU->pool_dropout(x.c, B, H, W, C, rate, key, y.c, idx_c);
+        GPU->pool_dropout(x.g, B, H, W, C, rate, key, y.g, idx_g);
+        char what[64];
+        snprintf(what, sizeof what, "pool_dropout %dx%dx%dx%d rate %g%s", B, H, W, C, rate, with_idx ? "" : " no idx");
+        check_pair(what, y, 0);
+        if (with_idx) {
+            uint8_t *ic = back(CPU, idx_c, ny), *ig = back(GPU, idx_g, ny);
+            snprintf(what, sizeof what, "pool_dropout idx %dx%dx%dx%d rate %g", B, H, W, C, rate);
+            compare_bytes(what, ic, ig, ny);
+            /* Backward from the CPU's idx on both, so a forward difference cannot hide in it. */
+            GPU->upload(idx_g, ic, ny);
+            struct pair dy = both_random(ny, 16, -1, 1);
+            CPU->pool_dropout_grad(dy.c, idx_c, B, H, W, C, rate, x.c);
+            GPU->pool_dropout_grad(dy.g, idx_g, B, H, W, C, rate, x.g);
+            snprintf(what, sizeof what, "pool_dropout_grad %dx%dx%dx%d rate %g", B, H, W, C, rate);
+            check_pair(what, x, 0);
+            drop(dy);
+            free(ic), free(ig);
+        }
+        CPU->release(idx_c);
+        GPU->release(idx_g);
+        drop(x), drop(y);
+    }
+}
+
+static void check_dropout(size_t n)
+{
+    struct pair x = both_random(n, 17, -1, 1);
+    const uint64_t key = rng_key(4, 0, 7, 1, RNG_DROPOUT);
+    CPU->dropout(x.c, n, 0.5f, key);
+    GPU->dropout(x.g, n, 0.5f, key);
+    check_pair("dropout rate 0.5", x, 0);
+    CPU->dropout(x.c, n, 0.0f, key);
+    GPU->dropout(x.g, n, 0.0f, key);
+    check_pair("dropout rate 0 (no-op)", x, 0);
+    drop(x);
+}
+
+static void check_softmax(int B, float spread)
+{
+    const int classes = 10;
+    struct pair z = both_random((size_t)B * classes, 18, -spread, spread);
+    struct pair probs = both_random((size_t)B * classes, 19, 0, 1), dz = both_random((size_t)B * classes, 20, 0, 1);
+    uint8_t *labels = xmalloc(B);
+    for (int b = 0; b < B; b++)
+        labels[b] = (uint8_t)rng_below(rng_key(5, 0, 0, 0, 98), b, classes);
+    uint8_t *lc = on(CPU, labels, B), *lg = on(GPU, labels, B);
+    double loss_c = 0.5, loss_g = 0.5; /* both add to what is there */
+    int right_c = 1, right_g = 1;
+    CPU->softmax_xent(z.c, lc, B, classes, probs.c, dz.c, &loss_c, &right_c);
+    GPU->softmax_xent(z.g, lg, B, classes, probs.g, dz.g, &loss_g, &right_g);
+    char what[64];
+    snprintf(what, sizeof what, "softmax_xent probs B=%d spread %g", B, spread);
+    check_pair(what, probs, 1e-6);
+    snprintf(what, sizeof what, "softmax_xent dlogits B=%d spread %g", B, spread);
+    check_pair(what, dz, 1e-5);
+    const int ok = fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c) && right_c == right_g;
+    printf("%s softmax_xent loss/correct B=%d spread %g: cpu %.9g / %d, gpu %.9g / %d\n", ok ? "ok  " : "FAIL", B,
+           spread, loss_c, right_c, loss_g, right_g);
+    failures += !ok;
+    /* Inference form: no probs, no dlogits. */
+    double l2c = 0, l2g = 0;
+    int r2c = 0, r2g = 0;
+    CPU->softmax_xent(z.c, lc, B, classes, NULL, NULL, &l2c, &r2c);
+    GPU->softmax_xent(z.g, lg, B, classes, NULL, NULL, &l2g, &r2g);
+    const int ok2 = fabs(l2g - l2c) <= 1e-5 * fabs(l2c) && r2c == r2g;
+    printf("%s softmax_xent inference B=%d: cpu %.9g / %d, gpu %.9g / %d\n", ok2 ? "ok  " : "FAIL", B, l2c, r2c, l2g,
+           r2g);
+    failures += !ok2;
+    CPU->release(lc);
+    GPU->release(lg);
+    free(labels);
+    drop(z), drop(probs), drop(dz);
+}
+
+static void check_rmsprop(size_t n)
+{
+    struct pair p = both_random(n, 21, -1, 1), gr = both_random(n, 22, -0.01f, 0.01f), a = both_random(n, 23, 0, 1e-4f);
+    for (int step = 0; step < 3; step++) {
+        CPU->rmsprop(p.c, gr.c, a.c, n, 1e-3f, 0.9f, 1e-7f);
+        GPU->rmsprop(p.g, gr.g, a.g, n, 1e-3f, 0.9f, 1e-7f);
+    }
+    check_pair("rmsprop params (3 steps)", p, 1e-6);
+    check_pair("rmsprop accumulators (3 steps)", a, 1e-6);
+    drop(p), drop(gr), drop(a);
+}
+
+/* ---- layers ---- */
+
+static void check_conv(int B, int H, int W, int C, int pad, int cout)
+{
+    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
+    const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * OH * OW * cout, ncol = (size_t)B * OH * OW * 9 * C;
+    struct pair x = both_random(nx, 24, 0, 1), kern = both_random((size_t)9 * C * cout, 25, -0.3f, 0.3f);
+    struct pair bias = both_random(cout, 26, -0.1f, 0.1f), col = both_random(ncol, 27, 0, 1);
+    struct pair y = both_random(ny, 28, 0, 1);
+    layer_conv3x3_forward(CPU, x.c, B, H, W, C, pad, kern.c, bias.c, cout, 1, col.c, y.c);
+    layer_conv3x3_forward(GPU, x.g, B, H, W, C, pad, kern.g, bias.g, cout, 1, col.g, y.g);
+    char what[80];
+    snprintf(what, sizeof what, "conv %s %dx%dx%dx%d->%d forward", pad ? "same" : "valid", B, H, W, C, cout);
+    check_pair(what, y, 1e-5);
+    /* Backward from the same dy (through ReLU and bias on both). */
+    struct pair dy = both_random(ny, 29, -1, 1), db = both_random(cout, 30, 0, 1);
+    struct pair dk = both_random((size_t)9 * C * cout, 31, 0, 1), dx = both_random(nx, 32, 0, 1);
+    float *yc = back(CPU, y.c, ny * sizeof(float));
+    GPU->upload(y.g, yc, ny * sizeof(float));
+    free(yc);
+    CPU->bias_act_grad(dy.c, y.c, (size_t)B * OH * OW, cout, 1, 1.0f, db.c);
+    GPU->bias_act_grad(dy.g, y.g, (size_t)B * OH * OW, cout, 1, 1.0f, db.g);
+    layer_conv3x3_backward(CPU, dy.c, B, H, W, C, pad, kern.c, cout, col.c, dk.c, dx.c);
+    layer_conv3x3_backward(GPU, dy.g, B, H, W, C, pad, kern.g, cout, col.g, dk.g, dx.g);
+    snprintf(what, sizeof what, "conv %s %dx%dx%dx%d->%d dbias", pad ? "same" : "valid", B, H, W, C, cout);
+    check_pair(what, db, 1e-5);
+    snprintf(what, sizeof what, "conv %s %dx%dx%dx%d->%d dkernel", pad ? "same" : "valid", B, H, W, C, cout);
+    check_pair(what, dk, 1e-5);
+    snprintf(what, sizeof what, "conv %s %dx%dx%dx%d->%d dx", pad ? "same" : "valid", B, H, W, C, cout);
+    check_pair(what, dx, 1e-5);
+    drop(x), drop(kern), drop(bias), drop(col), drop(y), drop(dy), drop(db), drop(dk), drop(dx);
+}
+
+static void check_dense(int B, int in, int out)
+{
+    struct pair x = both_random((size_t)B * in, 33, 0, 1), kern = both_random((size_t)in * out, 34, -0.1f, 0.1f);
+    struct pair bias = both_random(out, 35, -0.1f, 0.1f), y = both_random((size_t)B * out, 36, 0, 1);
+    layer_dense_forward(CPU, x.c, B, in, kern.c, bias.c, out, 1, y.c);
+    layer_dense_forward(GPU, x.g, B, in, kern.g, bias.g, out, 1, y.g);
+    char what[64];
+    snprintf(what, sizeof what, "dense %dx%d->%d forward", B, in, out);
+    check_pair(what, y, 1e-5);
+    struct pair dy = both_random((size_t)B * out, 37, -1, 1), dk = both_random((size_t)in * out, 38, 0, 1);
+    struct pair dx = both_random((size_t)B * in, 39, 0, 1);
+    layer_dense_backward(CPU, dy.c, x.c, B, in, kern.c, out, dk.c, dx.c);
+    layer_dense_backward(GPU, dy.g, x.g, B, in, kern.g, out, dk.g, dx.g);
+    snprintf(what, sizeof what, "dense %dx%d->%d dkernel", B, in, out);
+    check_pair(what, dk, 1e-5);
+    snprintf(what, sizeof what, "dense %dx%d->%d dx", B, in, out);
+    check_pair(what, dx, 1e-5);
+    drop(x), drop(kern), drop(bias), drop(y), drop(dy), drop(dk), drop(dx);
+}
+
+/* ---- the model: one full training step ---- */
+
+static void check_step(int B)
+{
+    const double lr = 1e-4;
+    struct step_core c, g;
+    if (step_core_create(&c, CPU, B, lr, 1) != 0 || step_core_create(&g, GPU, B, lr, 1) != 0) {
+        fprintf(stderr, "cuda_check: out of memory for the model at batch %d\n", B);
+        exit(1);
+    }
+    float *params = xmalloc(MODEL_NPARAMS * sizeof(float));
+    model_init_params(params, 11);
+    model_set_params(&c.model, params);
+    model_set_params(&g.model, params);
+    float *x = random_floats((size_t)B * 32 * 32 * 3, 40, 0, 1);
+    uint8_t *labels = xmalloc(B);
+    for (int b = 0; b < B; b++)
+        labels[b] = (uint8_t)rng_below(rng_key(6, 0, 0, 0, 98), b, MODEL_CLASSES);
+    const uint64_t dkey = rng_key(7, 0, 3, 0, RNG_DROPOUT);
+    double loss_c = 0, loss_g = 0;
+    int right_c = 0, right_g = 0;
+    step_core_step(&c, x, labels, B, dkey, &loss_c, &right_c);
+    step_core_step(&g, x, labels, B, dkey, &loss_g, &right_g);
+    const int ok = fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c) && right_c == right_g;
+    printf("%s step B=%d loss/correct: cpu %.9g / %d, gpu %.9g / %d\n", ok ? "ok  " : "FAIL", B, loss_c, right_c,
+           loss_g, right_g);
+    failures += !ok;
+    float *gc = back(CPU, c.model.grads, MODEL_NPARAMS * sizeof(float));
+    float *gg = back(GPU, g.model.grads, MODEL_NPARAMS * sizeof(float));
+    for (int t = 0; t < KERAS_N_TENSORS; t++) {
+        char what[96];
+        snprintf(what, sizeof what, "step B=%d gradient of %s/%s", B, keras_tensors[t].layer, keras_tensors[t].weight);
+        compare(what, gc + keras_tensors[t].offset, gg + keras_tensors[t].offset, keras_tensors[t].count, 1e-4);
+    }
+    /* After the update: RMSprop's first step moves each weight by about lr*sqrt(10) whatever the size of
+     * its gradient, so a gradient that is tiny and noisy on either side may move its weight somewhat
+     * differently; a wrong gradient moves it the other way (2*lr*sqrt(10)). Limit: lr/4 per weight. */
+    float *pc = back(CPU, c.model.params, MODEL_NPARAMS * sizeof(float));
+    float *pg = back(GPU, g.model.params, MODEL_NPARAMS * sizeof(float));
+    double worst = 0;
+    size_t at = 0, moved = 0;
+    for (size_t i = 0; i < MODEL_NPARAMS; i++) {
+        double d = fabs((double)pc[i] - pg[i]);
+        moved += pc[i] != params[i];
+        if (d > worst || isnan(pg[i]))
+            worst = isnan(pg[i]) ? INFINITY : d, at = i;
+    }
+    const int ok2 = worst <= lr / 4;
+    printf("%s step B=%d weights after RMSprop: max |diff| %.3g at %zu (limit %.3g), %zu of %d moved on the CPU\n",
+           ok2 ? "ok  " : "FAIL", B, worst, at, lr / 4, moved, MODEL_NPARAMS);
+    failures += !ok2;
+    free(gc), free(gg), free(pc), free(pg), free(params), free(x), free(labels);
+    step_core_destroy(&c);
+    step_core_destroy(&g);
+}
+
+int main(int argc, char **argv)
+{
+    const int small = argc > 1 && strcmp(argv[1], "--small") == 0;
+    char why[256];
+    if (kernels_cuda_device_count(why, sizeof why) == 0) {
+        printf("SKIP: no CUDA device (%s)\n", why);
+        return 77;
+    }
+    if (kernels_cuda_open(0, why, sizeof why) != 0) {
+        fprintf(stderr, "cuda_check: %s\n", why);
+        return 1;
+    }
+    kernels_cpu.set_threads(2);
+    check_alloc();
+    check_gemm();
+    check_im2col_col2im(2, 7, 5, 3, 1);
+    check_im2col_col2im(2, 7, 5, 3, 0);
+    check_im2col_col2im(3, 15, 15, 32, 1);
+    check_im2col_col2im(3, 13, 13, 64, 0);
+    check_bias_act(1000, 37); /* several row chunks, a partial column block */
+    check_bias_act(3, 600);   /* many column blocks, one short chunk */
+    check_bias_act(small ? 2048 : 32768, 32);
+    check_pool(3, 7, 9, 5); /* odd sizes: the last row and column are dropped */
+    check_pool(2, 30, 30, 32);
+    check_dropout(1001);
+    check_softmax(33, 5.0f);
+    check_softmax(7, 60.0f); /* saturated: the clip at 1e-7 / 1 - 1e-7 */
+    check_rmsprop(10007);
+    check_conv(3, 9, 8, 4, 1, 6);
+    check_conv(3, 9, 8, 4, 0, 6);
+    check_conv(2, 32, 32, 3, 1, 32);
+    check_dense(5, 300, 17);
+    check_step(small ? 2 : 32);
+    if (!small)
+        check_step(7);
+    kernels_cuda_close();
+    printf("%s\n", failures ? "cuda_check: FAILED" : "cuda_check: GPU table equals the CPU table");
+    return failures ? 1 : 0;
+}

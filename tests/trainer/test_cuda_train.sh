@@ -1,0 +1,86 @@
+#!/bin/bash
+# cifar-train --device cuda end to end on the real CIFAR-10 subset: a short GPU run and the same run on the
+# CPU write the same Keras files (h5py: the same datasets with the same shapes and dtypes, the same
+# attributes, the same model_config), with finite weights; `cifar-train evaluate` of the GPU model agrees
+# with the run's own last line on the GPU and within two images on the CPU; one epoch under
+# compute-sanitizer memcheck where it is installed; with two GPUs or more, a 2-rank run over NCCL.
+# Where no GPU is visible it checks that --device cuda fails cleanly ("no CUDA device", exit 1), then SKIPs.
+set -eu
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
+[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP: $DATA not present"; exit 77; }
+/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: python3-h5py/numpy not installed"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-cuda.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+bin=$(cd "$BUILD/bin" && pwd)/cifar-train
+data=$(cd "$DATA" && pwd)
+common=(--data "$data" --limit-train 96 --limit-test 64 --threads 2 --seed 3 --epochs 2)
+
+rc=0
+(cd "$work" && "$bin" "${common[@]}" --device cuda --dir gpu --checkpoint-dir gpu >gpu.log 2>gpu.err) || rc=$?
+if grep -q 'no CUDA device' "$work/gpu.err"; then
+    [ $rc -eq 1 ] || { echo "FAIL: --device cuda without a GPU exited $rc, not 1"; cat "$work/gpu.err"; exit 1; }
+    [ "$(wc -l <"$work/gpu.err")" -eq 1 ] && [ ! -s "$work/gpu.log" ] ||
+        { echo "FAIL: --device cuda without a GPU said more than its one error line"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
+    echo "without a GPU, --device cuda fails cleanly: $(cat "$work/gpu.err")"
+    echo "SKIP: no CUDA device ($(sed -n 's/.*no CUDA device (\(.*\))$/\1/p' "$work/gpu.err"))"
+    exit 77
+fi
+[ $rc -eq 0 ] || { echo "FAIL: cifar-train --device cuda exited $rc"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
+(cd "$work" && "$bin" "${common[@]}" --device cpu --dir cpu --checkpoint-dir cpu >cpu.log)
+cat "$work/gpu.log"
+/usr/bin/python3 - "$work/cpu" "$work/gpu" <<'PY'
+import sys, h5py, numpy as np
+def layout(path):
+    out = {}
+    with h5py.File(path, "r") as f:
+        def visit(name, obj):
+            attrs = sorted(obj.attrs.keys())
+            if isinstance(obj, h5py.Dataset):
+                out[name] = ("dataset", obj.shape, str(obj.dtype), attrs)
+                if obj.dtype.kind == "f" and not np.all(np.isfinite(obj[()])):
+                    sys.exit("FAIL: %s: %s has non-finite values" % (path, name))
+            else:
+                out[name] = ("group", attrs)
+        f.visititems(visit)
+        out["/"] = ("root", sorted(f.attrs.keys()), f.attrs.get("model_config"))
+    return out
+for name in ("saved_models/keras_cifar10_trained_model.h5", "checkpoint-1.h5", "checkpoint-2.h5"):
+    c, g = layout(sys.argv[1] + "/" + name), layout(sys.argv[2] + "/" + name)
+    if c != g:
+        diff = sorted(k for k in set(c) | set(g) if c.get(k) != g.get(k))
+        sys.exit("FAIL: %s differs between the CPU and GPU runs at %s" % (name, diff[:5]))
+    print("%s: same layout on CPU and GPU (%d objects)" % (name, len(c)))
+PY
+model=$work/gpu/saved_models/keras_cifar10_trained_model.h5
+"$bin" evaluate "$model" --data "$data" --limit-test 64 --device cuda >"$work/eval-gpu"
+"$bin" evaluate "$model" --data "$data" --limit-test 64 --device cpu --threads 2 >"$work/eval-cpu"
+want=$(grep '^Test accuracy' "$work/gpu.log")
+grep -qx "$want" "$work/eval-gpu" || { echo "FAIL: GPU evaluate disagrees with the run's '$want'"; cat "$work/eval-gpu"; exit 1; }
+/usr/bin/python3 - "$work/eval-gpu" "$work/eval-cpu" <<'PY'
+import sys
+acc = [float(open(p).read().split("Test accuracy:")[1].split()[0]) for p in sys.argv[1:]]
+if abs(acc[0] - acc[1]) > 2 / 64 + 1e-9:
+    sys.exit("FAIL: the GPU model scores %g on the GPU but %g on the CPU" % tuple(acc))
+print("evaluate: GPU %g, CPU %g" % tuple(acc))
+PY
+
+sanitizer=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")}
+if [ -x "$sanitizer" ]; then
+    echo "== compute-sanitizer memcheck: one epoch of 64 images"
+    (cd "$work" && "$sanitizer" --tool memcheck --leak-check full --error-exitcode 1 \
+        "$bin" --data "$data" --limit-train 64 --limit-test 32 --epochs 1 --device cuda --dir san --checkpoint-dir san)
+else
+    echo "note: $sanitizer not installed: device memory accesses not checked"
+fi
+
+gpus=$("$bin" --version | sed -n 's/^cuda: \([0-9]*\) device.*/\1/p')
+if [ "${gpus:-0}" -ge 2 ]; then
+    echo "== 2 ranks over NCCL (mpirun -np 2 --device cuda)"
+    (cd "$work" && OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} mpirun --allow-run-as-root --oversubscribe -np 2 \
+        "$bin" "${common[@]}" --device cuda --dir nccl --checkpoint-dir nccl >nccl.log)
+    grep '^Test accuracy' "$work/nccl.log"
+    [ -f "$work/nccl/saved_models/keras_cifar10_trained_model.h5" ] || { echo "FAIL: 2-rank run wrote no model"; exit 1; }
+else
+    echo "note: ${gpus:-0} GPU(s): the 2-rank NCCL run needs two"
+fi

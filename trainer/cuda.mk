@@ -1,0 +1,47 @@
+# trainer/cuda.mk: the trainer's CUDA table (trainer/src/kernels_cuda.cu: cuBLAS + the project's kernels),
+# included at the end of trainer/module.mk. Active where mk/config.mk found nvcc (HAVE_CUDA) and cuBLAS's
+# header is there; elsewhere cifar-train builds exactly as before and `--device cuda` says it was built
+# without CUDA.
+#   build/obj/trainer/src/kernels_cuda.o    linked into cifar-train, with libcudart and libcublas (rpath)
+#   build/tests/trainer/cuda_check          GPU kernels, layers and a full step against the CPU table
+#                                           (built by `make check` so CI proves it compiles; it reports
+#                                           "SKIP: no CUDA device" where there is no GPU)
+# tests/trainer/test_cuda*.sh are registered with the other test_*.sh scripts by module.mk.
+# NVCC_FLAGS (mk/config.mk) compiles for sm_90 (H100/H200) plus compute_90 PTX, which the driver JIT-compiles
+# for newer GPUs; for older ones build with e.g. NVCC_FLAGS='-O3 -std=c++17 -arch=sm_80 -Xcompiler -fPIC'.
+
+HAVE_CUBLAS := $(if $(wildcard $(CUDA_HOME)/include/cublas_v2.h),$(HAVE_CUDA),)
+TRAINER_CUDA := $(HAVE_CUBLAS)
+
+ifeq ($(filter clean deps help,$(MAKECMDGOALS)),)
+$(info config: trainer CUDA table $(if $(TRAINER_CUDA),yes ($(NVCC) $(NVCC_FLAGS); cuBLAS, libcudart in $(CUDA_HOME)/lib64),no ($(if $(HAVE_CUDA),no cuBLAS header,no nvcc) in $(CUDA_HOME)): cifar-train is CPU-only))
+endif
+
+BENCHES += bench/trainer-gpu-bench.sh
+
+ifneq ($(TRAINER_CUDA),)
+TRAINER_CUDA_OBJ := $(BUILD)/obj/trainer/src/kernels_cuda.o
+# The .cu is C++ (runtime support from libstdc++); the runtime is the shared libcudart, the one the NCCL
+# plugin of libcollective also loads, so both see the same device selection.
+TRAINER_CUDA_LIBS := $(CUDA_LIBS) -lcublas -lstdc++
+NVCC_WARN := -Xcompiler -Wall,-Wextra --Werror all-warnings
+
+$(TRAINER_CUDA_OBJ): trainer/src/kernels_cuda.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) $(NVCC_WARN) -Itrainer/src -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+
+# cifar-train: main.c picks the table (--device) and needs the CUDA entry points.
+$(call obj-of,$(TRAINER_MAIN)): CFLAGS += -DTRAINER_CUDA
+$(BUILD)/bin/cifar-train: $(TRAINER_CUDA_OBJ)
+$(BUILD)/bin/cifar-train: TRAINER_MPI_LDLIBS += $(TRAINER_CUDA_LIBS)
+
+# The GPU check links the release objects: AddressSanitizer's shadow memory collides with the CUDA
+# driver's address-space reservations, and compute-sanitizer (run by tests/trainer/test_cuda.sh where it
+# exists) is the tool that checks device memory.
+CUDA_CHECK := $(BUILD)/tests/trainer/cuda_check
+$(CUDA_CHECK): $(call obj-of,tests/trainer/cuda_check.c $(TRAINER_SRCS)) $(TRAINER_CUDA_OBJ) $(LIBCOLLECTIVE_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS)
+
+TEST_BINS += $(CUDA_CHECK)
+endif

@@ -1,0 +1,567 @@
+/* kernels_cuda: the CUDA table of kernels.h (contract in kernels_cuda.h). Each kernel follows the function
+ * of the same name in kernels_cpu.c; comments here say only where and why the GPU version differs. */
+#include "kernels_cuda.h"
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include "rng.h"
+
+namespace {
+
+struct state {
+    int device = -1; /* -1: not open */
+    cudaStream_t stream = nullptr;
+    cublasHandle_t blas = nullptr;
+    /* Scratch, grown on demand: bias_act_grad's per-chunk column sums; softmax_xent's per-row loss and
+     * correctness on the device and (pinned) on the host. */
+    float *partial = nullptr;
+    size_t partial_cap = 0;
+    double *row_loss = nullptr, *host_loss = nullptr;
+    int *row_right = nullptr, *host_right = nullptr;
+    size_t rows_cap = 0;
+};
+state g;
+
+[[noreturn]] void fatal(const char *call, const char *why)
+{
+    fprintf(stderr, "kernels_cuda: %s failed: %s\n", call, why);
+    exit(EXIT_FAILURE);
+}
+
+void check(cudaError_t e, const char *call)
+{
+    if (e != cudaSuccess)
+        fatal(call, cudaGetErrorString(e));
+}
+
+void check(cublasStatus_t s, const char *call)
+{
+    if (s != CUBLAS_STATUS_SUCCESS)
+        fatal(call, cublasGetStatusString(s));
+}
+
+#define CHECK(call) check((call), #call)
+/* After a launch: catches a bad configuration at once (faults inside kernels surface at the next sync). */
+#define LAUNCHED(name) check(cudaGetLastError(), name)
+
+void require_open(void)
+{
+    if (g.device < 0)
+        fatal("kernels_cuda", "the table is used before kernels_cuda_open()");
+}
+
+/* Kernels index elements with 32-bit integers (64-bit division is several times slower); the model's
+ * largest tensor at batch 256 is 66M elements, so 2^31 allows batches of about 8000. */
+constexpr int THREADS = 256;
+
+unsigned count32(size_t n, const char *what)
+{
+    if (n > (size_t)INT_MAX) {
+        char why[128];
+        snprintf(why, sizeof why, "%zu elements, more than 2^31-1 (use a smaller batch)", n);
+        fatal(what, why);
+    }
+    return (unsigned)n;
+}
+
+unsigned blocks(unsigned n) { return (n + THREADS - 1) / THREADS; }
+
+/* ---- memory ---- */
+
+void *cuda_alloc(size_t bytes)
+{
+    require_open();
+    const size_t rounded = bytes ? (bytes + 63) / 64 * 64 : 64;
+    void *p = nullptr;
+    cudaError_t e = cudaMalloc(&p, rounded);
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError(); /* not sticky: clear it so later calls do not report it */
+        return nullptr;
+    }
+    CHECK(e);
+    /* On the table's stream: a cudaMemset on the legacy stream would not be ordered before our kernels. */
+    CHECK(cudaMemsetAsync(p, 0, rounded, g.stream));
+    return p;
+}
+
+void cuda_release(void *p)
+{
+    if (p)
+        CHECK(cudaFree(p)); /* cudaFree waits for the work that may still use p */
+}
+
+/* The host buffers of this program are pageable (malloc): cudaMemcpyAsync stages them before it returns,
+ * so the caller may reuse the source at once. */
+void cuda_upload(void *dst, const void *host_src, size_t bytes)
+{
+    if (bytes)
+        CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, g.stream));
+}
+
+void cuda_sync(void) { CHECK(cudaStreamSynchronize(g.stream)); }
+
+void cuda_download(void *host_dst, const void *src, size_t bytes)
+{
+    if (bytes)
+        CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, g.stream));
+    cuda_sync();
+}
+
+/* The GPU needs no host threads: CPU-side work (augmentation) sizes itself through kernels_cpu. */
+void cuda_set_threads(int) {}
+
+/* Grows a device (or pinned host) scratch buffer; only the first steps of a run get here. */
+template <typename T> void grow(T **p, size_t count, bool host)
+{
+    if (*p) {
+        cuda_sync();
+        CHECK(host ? cudaFreeHost(*p) : cudaFree(*p));
+        *p = nullptr;
+    }
+    CHECK(host ? cudaMallocHost((void **)p, count * sizeof(T)) : cudaMalloc((void **)p, count * sizeof(T)));
+}
+
+/* ---- GEMM ---- */
+
+/* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: a row-major matrix read as column-major
+ * is its transpose, so the operands swap places and keep their own transpose flags. */
+void cuda_gemm(int transa, int transb, int M, int N, int K, const float *A, int lda, const float *B, int ldb,
+               float beta, float *C, int ldc)
+{
+    const float one = 1.0f;
+    CHECK(cublasSgemm(g.blas, transb ? CUBLAS_OP_T : CUBLAS_OP_N, transa ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K,
+                      &one, B, ldb, A, lda, &beta, C, ldc));
+}
+
+/* ---- convolution data movement ---- */
+
+/* One thread per col element, (row, ky, kx, c) with c fastest: writes are contiguous, reads of a pixel's
+ * channels too. */
+__global__ void im2col3x3_kernel(const float *x, int H, int W, int C, int pad, float *col, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
+    const int c = i % C;
+    unsigned t = i / C;
+    const int k = t % 9;
+    t /= 9; /* output pixel */
+    const int ox = t % OW;
+    t /= OW;
+    const int oy = t % OH, b = t / OH;
+    const int iy = oy + k / 3 - pad, ix = ox + k % 3 - pad;
+    col[i] = (iy < 0 || iy >= H || ix < 0 || ix >= W) ? 0.0f : x[(((size_t)b * H + iy) * W + ix) * C + c];
+}
+
+void cuda_im2col3x3(const float *x, int B, int H, int W, int C, int pad, float *col)
+{
+    const unsigned n = count32((size_t)B * (H + 2 * pad - 2) * (W + 2 * pad - 2) * 9 * C, "im2col3x3");
+    if (!n)
+        return;
+    im2col3x3_kernel<<<blocks(n), THREADS, 0, g.stream>>>(x, H, W, C, pad, col, n);
+    LAUNCHED("im2col3x3");
+}
+
+/* A gather, one thread per dx element, adding the col entries in the CPU's order (ky, then kx) starting
+ * from zero: the same float sums, and no atomics. */
+__global__ void col2im3x3_kernel(const float *dcol, int H, int W, int C, int pad, float *dx, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
+    const int c = i % C;
+    unsigned t = i / C;
+    const int ix = t % W;
+    t /= W;
+    const int iy = t % H, b = t / H;
+    const size_t rowlen = (size_t)9 * C;
+    float s = 0.0f;
+    for (int ky = 0; ky < 3; ky++) {
+        const int oy = iy + pad - ky;
+        if (oy < 0 || oy >= OH)
+            continue;
+        for (int kx = 0; kx < 3; kx++) {
+            const int ox = ix + pad - kx;
+            if (ox < 0 || ox >= OW)
+                continue;
+            s += dcol[(((size_t)b * OH + oy) * OW + ox) * rowlen + (size_t)(ky * 3 + kx) * C + c];
+        }
+    }
+    dx[i] = s;
+}
+
+void cuda_col2im3x3(const float *dcol, int B, int H, int W, int C, int pad, float *dx)
+{
+    const unsigned n = count32((size_t)B * H * W * C, "col2im3x3");
+    if (!n)
+        return;
+    col2im3x3_kernel<<<blocks(n), THREADS, 0, g.stream>>>(dcol, H, W, C, pad, dx, n);
+    LAUNCHED("col2im3x3");
+}
+
+/* ---- bias and activation ---- */
+
+__global__ void bias_act_kernel(float *y, const float *bias, int cols, int relu, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float t = y[i] + bias[i % cols];
+    y[i] = relu ? (t > 0.0f ? t : 0.0f) : t;
+}
+
+void cuda_bias_act(float *y, const float *bias, size_t rows, int cols, int relu)
+{
+    const unsigned n = count32(rows * cols, "bias_act");
+    if (!n)
+        return;
+    bias_act_kernel<<<blocks(n), THREADS, 0, g.stream>>>(y, bias, cols, relu, n);
+    LAUNCHED("bias_act");
+}
+
+/* bias_act_grad in two deterministic passes. Pass 1: a block of 32 columns x 8 row lanes takes a chunk of
+ * GRAD_ROWS rows, updates dy and writes the chunk's column sums (lane order fixed). Pass 2: one block
+ * per column adds the chunk sums with a fixed tree. The CPU's partition (32 chunks) would leave most of
+ * the GPU idle; only the summation order differs from it. */
+constexpr int GRAD_ROWS = 256, GRAD_COLS = 32, GRAD_LANES = 8, SUM_THREADS = 256;
+
+__global__ void bias_act_grad_rows(float *dy, const float *y, size_t rows, int cols, int relu, float scale,
+                                   float *partial)
+{
+    __shared__ float lane_sum[GRAD_LANES][GRAD_COLS];
+    const int c = blockIdx.x * GRAD_COLS + threadIdx.x, chunk = blockIdx.y;
+    const size_t r0 = (size_t)chunk * GRAD_ROWS, r1 = r0 + GRAD_ROWS < rows ? r0 + GRAD_ROWS : rows;
+    float s = 0.0f;
+    if (c < cols)
+        for (size_t r = r0 + threadIdx.y; r < r1; r += GRAD_LANES) {
+            const size_t at = r * cols + c;
+            const float gr = (relu && !(y[at] > 0.0f)) ? 0.0f : dy[at] * scale;
+            dy[at] = gr;
+            s += gr;
+        }
+    lane_sum[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < cols) {
+        float t = 0.0f;
+        for (int l = 0; l < GRAD_LANES; l++)
+            t += lane_sum[l][threadIdx.x];
+        partial[(size_t)chunk * cols + c] = t;
+    }
+}
+
+__global__ void column_sums(const float *partial, int chunks, int cols, float *out)
+{
+    __shared__ float s[SUM_THREADS];
+    const int c = blockIdx.x;
+    float t = 0.0f;
+    for (int k = threadIdx.x; k < chunks; k += SUM_THREADS)
+        t += partial[(size_t)k * cols + c];
+    s[threadIdx.x] = t;
+    __syncthreads();
+    for (int half = SUM_THREADS / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half)
+            s[threadIdx.x] += s[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        out[c] = s[0];
+}
+
+void cuda_bias_act_grad(float *dy, const float *y, size_t rows, int cols, int relu, float scale, float *dbias)
+{
+    count32(rows * cols, "bias_act_grad");
+    if (cols <= 0)
+        return;
+    const size_t chunks = rows ? (rows + GRAD_ROWS - 1) / GRAD_ROWS : 1;
+    if (chunks > 65535)
+        fatal("bias_act_grad", "more than 65535 * 256 rows (use a smaller batch)");
+    if (g.partial_cap < chunks * cols) {
+        grow(&g.partial, chunks * cols, false);
+        g.partial_cap = chunks * cols;
+    }
+    const dim3 grid((cols + GRAD_COLS - 1) / GRAD_COLS, (unsigned)chunks), block(GRAD_COLS, GRAD_LANES);
+    bias_act_grad_rows<<<grid, block, 0, g.stream>>>(dy, y, rows, cols, relu, scale, g.partial);
+    LAUNCHED("bias_act_grad (rows)");
+    column_sums<<<cols, SUM_THREADS, 0, g.stream>>>(g.partial, (int)chunks, cols, dbias);
+    LAUNCHED("bias_act_grad (column sums)");
+}
+
+/* ---- pooling and dropout ---- */
+
+__global__ void pool_dropout_kernel(const float *x, int H, int W, int C, float rate, float scale, uint64_t key,
+                                    float *y, uint8_t *idx, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int OH = H / 2, OW = W / 2;
+    const int c = i % C;
+    unsigned t = i / C;
+    const int ox = t % OW;
+    t /= OW;
+    const int oy = t % OH, b = t / OH;
+    const float *p = x + (((size_t)b * H + 2 * oy) * W + 2 * ox) * C + c;
+    const float q[4] = {p[0], p[C], p[(size_t)W * C], p[(size_t)W * C + C]};
+    float m = q[0];
+    int arg = 0;
+    for (int k = 1; k < 4; k++)
+        if (q[k] > m) {
+            m = q[k];
+            arg = k;
+        }
+    const int kept = rate <= 0.0f || dropout_kept(key, i, rate);
+    y[i] = kept ? m * scale : 0.0f;
+    if (idx)
+        idx[i] = (uint8_t)(arg | (kept << 2));
+}
+
+void cuda_pool_dropout(const float *x, int B, int H, int W, int C, float rate, uint64_t key, float *y,
+                       uint8_t *idx)
+{
+    const unsigned n = count32((size_t)B * (H / 2) * (W / 2) * C, "pool_dropout");
+    if (!n)
+        return;
+    const float scale = rate > 0.0f ? 1.0f / (1.0f - rate) : 1.0f;
+    pool_dropout_kernel<<<blocks(n), THREADS, 0, g.stream>>>(x, H, W, C, rate, scale, key, y, idx, n);
+    LAUNCHED("pool_dropout");
+}
+
+__global__ void pool_dropout_grad_kernel(const float *dy, const uint8_t *idx, int H, int W, int C, float scale,
+                                         float *dx, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const int OH = H / 2, OW = W / 2;
+    const int c = i % C;
+    unsigned t = i / C;
+    const int ix = t % W;
+    t /= W;
+    const int iy = t % H, b = t / H;
+    const int oy = iy / 2, ox = ix / 2;
+    float v = 0.0f; /* the dropped odd last row and column get no gradient */
+    if (oy < OH && ox < OW) {
+        const size_t s = (((size_t)b * OH + oy) * OW + ox) * C + c;
+        const uint8_t k = idx[s];
+        if ((k & 3) == (iy & 1) * 2 + (ix & 1) && (k & 4))
+            v = dy[s] * scale;
+    }
+    dx[i] = v;
+}
+
+void cuda_pool_dropout_grad(const float *dy, const uint8_t *idx, int B, int H, int W, int C, float rate, float *dx)
+{
+    const unsigned n = count32((size_t)B * H * W * C, "pool_dropout_grad");
+    if (!n)
+        return;
+    const float scale = rate > 0.0f ? 1.0f / (1.0f - rate) : 1.0f;
+    pool_dropout_grad_kernel<<<blocks(n), THREADS, 0, g.stream>>>(dy, idx, H, W, C, scale, dx, n);
+    LAUNCHED("pool_dropout_grad");
+}
+
+__global__ void dropout_kernel(float *x, float rate, float scale, uint64_t key, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = dropout_kept(key, i, rate) ? x[i] * scale : 0.0f;
+}
+
+void cuda_dropout(float *x, size_t n, float rate, uint64_t key)
+{
+    const unsigned n32 = count32(n, "dropout");
+    if (rate <= 0.0f || !n32)
+        return;
+    dropout_kernel<<<blocks(n32), THREADS, 0, g.stream>>>(x, rate, 1.0f / (1.0f - rate), key, n32);
+    LAUNCHED("dropout");
+}
+
+/* ---- loss ---- */
+
+/* One thread per row. The CPU keeps p[] and q[] in arrays; here p_k = exp(z_k - m) / s is recomputed
+ * where needed (the same float operations, so the same values), which needs no bound on `classes`. The
+ * row's loss (double) and correctness go to scratch; the host adds them in row order as the CPU does. */
+__global__ void softmax_xent_kernel(const float *logits, const uint8_t *labels, int B, int classes, float *probs,
+                                    float *dlogits, double *row_loss, int *row_right)
+{
+    const int b = blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= B)
+        return;
+    const float eps = 1e-7f, hi = 1.0f - 1e-7f;
+    const float *z = logits + (size_t)b * classes;
+    float m = z[0];
+    int arg = 0;
+    for (int k = 1; k < classes; k++)
+        if (z[k] > m) {
+            m = z[k];
+            arg = k;
+        }
+    float s = 0.0f;
+    for (int k = 0; k < classes; k++)
+        s += expf(z[k] - m);
+    float t = 0.0f;
+    for (int k = 0; k < classes; k++)
+        t += expf(z[k] - m) / s;
+    const int y = labels[b];
+    const float qy = (expf(z[y] - m) / s) / t;
+    const float qc = qy < eps ? eps : qy > hi ? hi : qy;
+    row_loss[b] = -log((double)qc);
+    row_right[b] = arg == y;
+    if (probs)
+        for (int k = 0; k < classes; k++)
+            probs[(size_t)b * classes + k] = expf(z[k] - m) / s;
+    if (dlogits) {
+        const float gq = (qy >= eps && qy <= hi) ? -1.0f / qy : 0.0f;
+        float dot = 0.0f;
+        for (int k = 0; k < classes; k++)
+            dot += (((k == y ? gq : 0.0f) - gq * qy) / t) * (expf(z[k] - m) / s);
+        float *dz = dlogits + (size_t)b * classes;
+        for (int k = 0; k < classes; k++) {
+            const float dp = ((k == y ? gq : 0.0f) - gq * qy) / t;
+            dz[k] = (expf(z[k] - m) / s) * (dp - dot) / (float)B;
+        }
+    }
+}
+
+void cuda_softmax_xent(const float *logits, const uint8_t *labels, int B, int classes, float *probs, float *dlogits,
+                       double *loss_sum, int *correct)
+{
+    if (B <= 0)
+        return;
+    if (g.rows_cap < (size_t)B) {
+        grow(&g.row_loss, B, false);
+        grow(&g.row_right, B, false);
+        grow(&g.host_loss, B, true);
+        grow(&g.host_right, B, true);
+        g.rows_cap = B;
+    }
+    softmax_xent_kernel<<<(B + 127) / 128, 128, 0, g.stream>>>(logits, labels, B, classes, probs, dlogits,
+                                                                 g.row_loss, g.row_right);
+    LAUNCHED("softmax_xent");
+    CHECK(cudaMemcpyAsync(g.host_loss, g.row_loss, B * sizeof(double), cudaMemcpyDeviceToHost, g.stream));
+    CHECK(cudaMemcpyAsync(g.host_right, g.row_right, B * sizeof(int), cudaMemcpyDeviceToHost, g.stream));
+    cuda_sync();
+    double loss = 0.0;
+    int right = 0;
+    for (int b = 0; b < B; b++) {
+        loss += g.host_loss[b];
+        right += g.host_right[b];
+    }
+    *loss_sum += loss;
+    *correct += right;
+}
+
+/* ---- optimizer ---- */
+
+__global__ void rmsprop_kernel(float *p, const float *gr, float *a, float lr, float rho, float eps, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    const float gi = gr[i], ai = rho * a[i] + (1.0f - rho) * gi * gi;
+    a[i] = ai;
+    p[i] -= lr * gi / (sqrtf(ai) + eps);
+}
+
+void cuda_rmsprop(float *p, const float *gr, float *a, size_t n, float lr, float rho, float eps)
+{
+    const unsigned n32 = count32(n, "rmsprop");
+    if (!n32)
+        return;
+    rmsprop_kernel<<<blocks(n32), THREADS, 0, g.stream>>>(p, gr, a, lr, rho, eps, n32);
+    LAUNCHED("rmsprop");
+}
+
+} // namespace
+
+/* ---- the table and its lifetime ---- */
+
+int kernels_cuda_device_count(char *why, size_t len)
+{
+    int n = 0;
+    const cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        /* Without any NVIDIA driver the runtime reports cudaErrorInsufficientDriver, which reads oddly. */
+        if (why && len)
+            snprintf(why, len, "cudaGetDeviceCount: %s: %s%s", cudaGetErrorName(e), cudaGetErrorString(e),
+                     e == cudaErrorInsufficientDriver ? "; no NVIDIA driver loaded, or one older than this runtime"
+                                                      : "");
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (n == 0 && why && len)
+        snprintf(why, len, "cudaGetDeviceCount: 0 devices");
+    return n;
+}
+
+int kernels_cuda_open(int device, char *err, size_t len)
+{
+    if (g.device >= 0) {
+        snprintf(err, len, "kernels_cuda: already open on device %d", g.device);
+        return -1;
+    }
+    cudaError_t e;
+    cublasStatus_t s;
+    const char *tf32 = getenv("CIFAR_TRAIN_TF32");
+    if ((e = cudaSetDevice(device)) != cudaSuccess ||
+        (e = cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        snprintf(err, len, "CUDA device %d: %s", device, cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        kernels_cuda_close();
+        return -1;
+    }
+    const cublasMath_t math = tf32 && strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+    if ((s = cublasCreate(&g.blas)) != CUBLAS_STATUS_SUCCESS ||
+        (s = cublasSetStream(g.blas, g.stream)) != CUBLAS_STATUS_SUCCESS ||
+        (s = cublasSetMathMode(g.blas, math)) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, len, "cuBLAS on CUDA device %d: %s", device, cublasGetStatusString(s));
+        kernels_cuda_close();
+        return -1;
+    }
+    g.device = device;
+    return 0;
+}
+
+void kernels_cuda_close(void)
+{
+    if (g.stream)
+        cudaStreamSynchronize(g.stream);
+    if (g.blas)
+        cublasDestroy(g.blas);
+    cudaFree(g.partial);
+    cudaFree(g.row_loss);
+    cudaFree(g.row_right);
+    cudaFreeHost(g.host_loss);
+    cudaFreeHost(g.host_right);
+    if (g.stream)
+        cudaStreamDestroy(g.stream);
+    (void)cudaGetLastError(); /* closing after a failed open may leave an error behind */
+    g = state();
+}
+
+const struct kernels kernels_cuda = {
+    .name = "cuda",
+    .alloc = cuda_alloc,
+    .release = cuda_release,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .set_threads = cuda_set_threads,
+    .gemm = cuda_gemm,
+    .im2col3x3 = cuda_im2col3x3,
+    .col2im3x3 = cuda_col2im3x3,
+    .bias_act = cuda_bias_act,
+    .bias_act_grad = cuda_bias_act_grad,
+    .pool_dropout = cuda_pool_dropout,
+    .pool_dropout_grad = cuda_pool_dropout_grad,
+    .dropout = cuda_dropout,
+    .softmax_xent = cuda_softmax_xent,
+    .rmsprop = cuda_rmsprop,
+    .sync = cuda_sync,
+};
