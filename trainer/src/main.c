@@ -121,6 +121,30 @@ static int init_collectives(struct train_options *o, int asked_for_device)
     return -1;
 }
 
+/* Binds a device table to the GPU libcollective picked for this rank (its local rank's). */
+static int device_open(const struct kernels *k)
+{
+    if (k == &kernels_cpu)
+        return 0;
+#ifdef TRAINER_CUDA
+    char err[256];
+    if (kernels_cuda_open(coll_device(), err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "cifar-train: %s\n", err);
+#endif
+    return -1;
+}
+
+static void device_close(const struct kernels *k)
+{
+#ifdef TRAINER_CUDA
+    if (k == &kernels_cuda)
+        kernels_cuda_close();
+#else
+    (void)k;
+#endif
+}
+
 /* Returns 0, 1 on a usage error, 2 when --help/--version already answered. */
 static int parse(int argc, char **argv, struct train_options *o, const char **device)
 {
@@ -206,20 +230,12 @@ int main(int argc, char **argv)
         return p == 2 ? 0 : 1;
     if (!(o.kernels = choose_device(device)) || init_collectives(&o, device != NULL) != 0)
         return 1;
-    const int gpu = o.kernels != &kernels_cpu;
-#ifdef TRAINER_CUDA
-    char err[256];
-    if (gpu && kernels_cuda_open(coll_device(), err, sizeof err) != 0) {
-        fprintf(stderr, "cifar-train: %s\n", err);
+    if (device_open(o.kernels) != 0) {
         coll_finalize();
         return 1;
     }
-#endif
     int rc = evaluate ? evaluate_run(model, &o) : train_run(&o);
-#ifdef TRAINER_CUDA
-    if (gpu)
-        kernels_cuda_close();
-#endif
+    device_close(o.kernels);
     coll_finalize();
     return rc;
 }
