@@ -68,6 +68,10 @@ int model_create(struct model *m, const struct kernels *k, int max_batch)
         uint8_t **p;
         size_t n;
     } u[] = {{&m->idx1, SZ_P1}, {&m->idx2, SZ_P2}, {&m->labels, 1}};
+    if (layer_conv3x3_direct(k)) /* direct convolutions: backward reads the layer inputs, no im2col matrices */
+        for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+            if (f[i].p == &m->col1 || f[i].p == &m->col2 || f[i].p == &m->col3 || f[i].p == &m->col4)
+                f[i].n = 0;
     size_t total = 0;
     for (size_t i = 0; i < sizeof f / sizeof *f; i++)
         total += up64(f[i].n * B * sizeof(float));
@@ -82,7 +86,7 @@ int model_create(struct model *m, const struct kernels *k, int max_batch)
     }
     char *at = m->arena;
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
-        *f[i].p = (float *)at;
+        *f[i].p = f[i].n ? (float *)at : NULL;
         at += up64(f[i].n * B * sizeof(float));
     }
     for (size_t i = 0; i < sizeof u / sizeof *u; i++) {
@@ -159,19 +163,19 @@ void model_backward(struct model *m, int B, model_grads_ready_fn ready, void *ct
     /* flatten (a no-op in NHWC), dropout_2, max_pooling2d_2, ReLU, conv2d_4 */
     k->pool_dropout_grad(gb, m->idx2, B, 13, 13, 64, model_dropout_rates[1], gs);
     k->bias_act_grad(gs, m->a4, (size_t)B * 169, 64, 1, 1.0f, G(m, 7));
-    layer_conv3x3_backward(k, gs, B, 15, 15, 64, 0, W(m, 6), 64, m->col4, G(m, 6), gb);
+    layer_conv3x3_backward(k, gs, B, 15, 15, 64, 0, W(m, 6), 64, m->col4 ? m->col4 : m->a3, G(m, 6), gb);
     announce(m, ready, ctx, 6);
     /* ReLU, conv2d_3 */
     k->bias_act_grad(gb, m->a3, (size_t)B * 225, 64, 1, 1.0f, G(m, 5));
-    layer_conv3x3_backward(k, gb, B, 15, 15, 32, 1, W(m, 4), 64, m->col3, G(m, 4), gs);
+    layer_conv3x3_backward(k, gb, B, 15, 15, 32, 1, W(m, 4), 64, m->col3 ? m->col3 : m->p1, G(m, 4), gs);
     announce(m, ready, ctx, 4);
     /* dropout_1, max_pooling2d_1, ReLU, conv2d_2 */
     k->pool_dropout_grad(gs, m->idx1, B, 30, 30, 32, model_dropout_rates[0], gb);
     k->bias_act_grad(gb, m->a2, (size_t)B * 900, 32, 1, 1.0f, G(m, 3));
-    layer_conv3x3_backward(k, gb, B, 32, 32, 32, 0, W(m, 2), 32, m->col2, G(m, 2), gs);
+    layer_conv3x3_backward(k, gb, B, 32, 32, 32, 0, W(m, 2), 32, m->col2 ? m->col2 : m->a1, G(m, 2), gs);
     announce(m, ready, ctx, 2);
     /* ReLU, conv2d_1 (the input needs no gradient) */
     k->bias_act_grad(gs, m->a1, (size_t)B * 1024, 32, 1, 1.0f, G(m, 1));
-    layer_conv3x3_backward(k, gs, B, 32, 32, 3, 1, W(m, 0), 32, m->col1, G(m, 0), NULL);
+    layer_conv3x3_backward(k, gs, B, 32, 32, 3, 1, W(m, 0), 32, m->col1 ? m->col1 : m->x, G(m, 0), NULL);
     announce(m, ready, ctx, 0);
 }

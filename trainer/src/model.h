@@ -40,6 +40,7 @@ struct model {
     /* Activations and scratch of one batch, carved from one allocation. */
     void *arena;
     float *x, *col1, *a1, *col2, *a2, *p1, *col3, *a3, *col4, *a4, *p2, *h, *logits, *dlogits;
+    /* (col1..col4, the im2col matrices, are NULL with a table's direct convolutions: layers.h) */
     float *g_big, *g_small; /* activation gradients, ping-pong */
     uint8_t *idx1, *idx2, *labels;
 };
