@@ -266,7 +266,7 @@ __global__ void column_sums(const float *partial, int chunks, int cols, float *o
         t += partial[(size_t)k * cols + c];
     s[threadIdx.x] = t;
     __syncthreads();
-    for (int half = SUM_THREADS / 2; half > 0; half /= 2) {
+    for (unsigned half = SUM_THREADS / 2; half > 0; half /= 2) {
         if (threadIdx.x < half)
             s[threadIdx.x] += s[threadIdx.x + half];
         __syncthreads();
