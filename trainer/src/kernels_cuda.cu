@@ -517,6 +517,18 @@ int kernels_cuda_open(int device, char *err, size_t len)
         kernels_cuda_close();
         return -1;
     }
+    /* The build carries sm_90 code and compute_90 PTX: an older GPU fails here, not at the first kernel. */
+    cudaFuncAttributes fa;
+    if ((e = cudaFuncGetAttributes(&fa, rmsprop_kernel)) != cudaSuccess) {
+        cudaDeviceProp prop;
+        const int known = cudaGetDeviceProperties(&prop, device) == cudaSuccess;
+        snprintf(err, len, "CUDA device %d (%s, compute capability %d.%d): %s; rebuild for it with NVCC_FLAGS "
+                 "(trainer/README.md, GPU)", device, known ? prop.name : "?", known ? prop.major : 0,
+                 known ? prop.minor : 0, cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        kernels_cuda_close();
+        return -1;
+    }
     const cublasMath_t math = tf32 && strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     if ((s = cublasCreate(&g.blas)) != CUBLAS_STATUS_SUCCESS ||
         (s = cublasSetStream(g.blas, g.stream)) != CUBLAS_STATUS_SUCCESS ||
