@@ -15,6 +15,7 @@ trap 'rm -rf "$work"' EXIT
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train
 data=$(cd "$DATA" && pwd)
 common=(--data "$data" --limit-train 96 --limit-test 64 --threads 2 --seed 3 --epochs 2)
+mkdir "$work/gpu" "$work/cpu" "$work/san" "$work/nccl" # --checkpoint-dir must exist
 
 rc=0
 (cd "$work" && "$bin" "${common[@]}" --device cuda --dir gpu --checkpoint-dir gpu >gpu.log 2>gpu.err) || rc=$?
