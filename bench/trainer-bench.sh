@@ -1,18 +1,47 @@
 #!/bin/bash
 # `make bench` for the trainer: training images/s (batch 32, order + augmentation + step) and inference
 # images/s of cifar-train's compute (build/bin/trainer-bench) next to the PyTorch peer (bench/torch_peer.py)
-# on the real CIFAR-10 subset, with 1 and 2 threads, in the same run. SECONDS per measurement (default 10).
+# on the real CIFAR-10 subset, with 1 and 2 threads, in the same run.
+# Machines running other jobs make single measurements swing by 2x, so ours and PyTorch's alternate,
+# ROUNDS times (default 3), SECONDS_EACH seconds of training each (default 10; inference half of that),
+# and the summary gives the median of each column and the ratio of the medians.
 set -eu
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
 SECONDS_EACH=${SECONDS_EACH:-10}
+ROUNDS=${ROUNDS:-3}
 [ -f "$DATA/data_batch_1.bin" ] || { echo "trainer-bench: $DATA not present, nothing measured"; exit 0; }
 have_torch=1
 /usr/bin/python3 -c 'import torch' 2>/dev/null || have_torch=0
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}"
-for t in 1 2; do
-    "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH"
-    [ $have_torch = 1 ] && /usr/bin/python3 bench/torch_peer.py bench "$DATA" "$t" 32 "$SECONDS_EACH"
+echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}; $ROUNDS rounds of ${SECONDS_EACH} s, ours and PyTorch alternating"
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+for r in $(seq "$ROUNDS"); do
+    for t in 1 2; do
+        "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
+        [ $have_torch = 1 ] && /usr/bin/python3 bench/torch_peer.py bench "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
+    done
 done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# Lines look like "ours train     threads=1 batch=32:   623.1 img/s (...)".
+awk '{ sub("threads=", "", $3); v[$1 " " $2 " " $3] = v[$1 " " $2 " " $3] " " $5 }
+function median(s,   a, n, i, j, t) {
+    n = split(s, a, " ")
+    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+END {
+    printf "\nmedian img/s, batch 32   | ours 1 thr | torch 1 thr | ratio | ours 2 thr | torch 2 thr | ratio\n"
+    split("train inference", kinds, " ")
+    for (k = 1; k <= 2; k++) {
+        line = sprintf("%-24s", kinds[k])
+        for (t = 1; t <= 2; t++) {
+            o = median(v["ours " kinds[k] " " t]); p = median(v["torch " kinds[k] " " t])
+            line = line sprintf(" | %10.1f | %11s | %5s", o, p == "" ? "-" : sprintf("%.1f", p),
+                                p == "" ? "-" : sprintf("%.2f", o / p))
+        }
+        print line
+    }
+}' "$log"
 [ $have_torch = 1 ] || echo "(python3-torch not installed: no PyTorch figures)"

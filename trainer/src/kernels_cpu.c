@@ -115,6 +115,38 @@ static void cpu_bias_act(float *y, const float *bias, size_t rows, int cols, int
  * result is the same whatever the thread count. */
 enum { GRAD_CHUNKS = 32 };
 
+/* Rows [0, rows) of bias_act_grad, adding the column sums to sum. The ReLU case is written with SSE2 (the
+ * x86-64 baseline): the compiler kept the scalar loop, which branched on the sign of every unit,
+ * mispredicted about every other time and was 7% of a training step. */
+static void act_grad_rows(float *restrict dy, const float *restrict y, size_t rows, int cols, int relu,
+                          float scale, float *restrict sum)
+{
+    const __m128 vscale = _mm_set1_ps(scale);
+    for (size_t r = 0; r < rows; r++) {
+        float *restrict d = dy + r * cols;
+        const float *restrict v = y + r * cols;
+        if (relu) {
+            int c = 0;
+            for (; c + 4 <= cols; c += 4) {
+                const __m128 pos = _mm_cmpgt_ps(_mm_loadu_ps(v + c), _mm_setzero_ps());
+                const __m128 g = _mm_and_ps(pos, _mm_mul_ps(_mm_loadu_ps(d + c), vscale));
+                _mm_storeu_ps(d + c, g);
+                _mm_storeu_ps(sum + c, _mm_add_ps(_mm_loadu_ps(sum + c), g));
+            }
+            for (; c < cols; c++) {
+                const float g = v[c] > 0.0f ? d[c] * scale : 0.0f;
+                d[c] = g;
+                sum[c] += g;
+            }
+        } else
+            for (int c = 0; c < cols; c++) {
+                const float g = d[c] * scale;
+                d[c] = g;
+                sum[c] += g;
+            }
+    }
+}
+
 static void cpu_bias_act_grad(float *dy, const float *y, size_t rows, int cols, int relu, float scale,
                               float *dbias)
 {
@@ -123,24 +155,8 @@ static void cpu_bias_act_grad(float *dy, const float *y, size_t rows, int cols, 
         abort(); /* a few KiB; failing here means the process is already lost */
 #pragma omp parallel for schedule(static)
     for (int ch = 0; ch < GRAD_CHUNKS; ch++) {
-        size_t r0 = rows * ch / GRAD_CHUNKS, r1 = rows * (ch + 1) / GRAD_CHUNKS;
-        float *sum = partial + (size_t)ch * cols;
-        for (size_t r = r0; r < r1; r++) {
-            float *d = dy + r * cols;
-            const float *v = y + r * cols;
-            if (relu)
-                for (int c = 0; c < cols; c++) {
-                    float g = v[c] > 0.0f ? d[c] * scale : 0.0f;
-                    d[c] = g;
-                    sum[c] += g;
-                }
-            else
-                for (int c = 0; c < cols; c++) {
-                    float g = d[c] * scale;
-                    d[c] = g;
-                    sum[c] += g;
-                }
-        }
+        const size_t r0 = rows * ch / GRAD_CHUNKS, r1 = rows * (ch + 1) / GRAD_CHUNKS;
+        act_grad_rows(dy + r0 * cols, y + r0 * cols, r1 - r0, cols, relu, scale, partial + (size_t)ch * cols);
     }
     for (int c = 0; c < cols; c++) {
         float s = 0.0f;
