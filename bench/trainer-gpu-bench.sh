@@ -25,6 +25,7 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores
 have_torch=0
 "$TORCH_PYTHON" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-gpu-bench.XXXXXX")
+mkdir "$work/out"
 trap 'rm -rf "$work"' EXIT
 for batch in 32 256; do
     (cd "$work" && "$bin" --data "$data" --device cuda --batch-size "$batch" --epochs "$EPOCHS" \
