@@ -16,7 +16,7 @@ ln -s "$(cd "$DATA" && pwd -P)" "$SHARE/cifar-10-batches-bin"
 cp "$TOP/contrib/cifar/job.json" "$WORK/cifar.json"
 chown "$TEST_USER:" "$WORK/cifar.json"
 out=$(as_user "PATH=$CL/bin:\$PATH OMPI_MCA_btl=self,tcp \
-    CIFAR_TRAIN_ARGS='--epochs 1 --limit-train 256 --limit-test 128 --threads 1' \
+    CIFAR_TRAIN_ARGS='--device cpu --epochs 1 --limit-train 256 --limit-test 128 --threads 1' \
     sbatch --parsable --batchai-job=cifar.json" </dev/null 2>&1) || fail "sbatch: $out"
 id=${out%%;*}
 st=$(wait_job "$id")

@@ -17,7 +17,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-mpi.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train
 data=$(cd "$DATA" && pwd)
-(cd "$work" && $mpi "$bin" --data "$data" --dir out --epochs 2 --limit-train 96 --limit-test 64 --threads 1 \
+(cd "$work" && $mpi "$bin" --device cpu --data "$data" --dir out --epochs 2 --limit-train 96 --limit-test 64 --threads 1 \
     --log-json log.json) >"$work/stdout" 2>&1 || { cat "$work/stdout"; exit 1; }
 cat "$work/stdout"
 grep -c '^Epoch 1/2$' "$work/stdout" | grep -qx 1 || { echo "FAIL: expected exactly one 'Epoch 1/2' (rank 0 only)"; exit 1; }

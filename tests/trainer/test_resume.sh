@@ -11,7 +11,7 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-resume.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train
 data=$(cd "$DATA" && pwd)
-common=(--data "$data" --limit-train 80 --limit-test 40 --threads 2 --seed 5)
+common=(--device cpu --data "$data" --limit-train 80 --limit-test 40 --threads 2 --seed 5)
 mkdir "$work/a" "$work/b"
 (cd "$work/a" && "$bin" "${common[@]}" --epochs 3 --dir . >log)
 (cd "$work/b" && "$bin" "${common[@]}" --epochs 2 --dir . >log && rm -r saved_models &&
