@@ -21,14 +21,22 @@ struct conv_shape {
     int op, B, H, W, C, pad, cout, relu;
 };
 
-/* One ready-to-run primitive. Memories without a buffer of their own get the caller's pointer per call. */
+/* A tensor as the caller holds it (NHWC activations, HWIO kernel: `user`, pointed at the caller's buffer on
+ * each call) and, when the primitive wants another layout, the same tensor in that layout (`prim`, own
+ * buffer) with the reorder between them (user -> prim for inputs, prim -> user for outputs). */
+struct tensor {
+    dnnl_memory_t user, prim;
+    dnnl_primitive_t reorder;
+    int arg; /* DNNL_ARG_* of the primitive */
+};
+
+/* One ready-to-run primitive: inputs t[0..n_in), output t[n_in]. Forward: x, kernel, bias -> y; grad
+ * input: dy, kernel -> dx; grad kernel: x, dy -> dkernel. */
 struct conv_prim {
     struct conv_shape s;
     dnnl_primitive_t prim;
-    dnnl_memory_t in, out, bias; /* NHWC activations (forward: x, y; grad input: dy, dx; grad kernel: x, dy) */
-    dnnl_memory_t hwio;          /* the model's kernel (or its gradient), HWIO */
-    dnnl_memory_t blocked;       /* the same in the primitive's layout, own buffer; NULL when that is HWIO */
-    dnnl_primitive_t reorder;    /* hwio -> blocked (forward, grad input) or blocked -> hwio (grad kernel) */
+    int n_in;
+    struct tensor t[4];
 };
 
 enum { CACHE_SLOTS = 64 };
@@ -40,24 +48,75 @@ static dnnl_stream_t stream;
 static void destroy_prim(struct conv_prim *p)
 {
     dnnl_primitive_destroy(p->prim);
-    dnnl_primitive_destroy(p->reorder);
-    dnnl_memory_destroy(p->in);
-    dnnl_memory_destroy(p->out);
-    dnnl_memory_destroy(p->bias);
-    dnnl_memory_destroy(p->hwio);
-    dnnl_memory_destroy(p->blocked);
+    for (int i = 0; i <= p->n_in; i++) {
+        dnnl_memory_destroy(p->t[i].user);
+        dnnl_memory_destroy(p->t[i].prim);
+        dnnl_primitive_destroy(p->t[i].reorder);
+    }
 }
 
-static void nhwc_md(dnnl_memory_desc_t *md, int B, int H, int W, int C)
+static void nhwc_md(dnnl_memory_desc_t *md, int B, int H, int W, int C, dnnl_format_tag_t tag)
 {
     const dnnl_dims_t dims = {B, C, H, W}; /* oneDNN's logical order is always N, C, H, W */
-    CHECK(dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32, dnnl_nhwc));
+    CHECK(dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32, tag));
 }
 
 static void kernel_md(dnnl_memory_desc_t *md, int C, int cout, dnnl_format_tag_t tag)
 {
     const dnnl_dims_t dims = {cout, C, 3, 3};
     CHECK(dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32, tag));
+}
+
+/* The descriptors of one attempt: the algorithm and the layout of activations the primitive may choose. */
+struct conv_descs {
+    dnnl_alg_kind_t alg;
+    dnnl_memory_desc_t src, dst, wts, bias;
+};
+
+static void make_descs(struct conv_descs *d, const struct conv_shape *s, dnnl_alg_kind_t alg,
+                       dnnl_format_tag_t act_tag)
+{
+    const int OH = s->H + 2 * s->pad - 2, OW = s->W + 2 * s->pad - 2;
+    const dnnl_dims_t bdims = {s->cout};
+    d->alg = alg;
+    nhwc_md(&d->src, s->B, s->H, s->W, s->C, act_tag);
+    nhwc_md(&d->dst, s->B, OH, OW, s->cout, act_tag);
+    kernel_md(&d->wts, s->C, s->cout, dnnl_format_tag_any);
+    CHECK(dnnl_memory_desc_init_by_tag(&d->bias, 1, bdims, dnnl_f32, dnnl_x));
+}
+
+/* The primitive descriptor of s->op with descriptors d, or NULL when oneDNN has no implementation. */
+static dnnl_primitive_desc_t op_pd(const struct conv_shape *s, const struct conv_descs *d)
+{
+    const dnnl_dims_t strides = {1, 1}, padding = {s->pad, s->pad};
+    dnnl_convolution_desc_t fd;
+    CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, d->alg, &d->src, &d->wts, &d->bias,
+                                             &d->dst, strides, padding, padding));
+    dnnl_primitive_attr_t attr;
+    dnnl_post_ops_t ops;
+    CHECK(dnnl_primitive_attr_create(&attr));
+    CHECK(dnnl_post_ops_create(&ops));
+    if (s->relu)
+        CHECK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    CHECK(dnnl_primitive_attr_set_post_ops(attr, ops));
+    dnnl_primitive_desc_t fwd = NULL, pd = NULL;
+    dnnl_status_t st = dnnl_primitive_desc_create(&fwd, &fd, attr, engine, NULL);
+    dnnl_post_ops_destroy(ops);
+    dnnl_primitive_attr_destroy(attr);
+    if (st != dnnl_success || s->op == OP_FORWARD)
+        return st == dnnl_success ? fwd : NULL;
+    /* Backward primitives are created with the forward one as the hint, as oneDNN requires. */
+    dnnl_convolution_desc_t bd;
+    if (s->op == OP_GRAD_INPUT)
+        CHECK(dnnl_convolution_backward_data_desc_init(&bd, d->alg, &d->src, &d->wts, &d->dst, strides, padding,
+                                                       padding));
+    else
+        CHECK(dnnl_convolution_backward_weights_desc_init(&bd, d->alg, &d->src, &d->wts, NULL, &d->dst, strides,
+                                                          padding, padding));
+    if (dnnl_primitive_desc_create(&pd, &bd, NULL, engine, fwd) != dnnl_success)
+        pd = NULL;
+    dnnl_primitive_desc_destroy(fwd);
+    return pd;
 }
 
 static dnnl_memory_t memory_on(const dnnl_memory_desc_t *md, void *handle)
@@ -67,75 +126,67 @@ static dnnl_memory_t memory_on(const dnnl_memory_desc_t *md, void *handle)
     return m;
 }
 
-/* The forward primitive descriptor of a shape: the primitive itself for OP_FORWARD, the hint the backward
- * primitives are created from otherwise. */
-static dnnl_primitive_desc_t forward_pd(const struct conv_shape *s, const dnnl_memory_desc_t *src,
-                                        const dnnl_memory_desc_t *wts, const dnnl_memory_desc_t *dst)
+/* Tensor t in the caller's layout `user`; the primitive's layout is what pd says for query/index. */
+static void bind_tensor(struct tensor *t, int arg, const dnnl_memory_desc_t *user, dnnl_primitive_desc_t pd,
+                        dnnl_query_t query, int index, int is_output)
 {
-    const dnnl_dims_t strides = {1, 1}, padding = {s->pad, s->pad};
-    dnnl_memory_desc_t bias;
-    const dnnl_dims_t bdims = {s->cout};
-    CHECK(dnnl_memory_desc_init_by_tag(&bias, 1, bdims, dnnl_f32, dnnl_x));
-    dnnl_convolution_desc_t d;
-    CHECK(dnnl_convolution_forward_desc_init(&d, dnnl_forward_training, dnnl_convolution_direct, src, wts, &bias,
-                                             dst, strides, padding, padding));
-    dnnl_primitive_attr_t attr;
-    dnnl_post_ops_t ops;
-    CHECK(dnnl_primitive_attr_create(&attr));
-    CHECK(dnnl_post_ops_create(&ops));
-    if (s->relu)
-        CHECK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-    CHECK(dnnl_primitive_attr_set_post_ops(attr, ops));
-    dnnl_primitive_desc_t pd;
-    CHECK(dnnl_primitive_desc_create(&pd, &d, attr, engine, NULL));
-    dnnl_post_ops_destroy(ops);
-    dnnl_primitive_attr_destroy(attr);
-    return pd;
+    const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, query, index);
+    t->arg = arg;
+    t->user = memory_on(user, DNNL_MEMORY_NONE);
+    if (dnnl_memory_desc_equal(want, user))
+        return;
+    t->prim = memory_on(want, DNNL_MEMORY_ALLOCATE);
+    dnnl_primitive_desc_t rpd;
+    CHECK(dnnl_reorder_primitive_desc_create(&rpd, is_output ? want : user, engine, is_output ? user : want,
+                                             engine, NULL));
+    CHECK(dnnl_primitive_create(&t->reorder, rpd));
+    dnnl_primitive_desc_destroy(rpd);
 }
 
 static void create_prim(struct conv_prim *p, const struct conv_shape *s)
 {
+    /* Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) does the layers whose channel counts are multiples of
+     * 16 in 0.62x the time of the direct NHWC convolutions, even counting the reorders of activations to
+     * and from its blocked layout (trainer/README.md); it exists only for that layout and for AVX-512, so
+     * elsewhere (conv2d_1's 3 input channels, other CPUs) the direct convolution on NHWC runs. */
+    struct conv_descs d;
+    dnnl_primitive_desc_t pd = NULL;
+    if (s->C % 16 == 0 && s->cout % 16 == 0) {
+        make_descs(&d, s, dnnl_convolution_winograd, dnnl_format_tag_any);
+        pd = op_pd(s, &d);
+    }
+    if (!pd) {
+        make_descs(&d, s, dnnl_convolution_direct, dnnl_nhwc);
+        pd = op_pd(s, &d);
+        if (!pd)
+            check(dnnl_unimplemented, "convolution primitive");
+    }
+    dnnl_memory_desc_t src, dst, hwio;
     const int OH = s->H + 2 * s->pad - 2, OW = s->W + 2 * s->pad - 2;
-    const dnnl_dims_t strides = {1, 1}, padding = {s->pad, s->pad};
-    dnnl_memory_desc_t src, dst, any, hwio;
-    nhwc_md(&src, s->B, s->H, s->W, s->C);
-    nhwc_md(&dst, s->B, OH, OW, s->cout);
-    kernel_md(&any, s->C, s->cout, dnnl_format_tag_any);
+    nhwc_md(&src, s->B, s->H, s->W, s->C, dnnl_nhwc);
+    nhwc_md(&dst, s->B, OH, OW, s->cout, dnnl_nhwc);
     kernel_md(&hwio, s->C, s->cout, dnnl_hwio);
     p->s = *s;
-    dnnl_primitive_desc_t fwd = forward_pd(s, &src, &any, &dst), pd = fwd;
-    dnnl_query_t wts_query = dnnl_query_weights_md;
-    if (s->op == OP_GRAD_INPUT) {
-        dnnl_convolution_desc_t d;
-        CHECK(dnnl_convolution_backward_data_desc_init(&d, dnnl_convolution_direct, &src, &any, &dst, strides,
-                                                       padding, padding));
-        CHECK(dnnl_primitive_desc_create(&pd, &d, NULL, engine, fwd));
-    } else if (s->op == OP_GRAD_KERNEL) {
-        dnnl_convolution_desc_t d;
-        CHECK(dnnl_convolution_backward_weights_desc_init(&d, dnnl_convolution_direct, &src, &any, NULL, &dst,
-                                                          strides, padding, padding));
-        CHECK(dnnl_primitive_desc_create(&pd, &d, NULL, engine, fwd));
-        wts_query = dnnl_query_diff_weights_md;
-    }
     CHECK(dnnl_primitive_create(&p->prim, pd));
-    const dnnl_memory_desc_t *wts = dnnl_primitive_desc_query_md(pd, wts_query, 0);
-    p->in = memory_on(s->op == OP_GRAD_INPUT ? &dst : &src, DNNL_MEMORY_NONE);
-    p->out = memory_on(s->op == OP_FORWARD ? &dst : s->op == OP_GRAD_INPUT ? &src : &dst, DNNL_MEMORY_NONE);
-    if (s->op == OP_FORWARD)
-        p->bias = memory_on(dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 1), DNNL_MEMORY_NONE);
-    p->hwio = memory_on(&hwio, DNNL_MEMORY_NONE);
-    if (!dnnl_memory_desc_equal(wts, &hwio)) {
-        p->blocked = memory_on(wts, DNNL_MEMORY_ALLOCATE);
-        const int to_hwio = s->op == OP_GRAD_KERNEL;
-        dnnl_primitive_desc_t rpd;
-        CHECK(dnnl_reorder_primitive_desc_create(&rpd, to_hwio ? wts : &hwio, engine, to_hwio ? &hwio : wts,
-                                                 engine, NULL));
-        CHECK(dnnl_primitive_create(&p->reorder, rpd));
-        dnnl_primitive_desc_destroy(rpd);
+    struct tensor *t = p->t;
+    if (s->op == OP_FORWARD) {
+        p->n_in = 3;
+        bind_tensor(&t[0], DNNL_ARG_SRC, &src, pd, dnnl_query_src_md, 0, 0);
+        bind_tensor(&t[1], DNNL_ARG_WEIGHTS, &hwio, pd, dnnl_query_weights_md, 0, 0);
+        bind_tensor(&t[2], DNNL_ARG_BIAS, &d.bias, pd, dnnl_query_weights_md, 1, 0);
+        bind_tensor(&t[3], DNNL_ARG_DST, &dst, pd, dnnl_query_dst_md, 0, 1);
+    } else if (s->op == OP_GRAD_INPUT) {
+        p->n_in = 2;
+        bind_tensor(&t[0], DNNL_ARG_DIFF_DST, &dst, pd, dnnl_query_diff_dst_md, 0, 0);
+        bind_tensor(&t[1], DNNL_ARG_WEIGHTS, &hwio, pd, dnnl_query_weights_md, 0, 0);
+        bind_tensor(&t[2], DNNL_ARG_DIFF_SRC, &src, pd, dnnl_query_diff_src_md, 0, 1);
+    } else {
+        p->n_in = 2;
+        bind_tensor(&t[0], DNNL_ARG_SRC, &src, pd, dnnl_query_src_md, 0, 0);
+        bind_tensor(&t[1], DNNL_ARG_DIFF_DST, &dst, pd, dnnl_query_diff_dst_md, 0, 0);
+        bind_tensor(&t[2], DNNL_ARG_DIFF_WEIGHTS, &hwio, pd, dnnl_query_diff_weights_md, 0, 1);
     }
-    if (pd != fwd)
-        dnnl_primitive_desc_destroy(pd);
-    dnnl_primitive_desc_destroy(fwd);
+    dnnl_primitive_desc_destroy(pd);
 }
 
 static int same_shape(const struct conv_shape *a, const struct conv_shape *b)
@@ -167,63 +218,50 @@ static struct conv_prim *get_prim(const struct conv_shape *s)
     return p;
 }
 
-static void set_handle(dnnl_memory_t m, const void *ptr)
+static void reorder(dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to)
 {
-    CHECK(dnnl_memory_set_data_handle(m, (void *)ptr)); /* oneDNN takes void *; inputs are only read */
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    CHECK(dnnl_primitive_execute(r, stream, 2, args));
 }
 
-/* hwio <-> the primitive's layout, in the direction create_prim chose; returns the memory to run on. */
-static dnnl_memory_t kernel_memory(struct conv_prim *p, const float *hwio)
+/* Runs p on the caller's buffers ptr[0..n_in] (inputs, then the output). */
+static void run(struct conv_prim *p, const void *const *ptr)
 {
-    set_handle(p->hwio, hwio);
-    if (!p->blocked)
-        return p->hwio;
-    if (p->s.op != OP_GRAD_KERNEL) {
-        dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, p->hwio}, {DNNL_ARG_TO, p->blocked}};
-        CHECK(dnnl_primitive_execute(p->reorder, stream, 2, args));
+    dnnl_exec_arg_t args[4];
+    const int n = p->n_in + 1;
+    for (int i = 0; i < n; i++) {
+        struct tensor *t = &p->t[i];
+        CHECK(dnnl_memory_set_data_handle(t->user, (void *)ptr[i])); /* inputs are only read */
+        if (t->prim && i < p->n_in)
+            reorder(t->reorder, t->user, t->prim);
+        args[i] = (dnnl_exec_arg_t){t->arg, t->prim ? t->prim : t->user};
     }
-    return p->blocked;
+    CHECK(dnnl_primitive_execute(p->prim, stream, n, args));
+    struct tensor *out = &p->t[p->n_in];
+    if (out->prim)
+        reorder(out->reorder, out->prim, out->user);
 }
 
 void cpu_conv3x3_forward(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
                          const float *bias, int cout, int relu, float *y)
 {
     const struct conv_shape s = {OP_FORWARD, B, H, W, C, pad, cout, relu != 0};
-    struct conv_prim *p = get_prim(&s);
-    set_handle(p->in, x);
-    set_handle(p->out, y);
-    set_handle(p->bias, bias);
-    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, p->in},
-                               {DNNL_ARG_WEIGHTS, kernel_memory(p, kernel)},
-                               {DNNL_ARG_BIAS, p->bias},
-                               {DNNL_ARG_DST, p->out}};
-    CHECK(dnnl_primitive_execute(p->prim, stream, 4, args));
+    const void *ptr[4] = {x, kernel, bias, y};
+    run(get_prim(&s), ptr);
 }
 
 void cpu_conv3x3_grad_input(const float *dy, const float *kernel, int B, int H, int W, int C, int pad,
                             int cout, float *dx)
 {
     const struct conv_shape s = {OP_GRAD_INPUT, B, H, W, C, pad, cout, 0};
-    struct conv_prim *p = get_prim(&s);
-    set_handle(p->in, dy);
-    set_handle(p->out, dx);
-    dnnl_exec_arg_t args[3] = {
-        {DNNL_ARG_DIFF_DST, p->in}, {DNNL_ARG_WEIGHTS, kernel_memory(p, kernel)}, {DNNL_ARG_DIFF_SRC, p->out}};
-    CHECK(dnnl_primitive_execute(p->prim, stream, 3, args));
+    const void *ptr[3] = {dy, kernel, dx};
+    run(get_prim(&s), ptr);
 }
 
 void cpu_conv3x3_grad_kernel(const float *x, const float *dy, int B, int H, int W, int C, int pad, int cout,
                              float *dkernel)
 {
     const struct conv_shape s = {OP_GRAD_KERNEL, B, H, W, C, pad, cout, 0};
-    struct conv_prim *p = get_prim(&s);
-    set_handle(p->in, x);
-    set_handle(p->out, dy);
-    dnnl_memory_t dk = kernel_memory(p, dkernel);
-    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, p->in}, {DNNL_ARG_DIFF_DST, p->out}, {DNNL_ARG_DIFF_WEIGHTS, dk}};
-    CHECK(dnnl_primitive_execute(p->prim, stream, 3, args));
-    if (p->blocked) {
-        dnnl_exec_arg_t back[2] = {{DNNL_ARG_FROM, p->blocked}, {DNNL_ARG_TO, p->hwio}};
-        CHECK(dnnl_primitive_execute(p->reorder, stream, 2, back));
-    }
+    const void *ptr[3] = {x, dy, dkernel};
+    run(get_prim(&s), ptr);
 }
