@@ -284,8 +284,10 @@ static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_s
     char *text;
 
     sb_puts(b, "srun");
+    /* MPI ranks wait for each other: one that dies must end the step, not leave the rest waiting until the
+     * wall-clock limit. */
     if (mpi)
-        sb_printf(b, " --mpi=%s", site->mpi);
+        sb_printf(b, " --mpi=%s --kill-on-bad-exit=1", site->mpi);
     sb_printf(b, " --ntasks=%d", ntasks);
     if (extra_opts)
         sb_printf(b, " %s", extra_opts);

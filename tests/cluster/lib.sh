@@ -86,6 +86,10 @@ wait_job() {
         esac
         sleep 0.1
     done
+    # Show what the job wrote, to tell a hang from a crash.
+    find "$SHARE" -path "*/$1/stdouterr/*" -type f 2>/dev/null | while read -r f; do
+        echo "---- $f" >&2; tail -n 20 "$f" >&2
+    done
     fail "job $1 did not end within 120 s (state $st)"
 }
 
