@@ -1,15 +1,21 @@
-/* cpu_conv: the CPU table's direct 3x3 convolutions (kernels.conv3x3_*) on oneDNN convolution primitives.
+/* cpu_conv: the CPU table's 3x3 convolutions on oneDNN convolution primitives (layers.c calls them for
+ * kernels_cpu instead of im2col3x3 + gemm).
  *
- * Why: im2col + SGEMM writes and re-reads a column matrix nine times the size of the input (33 MB per batch
- * of 32 for conv2d_2) and spent ~12% of a step copying it; oneDNN's brgconv / jit:avx512_core convolutions
- * read NHWC activations directly and measured 2.2x faster over the model's 11 convolution passes at one
- * thread (38 ms vs 84 ms for a batch of 32 with the weights in a format oneDNN picks; trainer/README.md).
+ * Why (measured on the 2-core AMD EPYC Zen 4 of trainer/README.md, batch 32, one thread, the model's 11
+ * convolution passes): im2col + SGEMM 84 ms per batch (the column matrix of conv2d_2 alone is 33 MB);
+ * oneDNN's direct convolutions on NHWC 36 ms; Winograd F(4x4, 3x3) (jit_wino_4x3) for the layers with
+ * 16k channels 23 ms. Winograd exists only for oneDNN's blocked activation layout and AVX-512, so those
+ * layers reorder activations from and to NHWC around each call (~0.1 ms per 4 MB tensor); conv2d_1 (3
+ * input channels), and every layer on CPUs without that kernel, run the direct NHWC convolution. ReLU is a
+ * fused post-op of the forward pass. Winograd's rounding differs from a direct convolution by ~1e-6
+ * relative, well inside the numpy step test's 1e-4.
  *
- * Activations stay NHWC (as Keras, and as the pooling/dropout kernels expect) and kernels stay HWIO in the
- * model's parameter array; each call reorders the kernel (at most 36,864 values) to and from the blocked
- * layout oneDNN chose for the primitive. Primitives are created once per shape (creation costs
- * milliseconds: JIT code generation) and kept in a small cache for the life of the process. Not
- * thread-safe: one caller at a time, which is how the model uses a kernels table. */
+ * Activations stay NHWC for the caller (as Keras, and as the pooling/dropout kernels expect) and kernels
+ * stay HWIO in the model's parameter array; each call reorders the kernel (at most 36,864 values) to and
+ * from the layout of the primitive. Primitives are created once per shape (creation costs milliseconds:
+ * JIT code generation) and kept in a small cache for the life of the process. Not thread-safe: one caller
+ * at a time, which is how the model uses a kernels table. Results are reproducible for a given thread
+ * count (oneDNN partitions work statically). */
 #ifndef TRAINER_CPU_CONV_H
 #define TRAINER_CPU_CONV_H
 
