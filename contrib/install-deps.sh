@@ -2,14 +2,14 @@
 # Install the Debian packages slurm-batchai needs, idempotently: only what is missing is installed,
 # and the script says what. Runs as root, or through sudo.
 #   contrib/install-deps.sh            build + test dependencies
-#   contrib/install-deps.sh bench      also the benchmark peers (PyTorch, oneDNN, hyperfine)
+#   contrib/install-deps.sh bench      also the benchmark peers (PyTorch, hyperfine)
 set -eu
 
-build="build-essential pkg-config libcjson-dev libhdf5-dev hdf5-tools libopenblas-dev
+build="build-essential pkg-config libcjson-dev libhdf5-dev hdf5-tools libopenblas-dev libdnnl-dev
        openmpi-bin libopenmpi-dev libpmix-dev clang libclang-rt-dev"
 slurm="slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev"
 tests="python3 python3-h5py python3-numpy python3-jsonschema busybox-static runc sudo procps bc"
-bench="python3-torch libdnnl-dev hyperfine"
+bench="python3-torch hyperfine"
 
 want="$build $slurm $tests"
 for set in "$@"; do
