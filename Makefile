@@ -32,13 +32,15 @@ config:
 check: all $(TEST_BINS)
 	@BUILD=$(BUILD) tests/run-tests $(TESTS)
 
+# The benchmarks compare against peers (PyTorch, hyperfine): install them first.
 bench: all $(TEST_BINS)
+	contrib/install-deps.sh bench
 	@set -e; for b in $(BENCHES); do echo "== $$b"; $$b; done
 
 install: all $(INSTALL_RULES)
 
 deps:
-	contrib/install-deps.sh $(DEPS_SET)
+	contrib/install-deps.sh
 
 demo:
 	contrib/demo/demo start
