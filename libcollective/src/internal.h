@@ -43,6 +43,7 @@ struct coll_request {
 /* Settings from the environment (env.c). */
 struct coll_env {
     size_t fusion_threshold; /* COLL_FUSION_THRESHOLD, bytes, 0 = no fusion */
+    size_t fusion_direct;    /* COLL_FUSION_DIRECT, bytes: tensors this large are reduced in place, unfused */
     double cycle_sec;        /* COLL_CYCLE_TIME_MS: how long new requests gather before being announced */
     double stall_warn_sec;   /* COLL_STALL_WARNING_SEC, 0 = never */
     double stall_abort_sec;  /* COLL_STALL_ABORT_SEC, 0 = never */
