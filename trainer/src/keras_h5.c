@@ -202,6 +202,17 @@ static void training_config_json(struct buf *b, const struct keras_train_state *
 
 /* ---- writing ---- */
 
+/* Create attribute `name` of obj with file_type over space, write data (as mem_type), close it. */
+static void attr_write(struct ctx *c, hid_t obj, const char *name, hid_t file_type, hid_t space, hid_t mem_type,
+                       const void *data)
+{
+    hid_t a = data ? H5Acreate2(obj, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    if (a < 0 || H5Awrite(a, mem_type, data) < 0)
+        fail(c, "cannot write attribute %s", name);
+    if (a >= 0)
+        H5Aclose(a);
+}
+
 /* Scalar fixed-length string attribute, as h5py stores a Python bytes value. */
 static void attr_string(struct ctx *c, hid_t obj, const char *name, const char *value)
 {
@@ -211,11 +222,7 @@ static void attr_string(struct ctx *c, hid_t obj, const char *name, const char *
     H5Tset_size(type, strlen(value) > 0 ? strlen(value) : 1);
     H5Tset_strpad(type, H5T_STR_NULLPAD);
     hid_t space = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, type, value) < 0)
-        fail(c, "cannot write attribute %s", name);
-    if (a >= 0)
-        H5Aclose(a);
+    attr_write(c, obj, name, type, space, type, value);
     H5Sclose(space);
     H5Tclose(type);
 }
@@ -240,11 +247,7 @@ static void attr_string_list(struct ctx *c, hid_t obj, const char *name, const c
         for (size_t i = 0; i < n; i++)
             memcpy(data + i * width, v[i], strlen(v[i]));
     }
-    hid_t a = data ? H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT) : -1;
-    if (a < 0 || H5Awrite(a, n ? type : H5T_NATIVE_DOUBLE, data) < 0)
-        fail(c, "cannot write attribute %s", name);
-    if (a >= 0)
-        H5Aclose(a);
+    attr_write(c, obj, name, type, space, n ? type : H5T_NATIVE_DOUBLE, data);
     free(data);
     H5Tclose(type);
     H5Sclose(space);
@@ -255,11 +258,7 @@ static void attr_scalar(struct ctx *c, hid_t obj, const char *name, hid_t file_t
     if (c->failed)
         return;
     hid_t space = H5Screate(H5S_SCALAR);
-    hid_t a = H5Acreate2(obj, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
-    if (a < 0 || H5Awrite(a, mem_type, v) < 0)
-        fail(c, "cannot write attribute %s", name);
-    if (a >= 0)
-        H5Aclose(a);
+    attr_write(c, obj, name, file_type, space, mem_type, v);
     H5Sclose(space);
 }
 
