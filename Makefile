@@ -1,6 +1,7 @@
 # slurm-batchai: one build for everything.
 #   make              build everything that can be built here into build/
-#   make check        the whole test suite (closing line: N passed, N failed, N skipped)
+#   make check        install what is missing, then the whole test suite (closing line: N passed, N failed,
+#                     N skipped); make check-run runs the suite alone
 #   make bench        benchmarks (numbers, not assertions)
 #   make demo         install deps, build, start a throwaway Slurm cluster, run the tutorial's job
 #   make install      PREFIX=/usr/local DESTDIR=
@@ -23,13 +24,18 @@ INSTALL_RULES :=
 
 include $(sort $(wildcard */module.mk))
 
-.PHONY: all check bench install deps fuzz clean config demo demo-stop
+.PHONY: all check check-run bench install deps fuzz clean config demo demo-stop
 all: $(ALL)
 
 config:
 	@true
 
-check: all $(TEST_BINS)
+# check installs what is missing first, then runs in a new make, which detects what was just installed.
+check:
+	@contrib/install-deps.sh
+	@$(MAKE) --no-print-directory check-run
+
+check-run: all $(TEST_BINS)
 	@BUILD=$(BUILD) tests/run-tests $(TESTS)
 
 # The benchmarks compare against peers (PyTorch, hyperfine): install them first.

@@ -64,6 +64,6 @@ NVCC_FLAGS  ?= -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC
 CLANG := $(shell command -v clang 2>/dev/null)
 
 found = $(if $(1),yes,no)
-ifeq ($(filter clean deps help,$(MAKECMDGOALS)),)
+ifeq ($(filter clean deps help check demo demo-stop,$(MAKECMDGOALS)),)
 $(info config: slurm headers $(call found,$(HAVE_SLURM)), mpi $(call found,$(HAVE_MPI)), hdf5 $(call found,$(HAVE_HDF5)), cuda $(call found,$(HAVE_CUDA)), nccl $(call found,$(HAVE_NCCL)), cudnn $(call found,$(HAVE_CUDNN)), clang/libFuzzer $(call found,$(CLANG)))
 endif
