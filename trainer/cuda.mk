@@ -13,7 +13,7 @@
 HAVE_CUBLAS := $(if $(wildcard $(CUDA_HOME)/include/cublas_v2.h),$(HAVE_CUDA),)
 TRAINER_CUDA := $(HAVE_CUBLAS)
 
-ifeq ($(filter clean deps help,$(MAKECMDGOALS)),)
+ifeq ($(filter clean deps help check demo demo-stop,$(MAKECMDGOALS)),)
 $(info config: trainer CUDA table $(if $(TRAINER_CUDA),yes ($(NVCC) $(NVCC_FLAGS); cuBLAS, libcudart in $(CUDA_HOME)/lib64),no ($(if $(HAVE_CUDA),no cuBLAS header,no nvcc) in $(CUDA_HOME)): cifar-train is CPU-only))
 endif
 
