@@ -2,7 +2,8 @@
 # included at the end of trainer/module.mk. Active where mk/config.mk found nvcc (HAVE_CUDA) and cuBLAS's
 # header is there; elsewhere cifar-train builds exactly as before and `--device cuda` says it was built
 # without CUDA.
-#   build/obj/trainer/src/kernels_cuda.o    linked into cifar-train, with libcudart and libcublas (rpath)
+#   build/lib/libcifar_train_cuda.so        the table, with libcudart and libcublas (rpath); cifar-train
+#                                           loads it on demand (trainer/src/cuda_plugin.c)
 #   build/tests/trainer/cuda_check          GPU kernels, layers and a full step against the CPU table
 #                                           (built by `make check` so CI proves it compiles; it reports
 #                                           "SKIP: no CUDA device" where there is no GPU)
@@ -30,10 +31,18 @@ $(TRAINER_CUDA_OBJ): trainer/src/kernels_cuda.cu
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_FLAGS) $(NVCC_WARN) -Itrainer/src -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
-# cifar-train: main.c picks the table (--device) and needs the CUDA entry points.
-$(call obj-of,$(TRAINER_MAIN)): CFLAGS += -DTRAINER_CUDA
-$(BUILD)/bin/cifar-train: $(TRAINER_CUDA_OBJ)
-$(BUILD)/bin/cifar-train: TRAINER_MPI_LDLIBS += $(TRAINER_CUDA_LIBS)
+# The table is a library cifar-train loads on demand (trainer/src/cuda_plugin.c), so the same binary runs
+# on nodes without CUDA.
+TRAINER_CUDA_SO := $(BUILD)/lib/libcifar_train_cuda.so
+$(TRAINER_CUDA_SO): $(TRAINER_CUDA_OBJ)
+	@mkdir -p $(@D)
+	$(CC) -shared $(LDHARDEN) -o $@ $^ $(TRAINER_CUDA_LIBS)
+ALL += $(TRAINER_CUDA_SO)
+
+install-trainer-cuda: $(TRAINER_CUDA_SO)
+	install -D -m 0755 $(TRAINER_CUDA_SO) $(DESTDIR)$(PREFIX)/lib/libcifar_train_cuda.so
+INSTALL_RULES += install-trainer-cuda
+.PHONY: install-trainer-cuda
 
 # The GPU check links the release objects: AddressSanitizer's shadow memory collides with the CUDA
 # driver's address-space reservations, and compute-sanitizer (run by tests/trainer/test_cuda.sh where it

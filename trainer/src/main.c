@@ -6,10 +6,8 @@
 #include <string.h>
 
 #include "collective.h"
+#include "cuda_plugin.h"
 #include "train.h"
-#ifdef TRAINER_CUDA
-#include "kernels_cuda.h"
-#endif
 
 #ifndef TRAINER_VERSION
 #define TRAINER_VERSION "unknown"
@@ -57,21 +55,14 @@ static int parse_count(const char *opt, const char *s, long min, long *out)
 /* How many GPUs this process sees (0 with the reason in why), and the table that computes on them. */
 static int cuda_devices(char *why, size_t len)
 {
-#ifdef TRAINER_CUDA
-    return kernels_cuda_device_count(why, len);
-#else
-    snprintf(why, len, "this cifar-train was built without CUDA (no nvcc/cuBLAS at build time)");
-    return 0;
-#endif
+    const struct cuda_plugin *cuda = cuda_plugin_load(why, len);
+    return cuda ? cuda->device_count(why, len) : 0;
 }
 
 static const struct kernels *cuda_table(void)
 {
-#ifdef TRAINER_CUDA
-    return &kernels_cuda;
-#else
-    return NULL;
-#endif
+    const struct cuda_plugin *cuda = cuda_plugin_load(NULL, 0);
+    return cuda ? cuda->table : NULL;
 }
 
 static void print_version(void)
@@ -124,25 +115,22 @@ static int init_collectives(struct train_options *o, int asked_for_device)
 /* Binds a device table to the GPU libcollective picked for this rank (its local rank's). */
 static int device_open(const struct kernels *k)
 {
+    const struct cuda_plugin *cuda;
+    char err[256];
     if (k == &kernels_cpu)
         return 0;
-#ifdef TRAINER_CUDA
-    char err[256];
-    if (kernels_cuda_open(coll_device(), err, sizeof err) == 0)
+    cuda = cuda_plugin_load(err, sizeof err);
+    if (cuda && cuda->open(coll_device(), err, sizeof err) == 0)
         return 0;
     fprintf(stderr, "cifar-train: %s\n", err);
-#endif
     return -1;
 }
 
 static void device_close(const struct kernels *k)
 {
-#ifdef TRAINER_CUDA
-    if (k == &kernels_cuda)
-        kernels_cuda_close();
-#else
-    (void)k;
-#endif
+    const struct cuda_plugin *cuda = cuda_plugin_load(NULL, 0);
+    if (cuda && k == cuda->table)
+        cuda->close();
 }
 
 /* Returns 0, 1 on a usage error, 2 when --help/--version already answered. */

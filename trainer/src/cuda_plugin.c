@@ -1,0 +1,75 @@
+/* Loading the CUDA kernels table: see cuda_plugin.h. */
+#include "cuda_plugin.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CUDA_LIBRARY "libcifar_train_cuda.so"
+
+static void *open_library(char *why, size_t len)
+{
+    const char *env = getenv("CIFAR_TRAIN_CUDA_LIBRARY");
+    char exe[PATH_MAX], path[PATH_MAX + 64];
+    ssize_t n;
+    void *h;
+
+    if (env && *env) {
+        if ((h = dlopen(env, RTLD_NOW | RTLD_LOCAL)))
+            return h;
+        snprintf(why, len, "CIFAR_TRAIN_CUDA_LIBRARY=%.200s: %.200s", env, dlerror());
+        return NULL;
+    }
+    n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            for (int beside = 0; beside < 2; beside++) {
+                snprintf(path, sizeof path, "%s%s/" CUDA_LIBRARY, exe, beside ? "" : "/../lib");
+                if (access(path, F_OK) != 0)
+                    continue;
+                if ((h = dlopen(path, RTLD_NOW | RTLD_LOCAL)))
+                    return h;
+                snprintf(why, len, "%.200s: %.200s", path, dlerror());
+                return NULL;
+            }
+        }
+    }
+    if ((h = dlopen(CUDA_LIBRARY, RTLD_NOW | RTLD_LOCAL)))
+        return h;
+    snprintf(why, len, "%s is not installed next to cifar-train (it is built where nvcc and cuBLAS are)",
+             CUDA_LIBRARY);
+    return NULL;
+}
+
+const struct cuda_plugin *cuda_plugin_load(char *why, size_t len)
+{
+    static struct cuda_plugin plugin;
+    static int state; /* 0 not tried, 1 loaded, -1 failed */
+    static char reason[512];
+    void *h;
+
+    if (state == 0) {
+        state = -1;
+        if ((h = open_library(reason, sizeof reason))) {
+            plugin.device_count = (int (*)(char *, size_t))dlsym(h, "kernels_cuda_device_count");
+            plugin.open = (int (*)(int, char *, size_t))dlsym(h, "kernels_cuda_open");
+            plugin.close = (void (*)(void))dlsym(h, "kernels_cuda_close");
+            plugin.table = (const struct kernels *)dlsym(h, "kernels_cuda");
+            if (plugin.device_count && plugin.open && plugin.close && plugin.table)
+                state = 1;
+            else
+                snprintf(reason, sizeof reason, "%s lacks the kernels_cuda entry points", CUDA_LIBRARY);
+        }
+    }
+    if (state == 1)
+        return &plugin;
+    if (why && len)
+        snprintf(why, len, "%s", reason);
+    return NULL;
+}
