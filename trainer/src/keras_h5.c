@@ -8,6 +8,7 @@
 #include <hdf5.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,6 +344,30 @@ static void write_optimizer_weights(struct ctx *c, hid_t file, const float *rms)
     H5Gclose(ow);
 }
 
+/* The training state's attributes, one table for writing and reading so the two cannot drift apart. */
+enum state_kind { SK_U64, SK_I64, SK_F64 };
+static const struct {
+    const char *name;
+    size_t offset;
+    enum state_kind kind;
+} state_fields[] = {
+    { "iterations", offsetof(struct keras_train_state, iterations), SK_U64 },
+    { "epoch", offsetof(struct keras_train_state, epoch), SK_I64 },
+    { "lr", offsetof(struct keras_train_state, lr), SK_F64 },
+    { "rho", offsetof(struct keras_train_state, rho), SK_F64 },
+    { "decay", offsetof(struct keras_train_state, decay), SK_F64 },
+    { "epsilon", offsetof(struct keras_train_state, epsilon), SK_F64 },
+    { "seed", offsetof(struct keras_train_state, seed), SK_U64 },
+    { "world_size", offsetof(struct keras_train_state, world_size), SK_I64 },
+};
+#define N_STATE_FIELDS (sizeof state_fields / sizeof state_fields[0])
+
+/* HDF5's type ids are run-time values, so the table holds a kind and this maps it. */
+static hid_t state_mem_type(enum state_kind k)
+{
+    return k == SK_F64 ? H5T_NATIVE_DOUBLE : k == SK_U64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
+}
+
 static void write_state(struct ctx *c, hid_t file, const struct keras_train_state *s)
 {
     hid_t g = group_create(c, file, STATE_GROUP);
@@ -350,14 +375,12 @@ static void write_state(struct ctx *c, hid_t file, const struct keras_train_stat
         return;
     const int64_t format = KERAS_STATE_FORMAT;
     attr_scalar(c, g, "format_version", H5T_STD_I64LE, H5T_NATIVE_INT64, &format);
-    attr_scalar(c, g, "iterations", H5T_STD_U64LE, H5T_NATIVE_UINT64, &s->iterations);
-    attr_scalar(c, g, "epoch", H5T_STD_I64LE, H5T_NATIVE_INT64, &s->epoch);
-    attr_scalar(c, g, "lr", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &s->lr);
-    attr_scalar(c, g, "rho", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &s->rho);
-    attr_scalar(c, g, "decay", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &s->decay);
-    attr_scalar(c, g, "epsilon", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &s->epsilon);
-    attr_scalar(c, g, "seed", H5T_STD_U64LE, H5T_NATIVE_UINT64, &s->seed);
-    attr_scalar(c, g, "world_size", H5T_STD_I64LE, H5T_NATIVE_INT64, &s->world_size);
+    for (size_t i = 0; i < N_STATE_FIELDS; i++) {
+        const enum state_kind k = state_fields[i].kind;
+        const hid_t file_type = k == SK_F64 ? H5T_IEEE_F64LE : k == SK_U64 ? H5T_STD_U64LE : H5T_STD_I64LE;
+        attr_scalar(c, g, state_fields[i].name, file_type, state_mem_type(k),
+                    (const char *)s + state_fields[i].offset);
+    }
     H5Gclose(g);
 }
 
@@ -693,14 +716,11 @@ static void read_state(struct ctx *c, hid_t file, struct keras_train_state *s)
     read_attr_scalar(c, g, "format_version", H5T_INTEGER, H5T_NATIVE_INT64, &format);
     if (!c->failed && format != KERAS_STATE_FORMAT)
         fail(c, STATE_GROUP ": format_version %lld, this program reads %d", (long long)format, KERAS_STATE_FORMAT);
-    read_attr_scalar(c, g, "iterations", H5T_INTEGER, H5T_NATIVE_UINT64, &s->iterations);
-    read_attr_scalar(c, g, "epoch", H5T_INTEGER, H5T_NATIVE_INT64, &s->epoch);
-    read_attr_scalar(c, g, "lr", H5T_FLOAT, H5T_NATIVE_DOUBLE, &s->lr);
-    read_attr_scalar(c, g, "rho", H5T_FLOAT, H5T_NATIVE_DOUBLE, &s->rho);
-    read_attr_scalar(c, g, "decay", H5T_FLOAT, H5T_NATIVE_DOUBLE, &s->decay);
-    read_attr_scalar(c, g, "epsilon", H5T_FLOAT, H5T_NATIVE_DOUBLE, &s->epsilon);
-    read_attr_scalar(c, g, "seed", H5T_INTEGER, H5T_NATIVE_UINT64, &s->seed);
-    read_attr_scalar(c, g, "world_size", H5T_INTEGER, H5T_NATIVE_INT64, &s->world_size);
+    for (size_t i = 0; i < N_STATE_FIELDS; i++) {
+        const enum state_kind k = state_fields[i].kind;
+        read_attr_scalar(c, g, state_fields[i].name, k == SK_F64 ? H5T_FLOAT : H5T_INTEGER, state_mem_type(k),
+                         (char *)s + state_fields[i].offset);
+    }
     if (!c->failed && (s->epoch < 0 || s->world_size < 1 || !isfinite(s->lr) || !isfinite(s->rho) ||
                        !isfinite(s->decay) || !isfinite(s->epsilon)))
         fail(c, STATE_GROUP ": implausible values (epoch %lld, world_size %lld)", (long long)s->epoch,
