@@ -798,15 +798,15 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
     return 0;
 }
 
-int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag)
+int bai_job_read(const char *path, char **text_out, size_t *len_out, struct bai_diag *diag)
 {
     struct stat st;
     char *text = NULL;
     size_t got = 0;
     int fd, rc = -1;
 
-    memset(job, 0, sizeof *job);
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO put in the file's place must not stall the reader (it is refused below). */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) {
         bai_diag_add(diag, "", "cannot open %s: %s", path, strerror(errno));
         return -1;
@@ -835,10 +835,27 @@ int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag)
         }
         got += (size_t)n;
     }
-    rc = bai_job_parse(text, got, job, diag);
+    text[got] = '\0';
+    *text_out = text;
+    *len_out = got;
+    text = NULL;
+    rc = 0;
 out:
     free(text);
     close(fd);
+    return rc;
+}
+
+int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag)
+{
+    char *text = NULL;
+    size_t len = 0;
+
+    memset(job, 0, sizeof *job);
+    if (bai_job_read(path, &text, &len, diag) != 0)
+        return -1;
+    int rc = bai_job_parse(text, len, job, diag);
+    free(text);
     return rc;
 }
 

@@ -117,6 +117,10 @@ struct bai_job {
 /* Parse and validate `len` bytes of JSON text. See the contract above. */
 int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_diag *diag);
 
+/* Read the file at `path`: opened O_NONBLOCK, a regular file of at most BAI_JOB_MAX_BYTES, into a new
+ * NUL-terminated buffer. I/O faults are recorded with the path and strerror. */
+int bai_job_read(const char *path, char **text, size_t *len, struct bai_diag *diag);
+
 /* Read the file at `path` (a regular file of at most BAI_JOB_MAX_BYTES) and parse it. I/O faults are
  * recorded with the path and strerror. */
 int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag);

@@ -3,7 +3,8 @@
 spank_plugin_CFLAGS := $(CJSON_CFLAGS) -Ispank_plugin -DBAI_VERSION='"$(VERSION)"'
 
 JOBLIB_SRCS := spank_plugin/diag.c spank_plugin/jsonv.c spank_plugin/job.c spank_plugin/settings.c \
-               spank_plugin/translate.c spank_plugin/render.c spank_plugin/sbuf.c
+               spank_plugin/translate.c spank_plugin/render.c spank_plugin/sbuf.c \
+               spank_plugin/sha256.c
 MONITOR_SRCS := spank_plugin/monitor.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a
 JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a

@@ -1,6 +1,7 @@
 /* The batch script rendered from a plan: see bai_render_script() in translate.h.
  * "%j" patterns become ${SLURM_JOB_ID} in shell text and stay "%j" in #SBATCH lines, where sbatch expands
  * them itself. */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,7 +69,8 @@ static void render_environment(struct sbuf *b, const struct bai_plan *p)
         if (p->env[i].secret && !p->env[i].value)
             sb_printf(b, "#   %s=<secret in an Azure Key Vault: refused at submit>\n", p->env[i].name);
         else if (p->env[i].secret)
-            sb_printf(b, "#   %s=<secret: set at run time from the job file, never recorded>\n", p->env[i].name);
+            sb_printf(b, "#   %s=<secret: sourced by the preparation and main steps from %s (0600, removed with "
+                         "the job), never recorded>\n", p->env[i].name, p->secrets_file);
         else if (strchr(p->env[i].value, '\n'))
             sb_printf(b, "#   %s=<%zu bytes over several lines>\n", p->env[i].name, strlen(p->env[i].value));
         else
@@ -82,13 +84,44 @@ static void render_environment(struct sbuf *b, const struct bai_plan *p)
             sb_printf(b, "#   %s -> %s (%s \"%s\")\n", p->mounts[i].target, p->mounts[i].site_path,
                       mount_kind_names[m->kind], m->share);
         else
-            sb_printf(b, "#   %s <- mount command of unmanagedFileSystems, run as the user\n", p->mounts[i].target);
+            sb_printf(b, "#   %s <- mountCommand of unmanagedFileSystems, run as the user in a step\n",
+                      p->mounts[i].target);
     }
     if (p->container) {
         sb_printf(b, "#\n# Container: image \"%s\" runs as srun %s\n", p->job->image, p->container);
         if (p->job->shm_size)
             sb_printf(b, "#   (shmSize \"%s\" is not applied: /dev/shm is the node's)\n", p->job->shm_size);
     }
+}
+
+/* The unmanaged file systems' mountCommands: one step, once per node, as the user, on the node itself (not
+ * in the container), before the preparation. Arguments: target, command, target, command... As Batch AI
+ * did, the mount path is appended to the command (as one quoted word). */
+static void render_mount_step(struct sbuf *b, const struct bai_plan *p)
+{
+    bool any = false;
+    for (size_t i = 0; i < p->n_mounts; i++)
+        any |= p->mounts[i].mount_command != NULL;
+    if (!any)
+        return;
+    sb_puts(b, "\n# mountCommand of unmanagedFileSystems: once per node, as the job's user (allowed by the site's\n"
+               "# allow_mount_command=yes).\n"
+               "srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \\\n"
+               "    /bin/sh -c 'while [ $# -gt 0 ]; do t=$1; mkdir -p \"$t\" && /bin/sh -c \"$2 \\\"\\$0\\\"\" \"$t\" ||\n"
+               "        { echo \"batchai: the mountCommand for $t failed on node $SLURMD_NODENAME\" >&2; exit 1; }; shift 2; done' \\\n"
+               "    batchai-mount");
+    for (size_t i = 0; i < p->n_mounts; i++) {
+        if (!p->mounts[i].mount_command)
+            continue;
+        char *target = bai_expand_jobid(p->mounts[i].target, "${SLURM_JOB_ID}");
+        sb_puts(b, " \\\n    \"");
+        sb_puts(b, target ? target : "");
+        sb_puts(b, "\" ");
+        sb_shell_quote(b, p->mounts[i].mount_command);
+        b->failed |= !target;
+        free(target);
+    }
+    sb_puts(b, " || exit $?\n");
 }
 
 /* Job preparation: once per node as the user, output and a per-node execution log in the log directory. */
@@ -101,15 +134,26 @@ static void render_prep(struct sbuf *b, const struct bai_plan *p)
         sb_printf(b, " %s", p->container);
     /* The wrapper is plain sh (the container may have no bash): it logs, runs the command with its output in
      * the per-node files, logs the code. Node names come from SLURMD_NODENAME, not srun's %N, which is the
-     * host name and collides when several slurmd share a host. */
+     * host name and collides when several slurmd share a host. A log path that is not a plain file (a FIFO,
+     * a link) fails the node at once rather than stalling the step. */
     sb_puts(b, " \\\n    /bin/sh -c 'n=$SLURMD_NODENAME; l=\"$log/execution-$n.log\"; t() { date -u +%Y-%m-%dT%H:%M:%SZ; }\n"
-               "        echo \"$(t) job preparation started\" >>\"$l\"\n"
+               "        for f in \"$l\" \"$log/stdout-job_prep-$n.txt\" \"$log/stderr-job_prep-$n.txt\"; do\n"
+               "            if [ -L \"$f\" ] || { [ -e \"$f\" ] && [ ! -f \"$f\" ]; }; then\n"
+               "                echo \"batchai: $f is not a regular file\" >&2; exit 1; fi; done\n");
+    if (p->secrets_file) {
+        char *secrets = bai_expand_jobid(p->secrets_file, "$SLURM_JOB_ID");
+        sb_printf(b, "        . %s || exit 1\n", secrets ? secrets : "");
+        b->failed |= !secrets;
+        free(secrets);
+    }
+    sb_puts(b, "        echo \"$(t) job preparation started\" >>\"$l\"\n"
                "        /bin/sh -c \"$0\" >>\"$log/stdout-job_prep-$n.txt\" 2>>\"$log/stderr-job_prep-$n.txt\"; rc=$?\n"
                "        echo \"$(t) job preparation finished with exit code $rc\" >>\"$l\"; exit $rc' \\\n    ");
     sb_shell_quote(b, p->prep_command);
     sb_puts(b, "\nrc=$?\n"
                "if [ \"$rc\" -ne 0 ]; then\n"
                "    for f in \"$log\"/execution-*.log; do\n"
+               "        [ -f \"$f\" ] && [ ! -L \"$f\" ] || continue\n"
                "        node=${f##*/execution-}; node=${node%.log}\n"
                "        code=$(sed -n 's/.*job preparation finished with exit code //p' \"$f\" | tail -n 1)\n"
                "        [ \"${code:-0}\" = 0 ] || echo \"batchai: job preparation failed on node $node with exit code"
@@ -119,24 +163,47 @@ static void render_prep(struct sbuf *b, const struct bai_plan *p)
                "fi\n");
 }
 
+static void render_log_dir(struct sbuf *b, const struct bai_plan *p)
+{
+    sb_puts(b, "\nlog=");
+    sb_shell_pattern(b, p->log_dir);
+    sb_puts(b, "\nexport log\n");
+}
+
+static void render_node_steps(struct sbuf *b, const struct bai_plan *p)
+{
+    render_mount_step(b, p);
+    if (p->prep_command)
+        render_prep(b, p);
+}
+
+char *bai_render_node_script(const struct bai_plan *p)
+{
+    struct sbuf b = { 0 };
+
+    if (!bai_plan_has_node_steps(p))
+        return NULL;
+    render_log_dir(&b, p);
+    render_node_steps(&b, p);
+    sb_puts(&b, "exit 0\n");
+    return sb_finish(&b);
+}
+
 char *bai_render_script(const struct bai_plan *p)
 {
     struct sbuf b = { 0 };
 
     render_header(&b, p);
     render_environment(&b, p);
-    sb_puts(&b, "\nlog=");
-    sb_shell_pattern(&b, p->log_dir);
-    sb_puts(&b, "\n# One line per event in execution-<node>.log, as Batch AI's node agent kept.\n"
+    render_log_dir(&b, p);
+    sb_puts(&b, "# One line per event in execution-<node>.log, as Batch AI's node agent kept.\n"
                 "batchai_log() { echo \"$(date -u +%Y-%m-%dT%H:%M:%SZ) $*\" >>\"$log/execution-$SLURMD_NODENAME.log\"; }\n"
-                "export log\n"
                 "# host:port of the first N nodes, cycling, for toolkits that want host lists.\n"
                 "batchai_hosts() { scontrol show hostnames \"$SLURM_JOB_NODELIST\" | awk -v n=\"$1\" -v port=\"$2\" "
                 "'{h[NR]=$0} END {for (i = 0; i < n; i++) printf \"%s%s:%d\", (i ? \",\" : \"\"), h[i % NR + 1], "
                 "port}'; }\n");
     sb_puts(&b, "scontrol show hostnames \"$SLURM_JOB_NODELIST\" >\"$AZ_BATCHAI_MPI_HOST_FILE\"\n");
-    if (p->prep_command)
-        render_prep(&b, p);
+    render_node_steps(&b, p);
     sb_printf(&b, "\n# Main step (%s).\nbatchai_log \"main step started\"\n", bai_toolkit_property(p->job->toolkit.kind));
     sb_printf(&b, "%s\nrc=$?\nbatchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
     return sb_finish(&b);

@@ -17,7 +17,7 @@ int bai_settings_init(struct bai_settings *s)
     memset(s, 0, sizeof *s);
     s->shares_root = strdup("/srv/batchai/shares");
     s->mount_root = strdup("/srv/batchai/mounts");
-    s->job_root = strdup("/tmp/batchai");
+    s->job_root = strdup("/var/lib/batchai/jobs");
     s->image_root = strdup("/var/lib/batchai/images");
     s->python = strdup("python3");
     s->mpi = strdup("pmix");

@@ -9,9 +9,11 @@
  *   share.NAME=DIR             -                           the site path of share NAME (azure file share
  *                                                          name, blob container name or file server name)
  *   mount_root=DIR             /srv/batchai/mounts         AZ_BATCHAI_MOUNT_ROOT (cluster-level mounts)
- *   job_root=DIR               /tmp/batchai                per-job directories: DIR/<jobid>/mounts is
- *                                                          AZ_BATCHAI_JOB_MOUNT_ROOT, DIR/<jobid>/shared
- *                                                          AZ_BATCHAI_SHARED_JOB_TEMP
+ *   job_root=DIR               /var/lib/batchai/jobs       per-job directories: DIR/<jobid>/mounts is
+ *                                                          AZ_BATCHAI_JOB_MOUNT_ROOT, DIR/<jobid>/temp
+ *                                                          AZ_BATCHAI_JOB_TEMP; every component of DIR must
+ *                                                          be root's and writable by root alone (checked on
+ *                                                          the nodes, see SECURITY.md)
  *   container_runtime=KIND     oci                         oci (Slurm's --container with staged OCI
  *                                                          bundles), pyxis (--container-image), none
  *                                                          (jobs with containerSettings are refused)

@@ -23,8 +23,9 @@
 
 static struct {
     char *job_file;    /* absolute path of the job file, NULL when the option is not used */
+    char digest[65];   /* SHA-256 of the content validated here */
     int script_fd;     /* the memfd holding the rendered script now on stdin, or -1 */
-} alloc = {NULL, -1};
+} alloc = {.job_file = NULL, .script_fd = -1};
 
 /* The value of --batchai-job[=]VALUE on our own command line, or NULL. getopt_long accepts unambiguous
  * prefixes, so "--batchai" is the shortest spelling taken (shorter ones collide with --batch). Scanning
@@ -154,7 +155,8 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     }
     /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
      * so the default job name (and with it the log directory) comes out the same everywhere. */
-    if (bai_load(&l, ac, av, alloc.job_file, (uid_t)-1, (gid_t)-1, NULL) != 0) {
+    struct bai_source src = {.path = alloc.job_file, .uid = (uid_t)-1, .gid = (gid_t)-1};
+    if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
         slurm_error("batchai: %s is not a valid Batch AI job file; nothing was submitted", path);
         goto out;
     }
@@ -169,6 +171,22 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
         goto out;
     }
     bai_diag_free(&diag);
+    memcpy(alloc.digest, l.digest, sizeof alloc.digest);
+
+    /* A job with its own script still gets the file's wall-clock limit (Batch AI's default: 7 days) unless
+     * the user typed --time or set the variable: sbatch reads SBATCH_TIMELIMIT after the script's #SBATCH
+     * lines and before the command line. */
+    const char *limit_var = strcmp(program_invocation_short_name, "sbatch") == 0   ? "SBATCH_TIMELIMIT"
+                            : strcmp(program_invocation_short_name, "salloc") == 0 ? "SALLOC_TIMELIMIT"
+                                                                                   : NULL;
+    if (limit_var && !getenv(limit_var)) {
+        char limit[32];
+        bai_format_time(l.plan.time_limit_seconds, limit, sizeof limit);
+        if (setenv(limit_var, limit, 0) != 0) {
+            slurm_error("batchai: setenv: %s", strerror(errno));
+            goto out;
+        }
+    }
 
     if (strcmp(program_invocation_short_name, "sbatch") == 0 && stdin_is_free()) {
         script = bai_render_script(&l.plan);
@@ -197,6 +215,7 @@ int bai_alloc_post_opt(spank_t sp, int ac, char **av)
     /* sbatch has read its script by now: if it came from our memfd, its offset moved. */
     bool generated = alloc.script_fd >= 0 && lseek(alloc.script_fd, 0, SEEK_CUR) > 0;
     if (spank_job_control_setenv(sp, BAI_CTL_JOB_FILE, alloc.job_file, 1) != ESPANK_SUCCESS ||
+        spank_job_control_setenv(sp, BAI_CTL_DIGEST, alloc.digest, 1) != ESPANK_SUCCESS ||
         spank_job_control_setenv(sp, BAI_CTL_SCRIPT, generated ? "generated" : "user", 1) !=
             ESPANK_SUCCESS) {
         slurm_error("batchai: cannot pass the job file's path to the nodes");

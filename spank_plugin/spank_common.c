@@ -5,14 +5,19 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "sha256.h"
 
 /* The option callback only checks that a value came; the work happens where Slurm lets it change things
  * (init in the allocator, user_init/prolog on the nodes). It can fire twice on the remote side. */
@@ -94,7 +99,14 @@ out:
     return rc;
 }
 
-int bai_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg)
+long long bai_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg), void *arg)
 {
     /* Everything that may allocate or consult NSS happens before fork. */
     gid_t groups[256];
@@ -116,82 +128,100 @@ int bai_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg)
         slurm_error("batchai: fork: %s", strerror(errno));
         return -1;
     }
-    if (pid == 0) {
-        /* slurmstepd may have switched only the effective uid: take root back to drop it for good. */
-        if (geteuid() != 0 && getuid() == 0 && seteuid(0) != 0)
-            _exit(126);
-        if (setgroups((size_t)ngroups, groups) != 0 || setresgid(gid, gid, gid) != 0 ||
-            setresuid(uid, uid, uid) != 0)
-            _exit(126);
-        /* Belt and braces: a child that can still become root must not run anything. */
-        if (uid != 0 && setuid(0) == 0)
-            _exit(126);
-        _exit(fn(arg) & 0xff);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            slurm_error("batchai: waitpid: %s", strerror(errno));
-            return -1;
-        }
-    }
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return -1;
+    if (pid != 0)
+        return pid;
+    /* A session of its own, so that a deadline kills everything it started; no fd of root's but keep_fd. */
+    (void)setsid();
+    if (keep_fd > 3)
+        close_range(3, (unsigned)keep_fd - 1, 0);
+    close_range(keep_fd >= 3 ? (unsigned)keep_fd + 1 : 3, ~0U, 0);
+    /* slurmstepd may have switched only the effective uid: take root back to drop it for good. */
+    if (geteuid() != 0 && getuid() == 0 && seteuid(0) != 0)
+        _exit(126);
+    if (setgroups((size_t)ngroups, groups) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)
+        _exit(126);
+    /* Belt and braces: a child that can still become root must not run anything. */
+    if (uid != 0 && setuid(0) == 0)
+        _exit(126);
+    _exit(fn(arg) & 0xff);
 }
 
-/* Child side of reading a job file as its user: copy the file to the pipe, exit with errno on failure. */
+int bai_wait_child(pid_t pid, long long deadline_ms)
+{
+    int status;
+    long nap_us = 200;
+    for (;;) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (bai_now_ms() >= deadline_ms)
+            break;
+        usleep((useconds_t)nap_us);
+        nap_us = nap_us < 20000 ? nap_us * 2 : nap_us;
+    }
+    kill(-pid, SIGKILL);
+    kill(pid, SIGKILL);
+    /* A process blocked in the kernel (a dead NFS server) may not die at once: never wait for it long. */
+    for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; i++)
+        usleep(10000);
+    return -2;
+}
+
+int bai_run_as_user(uid_t uid, gid_t gid, int keep_fd, long long deadline_ms, int (*fn)(void *arg), void *arg)
+{
+    pid_t pid = bai_spawn_as_user(uid, gid, keep_fd, fn, arg);
+    return pid < 0 ? -1 : bai_wait_child(pid, deadline_ms);
+}
+
+/* Child side of reading a job file as its user: the content to the pipe; exit 0, or 1 with the reason
+ * written to the pipe after a NUL byte (the parent tells them apart by the exit status). */
 struct read_ctx {
     const char *path;
     int fd_out;
 };
 
-#define READ_NOT_REGULAR 200
-#define READ_TOO_BIG 201
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void first_message(void *arg, const char *msg)
+{
+    char *why = arg;
+    if (!why[0])
+        snprintf(why, BAI_WHY_MAX, "%s", msg);
+}
 
 static int read_child(void *arg)
 {
     const struct read_ctx *c = arg;
-    int fd = open(c->path, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return errno ? errno : EIO;
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return errno;
-    if (!S_ISREG(st.st_mode))
-        return READ_NOT_REGULAR;
-    if (st.st_size > BAI_JOB_MAX_BYTES)
-        return READ_TOO_BIG;
-    char chunk[8192];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n == 0)
-            return 0;
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(c->fd_out, chunk + off, (size_t)(n - off));
-            if (w < 0) {
-                if (errno == EINTR)
-                    continue;
-                return errno;
-            }
-            off += w;
-        }
-    }
+    struct bai_diag diag = {0};
+    char *text = NULL;
+    size_t len = 0;
+    if (bai_job_read(c->path, &text, &len, &diag) == 0)
+        return write_all(c->fd_out, text, len) == 0 ? 0 : 2;
+    char why[BAI_WHY_MAX] = "";
+    bai_diag_each(&diag, first_message, why);
+    return write_all(c->fd_out, why, strlen(why)) == 0 ? 1 : 2;
 }
 
-/* Read the file as uid/gid into a new buffer. A child (which itself runs the unprivileged reader through
- * bai_run_as_user) feeds a pipe that this process drains before reaping it: a pipe holds only 64 KiB and
- * the file may be up to BAI_JOB_MAX_BYTES. Messages leave out the path: the caller prefixes it. */
-static int read_as_user(const char *path, uid_t uid, gid_t gid, char **text, size_t *len,
-                        struct bai_diag *diag)
+/* Read the file as uid/gid into a new buffer, by deadline_ms. The parent drains the pipe while the child
+ * writes (a pipe holds 64 KiB, the file up to BAI_JOB_MAX_BYTES), polling so that a child stuck on a dead
+ * file system cannot hold it past the deadline. */
+static int read_as_user(const struct bai_source *src, char **text, size_t *len, struct bai_diag *diag)
 {
     int p[2];
-    int rc = -1;
     char *buf = NULL;
     size_t used = 0;
 
@@ -199,68 +229,57 @@ static int read_as_user(const char *path, uid_t uid, gid_t gid, char **text, siz
         bai_diag_add(diag, NULL, "pipe: %s", strerror(errno));
         return -1;
     }
-    pid_t pid = fork();
+    struct read_ctx c = {src->path, p[1]};
+    pid_t pid = bai_spawn_as_user(src->uid, src->gid, p[1], read_child, &c);
+    close(p[1]);
     if (pid < 0) {
-        bai_diag_add(diag, NULL, "fork: %s", strerror(errno));
         close(p[0]);
-        close(p[1]);
+        bai_diag_add(diag, NULL, "cannot start a reader as uid %u", (unsigned)src->uid);
         return -1;
     }
-    if (pid == 0) {
-        close(p[0]);
-        struct read_ctx c = {path, p[1]};
-        int st = bai_run_as_user(uid, gid, read_child, &c);
-        _exit(st < 0 ? 125 : st);
-    }
-    close(p[1]);
-    buf = malloc(BAI_JOB_MAX_BYTES + 1);
-    if (!buf) {
-        bai_diag_add(diag, NULL, "out of memory");
-        goto reap;
-    }
-    for (;;) {
-        ssize_t n = read(p[0], buf + used, BAI_JOB_MAX_BYTES + 1 - used);
-        if (n == 0)
-            break;
-        if (n < 0) {
-            if (errno == EINTR)
+    buf = malloc(BAI_JOB_MAX_BYTES + 2);
+    bool late = false;
+    while (buf && used <= BAI_JOB_MAX_BYTES) {
+        long long left = src->deadline_ms - bai_now_ms();
+        struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+        if (left <= 0 || poll(&pfd, 1, (int)(left > 1000 ? 1000 : left)) < 0) {
+            if (left > 0 && errno == EINTR)
                 continue;
+            late = left <= 0;
             break;
         }
-        used += (size_t)n;
-        if (used > BAI_JOB_MAX_BYTES)
+        if (!pfd.revents)
+            continue;
+        ssize_t n = read(p[0], buf + used, BAI_JOB_MAX_BYTES + 1 - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
             break;
+        used += (size_t)n;
     }
-reap:
     close(p[0]);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : 125;
+    int code = bai_wait_child(pid, late ? 0 : src->deadline_ms);
     if (!buf)
-        goto out;
-    if (code == READ_NOT_REGULAR)
-        bai_diag_add(diag, NULL, "not a regular file");
-    else if (code == READ_TOO_BIG || used > BAI_JOB_MAX_BYTES)
-        bai_diag_add(diag, NULL, "larger than %d bytes", BAI_JOB_MAX_BYTES);
-    else if (code == 126 || code == 125)
-        bai_diag_add(diag, NULL, "cannot read it as uid %u", (unsigned)uid);
-    else if (code != 0)
-        bai_diag_add(diag, NULL, "%s", strerror(code));
+        bai_diag_add(diag, NULL, "out of memory");
+    else if (late || code == -2)
+        bai_diag_add(diag, NULL, "reading %s as uid %u took too long", src->path, (unsigned)src->uid);
+    else if (code == 1) {
+        buf[used] = '\0';
+        bai_diag_add(diag, NULL, "%s", buf);
+    } else if (code != 0 || used > BAI_JOB_MAX_BYTES)
+        bai_diag_add(diag, NULL, "cannot read %s as uid %u", src->path, (unsigned)src->uid);
     else {
         buf[used] = '\0';
         *text = buf;
         *len = used;
-        buf = NULL;
-        rc = 0;
+        return 0;
     }
-out:
     free(buf);
-    return rc;
+    return -1;
 }
 
-int bai_load(struct bai_loaded *l, int ac, char **av, const char *path, uid_t as_uid, gid_t as_gid,
-             const char *job_name)
+int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, const char *job_name,
+             char *why)
 {
     struct bai_diag diag = {0};
     char *text = NULL;
@@ -268,22 +287,27 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const char *path, uid_t as
     int rc = -1;
 
     memset(l, 0, sizeof *l);
-    if (bai_site_load(ac, av, &l->site) != 0)
+    if (why)
+        why[0] = '\0';
+    if (bai_site_load(ac, av, &l->site) != 0) {
+        if (why)
+            snprintf(why, BAI_WHY_MAX, "the plugin's plugstack.conf line has errors (see the slurmd log)");
         goto out;
+    }
     l->have_site = true;
 
-    if (as_uid == (uid_t)-1) {
-        if (bai_job_load(path, &l->job, &diag) != 0)
-            goto fail;
-    } else {
-        if (read_as_user(path, as_uid, as_gid, &text, &len, &diag) != 0)
-            goto fail;
-        if (bai_job_parse(text, len, &l->job, &diag) != 0)
-            goto fail;
+    if ((src->uid == (uid_t)-1 ? bai_job_read(src->path, &text, &len, &diag) : read_as_user(src, &text, &len, &diag)) != 0)
+        goto fail;
+    bai_sha256_hex(text, len, l->digest);
+    if (src->digest && strcmp(src->digest, l->digest) != 0) {
+        bai_diag_add(&diag, NULL, "the file changed after it was submitted; submit it again");
+        goto fail;
     }
+    if (bai_job_parse(text, len, &l->job, &diag) != 0)
+        goto fail;
     l->have_job = true;
 
-    struct bai_translate_opts opts = {.job_name = job_name, .job_file = path};
+    struct bai_translate_opts opts = {.job_name = job_name, .job_file = src->path};
     if (bai_translate(&l->job, &l->site, &opts, &l->plan, &diag) != 0)
         goto fail;
     l->have_plan = true;
@@ -291,10 +315,17 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const char *path, uid_t as
     goto out;
 fail: {
     char prefix[PATH_MAX + 8];
-    snprintf(prefix, sizeof prefix, "%s: ", path);
+    snprintf(prefix, sizeof prefix, "%s: ", src->path);
     bai_log_diag(&diag, prefix);
+    if (why) {
+        char first[BAI_WHY_MAX] = "";
+        bai_diag_each(&diag, first_message, first);
+        snprintf(why, BAI_WHY_MAX, "%.200s: %s", src->path, first);
+    }
 }
 out:
+    if (text)
+        explicit_bzero(text, len); /* secrets' values */
     free(text);
     bai_diag_free(&diag);
     if (rc != 0)

@@ -14,6 +14,7 @@
 #include "diag.h"
 #include "job.h"
 #include "settings.h"
+#include "rootfs.h"
 #include "translate.h"
 
 #define BAI_OPTION_NAME "batchai-job"
@@ -37,27 +38,52 @@ int bai_site_load(int ac, char **av, struct bai_settings *site);
 /* Log every fault of `d` through slurm_error as "batchai: <prefix><message>". */
 void bai_log_diag(const struct bai_diag *d, const char *prefix);
 
+/* Names of the job control variables: BAI_CTL_DIGEST carries the SHA-256 of the job file the allocator
+ * validated; the nodes refuse a file whose content differs (swapped after submission). */
+#define BAI_CTL_DIGEST   "BATCHAI_JOB_DIGEST"
+
+/* Where a job file comes from. */
+struct bai_source {
+    const char *path;
+    uid_t uid;               /* read by a child that has fully become uid/gid; (uid_t)-1: read directly */
+    gid_t gid;
+    long long deadline_ms;   /* bai_now_ms() by which a read as uid must be done, else it is killed */
+    const char *digest;      /* the SHA-256 (hex) the content must have, or NULL */
+};
+
 /* A job file loaded and translated: job, site settings and the plan (which points into job). */
 struct bai_loaded {
     struct bai_settings site;
     struct bai_job job;
     struct bai_plan plan;
+    char digest[65];         /* SHA-256 of the content read */
     bool have_site, have_job, have_plan;
 };
 
-/* Read the job file at `path` and translate it with the site settings. When `as_uid` is not (uid_t)-1 the
- * file is read by a child that has fully become that user (the caller is root and the path is the user's
- * word), so root never opens a file on a user's behalf. `job_name` may be NULL (file's base name).
- * Faults are logged with the path. */
-int bai_load(struct bai_loaded *l, int ac, char **av, const char *path, uid_t as_uid, gid_t as_gid,
-             const char *job_name);
+/* Read the job file, check its digest, parse, validate and translate it with the site settings. Root never
+ * opens a user's file: with src->uid set, a child that has become that user reads it (O_NONBLOCK, regular
+ * files only, at most BAI_JOB_MAX_BYTES), bounded by src->deadline_ms. `job_name` may be NULL (file's base
+ * name). Faults are logged with the path; the first is also copied to `why` (BAI_WHY_MAX, may be NULL). */
+int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, const char *job_name,
+             char *why);
 
 void bai_loaded_free(struct bai_loaded *l);
 
-/* Run fn(arg) in a child process that has dropped all privileges to uid/gid (supplementary groups of the
- * user included); returns the child's exit status (0-255), or -1 when it could not be run or was killed.
- * fn must not return to the caller's code: its return value becomes the child's exit status. */
-int bai_run_as_user(uid_t uid, gid_t gid, int (*fn)(void *arg), void *arg);
+/* Milliseconds on the monotonic clock, for deadlines. */
+long long bai_now_ms(void);
+
+/* Start fn(arg) in a child that has fully dropped to uid/gid (setgroups with the user's groups, setresgid,
+ * setresuid; checked), in a session of its own, with every file descriptor but 0-2 and keep_fd (-1: none)
+ * closed, so no root fd leaks to it. fn's return value is the child's exit status. Returns the pid, or -1. */
+pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg), void *arg);
+
+/* Wait for child `pid` until deadline_ms. Returns its exit status (0-255); -1 when it was killed by a
+ * signal or could not be waited for; -2 when the deadline passed: the child's whole session was then
+ * killed (SIGKILL) and is reaped if it goes within a second. */
+int bai_wait_child(pid_t pid, long long deadline_ms);
+
+/* bai_spawn_as_user + bai_wait_child. */
+int bai_run_as_user(uid_t uid, gid_t gid, int keep_fd, long long deadline_ms, int (*fn)(void *arg), void *arg);
 
 /* Make an absolute path of `path` relative to `base` (NULL or "" = the current directory). Newly
  * allocated, NULL on OOM. */

@@ -1,24 +1,20 @@
-/* Job prolog/epilog: prepare and clean up one node for a Batch AI job.
+/* Job prolog/epilog: prepare and clean up one node for a Batch AI job (see spank_prolog.h, SECURITY.md).
  *
  * Division of labour between root and the user:
- *  - root (this process) creates only <job_root> (if missing) and <job_root>/<jobid>, which it hands to the
- *    job's user;
- *  - everything inside it, the mount points, the log directory and the output directories are created by
- *    a child that has fully become the user (bai_run_as_user), so every permission check is the user's
- *    and no file is created or followed on the user's behalf with root's rights;
- *  - mounts are symlinks <job_dir>/mounts/<relativeMountPath> -> <site path>: they need no root, belong to
- *    the user, vanish with the job, and access to the data stays governed by the site path's own
- *    permissions.
- * A failure never fails the prolog, since Slurm would drain the node for what is a user's error. It is
- * written to <job_dir>/.prolog-failed-<node> and to the slurmd log; user_init then fails the job with it. */
+ *  - root (this process) works only inside job_root, a tree that root owns and nobody else can write
+ *    (checked component by component on every call), through directory fds: it makes <jobid> for the user
+ *    and writes or removes the failure marker <jobid>.prolog-failed-<node> (rootfs.h);
+ *  - a child that has fully become the user reads the job file and makes everything in the user's places:
+ *    the log directory, the mount links <job_dir>/mounts/<relativeMountPath> -> <site path>, the output and
+ *    temp directories and the secrets file; every permission check there is the user's;
+ *  - user code (the preparation, mountCommand) never runs here: the batch script runs it as job steps.
+ * Every child runs under the prolog's deadline and is killed with its session past it. */
 #include "spank_prolog.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <libgen.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -26,41 +22,32 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "sbuf.h"
 #include "spank_common.h"
-
-char *bai_prolog_failure_path(const char *job_dir, const char *node)
-{
-    char *p = NULL;
-    if (asprintf(&p, "%s/.prolog-failed-%s", job_dir, node) < 0)
-        return NULL;
-    return p;
-}
 
 /* Facts about the job on this node, gathered once. */
 struct node_job {
-    spank_t sp;
     uint32_t jobid;
     uid_t uid;
     gid_t gid;
     char jobid_s[16];
     const char *node;
-    const char *job_file;
-    bool user_script;   /* the user gave a script: the plugin runs the preparation itself */
+    long long deadline_ms;
+    int root_fd;          /* job_root, trusted */
+    char marker[300];     /* the failure marker's name in job_root */
     struct bai_loaded l;
-    char *job_dir;
-    char *log_dir;
-    char err[1024];     /* the first failure, for the marker file */
+    bool loaded;
+    char *job_dir, *log_dir;
+    char err[BAI_WHY_MAX]; /* the first failure, for the marker */
 };
 
 static void fail(struct node_job *nj, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void fail(struct node_job *nj, const char *fmt, ...)
 {
     va_list ap;
-    char msg[1024];
+    char msg[BAI_WHY_MAX];
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
@@ -69,7 +56,7 @@ static void fail(struct node_job *nj, const char *fmt, ...)
         snprintf(nj->err, sizeof nj->err, "%s", msg);
 }
 
-/* mkdir -p with mode 0755 for new directories; succeeds when the path already is a directory. */
+/* mkdir -p as the user (the caller is the user-side child); succeeds when the path already is a directory. */
 static int mkdir_p(const char *path)
 {
     char buf[PATH_MAX];
@@ -98,51 +85,22 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
-/* Root's part: <job_root>/<jobid>, owned by the user. Two slurmd on one host share it, so the directory
- * appears only once it is the user's: it is made under a private name, handed over, then renamed into place
- * without replacing; an existing one is accepted when it is a real directory the user already owns. */
-static int make_job_dir(struct node_job *nj)
-{
-    char tmp[PATH_MAX];
-    struct stat st;
-    if (mkdir_p(nj->l.site.job_root) != 0) {
-        fail(nj, "cannot create job_root %s: %s", nj->l.site.job_root, strerror(errno));
-        return -1;
-    }
-    if (snprintf(tmp, sizeof tmp, "%s.new-%ld", nj->job_dir, (long)getpid()) >= (int)sizeof tmp) {
-        fail(nj, "job directory path too long: %s", nj->job_dir);
-        return -1;
-    }
-    if (mkdir(tmp, 0700) != 0) {
-        fail(nj, "cannot create %s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    if (chown(tmp, nj->uid, nj->gid) != 0 || chmod(tmp, 0755) != 0) {
-        fail(nj, "cannot hand %s to uid %u: %s", tmp, (unsigned)nj->uid, strerror(errno));
-        rmdir(tmp);
-        return -1;
-    }
-    if (renameat2(AT_FDCWD, tmp, AT_FDCWD, nj->job_dir, RENAME_NOREPLACE) == 0)
-        return 0;
-    int err = errno;
-    rmdir(tmp);
-    if (err != EEXIST) {
-        fail(nj, "cannot create %s: %s", nj->job_dir, strerror(err));
-        return -1;
-    }
-    if (lstat(nj->job_dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != nj->uid) {
-        fail(nj, "%s exists and is not a directory of uid %u", nj->job_dir, (unsigned)nj->uid);
-        return -1;
-    }
-    return 0;
-}
+/* --- The user's side: runs as the job's user, in a child with no root fd but the status pipe. --- */
 
-/* Exit codes of the user-side child; the parent turns them into messages. */
-enum { U_OK = 0, U_MKDIR = 10, U_LINK = 11, U_MOUNT_CMD = 12 };
+struct user_side {
+    struct node_job *nj;
+    int status_fd;
+};
 
-static bool is_plain_path(const char *v)
+/* Write "<what>: <strerror>" to the status pipe; return 1, the child's failure status. */
+static int report(const struct user_side *u, const char *what)
 {
-    return v && v[0] == '/' && !strchr(v, '$');
+    char line[PATH_MAX + 64];
+    int n = snprintf(line, sizeof line, "%s: %s", what, strerror(errno));
+    if (n > 0 && write(u->status_fd, line, (size_t)n) < 0) {
+        /* the parent reports the exit status alone */
+    }
+    return 1;
 }
 
 /* Directories a task expects to exist: the mount root, temp dirs, outputs. */
@@ -153,20 +111,38 @@ static bool env_is_dir(const char *name)
            strcmp(name, "AZ_BATCHAI_JOB_MOUNT_ROOT") == 0 || strcmp(name, "AZ_BATCHAI_STDOUTERR_DIR") == 0;
 }
 
-/* Runs as the user. Writes the failing path to the status pipe on failure. */
-struct user_side {
-    struct node_job *nj;
-    int status_fd;
-};
-
-static int report(const struct user_side *u, int code, const char *what)
+/* <job_dir>/secrets.env, 0600: one `export NAME='value'` line per secret, for the steps that source it. Made
+ * under a private name and renamed into place, so a reader never sees half of it. */
+static int write_secrets(const struct user_side *u, const char *path)
 {
-    char line[PATH_MAX + 64];
-    int n = snprintf(line, sizeof line, "%s: %s", what, strerror(errno));
-    if (n > 0 && write(u->status_fd, line, (size_t)n) < 0) {
-        /* the parent reports the exit code alone */
+    const struct bai_plan *plan = &u->nj->l.plan;
+    struct sbuf b = {0};
+    char tmp[PATH_MAX];
+    for (size_t i = 0; i < plan->n_env; i++) {
+        if (!plan->env[i].secret || !plan->env[i].value)
+            continue;
+        sb_printf(&b, "export %s=", plan->env[i].name);
+        sb_shell_quote(&b, plan->env[i].value);
+        sb_puts(&b, "\n");
     }
-    return code;
+    char *text = sb_finish(&b);
+    snprintf(tmp, sizeof tmp, "%s.%s.tmp", path, u->nj->node);
+    (void)unlink(tmp);
+    int fd = text ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600) : -1;
+    bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    if (fd >= 0)
+        close(fd);
+    if (text) {
+        explicit_bzero(text, strlen(text));
+        free(text);
+    }
+    if (!ok || rename(tmp, path) != 0) {
+        int err = errno;
+        (void)unlink(tmp);
+        errno = err;
+        return report(u, path);
+    }
+    return 0;
 }
 
 static int user_side_fn(void *arg)
@@ -174,212 +150,84 @@ static int user_side_fn(void *arg)
     const struct user_side *u = arg;
     struct node_job *nj = u->nj;
     const struct bai_plan *plan = &nj->l.plan;
+    int rc = 0;
 
     if (mkdir_p(nj->log_dir) != 0)
-        return report(u, U_MKDIR, nj->log_dir);
-    for (size_t i = 0; i < plan->n_mounts; i++) {
+        return report(u, nj->log_dir);
+    for (size_t i = 0; i < plan->n_mounts && rc == 0; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         char *target = bai_expand_jobid(m->target, nj->jobid_s);
-        if (!target)
-            return report(u, U_MKDIR, "out of memory");
         char parent[PATH_MAX];
+        if (!target)
+            return report(u, "out of memory");
         snprintf(parent, sizeof parent, "%s", target);
         if (mkdir_p(dirname(parent)) != 0)
-            return report(u, U_MKDIR, target);
-        if (m->site_path) {
-            if (symlink(m->site_path, target) != 0) {
-                char cur[PATH_MAX];
-                ssize_t n = errno == EEXIST ? readlink(target, cur, sizeof cur - 1) : -1;
-                if (n < 0 || (cur[n] = '\0', strcmp(cur, m->site_path) != 0))
-                    return report(u, U_LINK, target);
-            }
-        } else if (m->mount_command) {
-            /* Only reachable when the admin set allow_mount_command=yes; runs as the user. */
-            if (mkdir_p(target) != 0)
-                return report(u, U_MKDIR, target);
-            pid_t pid = fork();
-            if (pid == 0) {
-                execl("/bin/sh", "sh", "-c", m->mount_command, (char *)NULL);
-                _exit(127);
-            }
-            int st = 0;
-            if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-                errno = EIO;
-                return report(u, U_MOUNT_CMD, target);
-            }
+            rc = report(u, target);
+        else if (m->site_path && symlink(m->site_path, target) != 0) {
+            char cur[PATH_MAX];
+            ssize_t n = errno == EEXIST ? readlink(target, cur, sizeof cur - 1) : -1;
+            if (n < 0 || (cur[n] = '\0', strcmp(cur, m->site_path) != 0))
+                rc = report(u, target);
+        } else if (!m->site_path && mkdir_p(target) != 0) { /* an unmanaged file system's mount point */
+            rc = report(u, target);
         }
         free(target);
     }
     /* After the mounts: output directories usually live inside one. */
-    for (size_t i = 0; i < plan->n_env; i++) {
+    for (size_t i = 0; i < plan->n_env && rc == 0; i++) {
         if (!env_is_dir(plan->env[i].name) || plan->env[i].secret)
             continue;
         char *v = bai_expand_jobid(plan->env[i].value ? plan->env[i].value : "", nj->jobid_s);
-        if (v && is_plain_path(v) && mkdir_p(v) != 0)
-            return report(u, U_MKDIR, v);
+        if (v && v[0] == '/' && !strchr(v, '$') && mkdir_p(v) != 0)
+            rc = report(u, v);
         free(v);
     }
-    return U_OK;
+    if (rc == 0 && plan->secrets_file) {
+        char *path = bai_expand_jobid(plan->secrets_file, nj->jobid_s);
+        rc = path ? write_secrets(u, path) : report(u, "out of memory");
+        free(path);
+    }
+    return rc;
 }
 
 static int prepare_as_user(struct node_job *nj)
 {
     int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
+    if (pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) {
         fail(nj, "pipe: %s", strerror(errno));
         return -1;
     }
     struct user_side u = {nj, p[1]};
-    int code = bai_run_as_user(nj->uid, nj->gid, user_side_fn, &u);
+    int code = bai_run_as_user(nj->uid, nj->gid, p[1], nj->deadline_ms, user_side_fn, &u);
     close(p[1]);
     char why[PATH_MAX + 64] = "";
     ssize_t n = read(p[0], why, sizeof why - 1);
     close(p[0]);
     why[n > 0 ? n : 0] = '\0';
-    if (code == U_OK)
+    if (code == 0)
         return 0;
-    if (code == U_MKDIR)
-        fail(nj, "cannot create the directory %s (as uid %u)", why, (unsigned)nj->uid);
-    else if (code == U_LINK)
-        fail(nj, "cannot create the mount point %s (as uid %u)", why, (unsigned)nj->uid);
-    else if (code == U_MOUNT_CMD)
-        fail(nj, "the mountCommand for %s failed", why);
+    if (code == 1)
+        fail(nj, "cannot prepare %s as uid %u", why, (unsigned)nj->uid);
+    else if (code == -2)
+        fail(nj, "preparing the node as uid %u took longer than %d s (a file system that does not answer?)",
+             (unsigned)nj->uid, BAI_PROLOG_DEADLINE_MS / 1000);
     else
         fail(nj, "preparing the node as uid %u failed (status %d)", (unsigned)nj->uid, code);
     return -1;
 }
 
-/* --- Preparation for jobs with their own script (the rendered script runs it itself otherwise). --- */
+/* --- Root's side --- */
 
-struct prep_child {
-    struct node_job *nj;
-    char **envp;
-    char *out_path, *err_path;
-};
-
-static int prep_fn(void *arg)
+/* The job's id, user and node, the site settings and job_root. Returns 1 when the job does not use the
+ * plugin, 0 when ready, -1 when nothing can be done (logged: without a trusted job_root there is no place for
+ * a marker, and the job's tasks report the node as not prepared). */
+static int node_job_open(spank_t sp, int ac, char **av, struct node_job *nj, struct bai_settings *site)
 {
-    const struct prep_child *c = arg;
-    /* The prolog runs with 0-2 closed: fill them first so that the files below land above 2 and the
-     * dup2 calls cannot overwrite one another. */
-    for (int fd = open("/dev/null", O_RDWR); fd >= 0 && fd <= 2; fd = open("/dev/null", O_RDWR))
-        ;
-    int out = open(c->out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    int err = open(c->err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (out < 0 || err < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0)
-        return 126;
-    if (chdir(c->nj->job_dir) != 0)
-        return 126;
-    char *argv[] = {"/bin/sh", "-c", c->nj->l.plan.prep_command, NULL};
-    execve("/bin/sh", argv, c->envp);
-    return 127;
-}
-
-static int add_env(char ***envp, size_t *n, const char *name, const char *value)
-{
-    char *kv = NULL;
-    char **ne = realloc(*envp, (*n + 2) * sizeof **envp);
-    if (!ne)
-        return -1;
-    *envp = ne;
-    if (asprintf(&kv, "%s=%s", name, value) < 0)
-        return -1;
-    ne[(*n)++] = kv;
-    ne[*n] = NULL;
-    return 0;
-}
-
-static void log_execution(struct node_job *nj, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void log_execution(struct node_job *nj, const char *fmt, ...)
-{
-    char path[PATH_MAX], stamp[32], msg[512];
-    time_t now = time(NULL);
-    struct tm tm;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", localtime_r(&now, &tm));
-    snprintf(path, sizeof path, "%s/execution-%s.log", nj->log_dir, nj->node);
-    /* Root appends to a file in the user's directory: never follow a link there. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return;
-    if (fchown(fd, nj->uid, nj->gid) == 0)
-        dprintf(fd, "%s %s: %s\n", stamp, nj->node, msg);
-    close(fd);
-}
-
-static int run_preparation(struct node_job *nj)
-{
-    struct prep_child c = {.nj = nj};
-    char **envp = NULL;
-    size_t n = 0;
-    int rc = -1;
-    struct passwd *pw = getpwuid(nj->uid);
-
-    if (add_env(&envp, &n, "PATH", "/usr/local/bin:/usr/bin:/bin") != 0 ||
-        add_env(&envp, &n, "HOME", pw ? pw->pw_dir : "/") != 0 ||
-        add_env(&envp, &n, "USER", pw ? pw->pw_name : "") != 0 ||
-        add_env(&envp, &n, "SLURM_JOB_ID", nj->jobid_s) != 0 ||
-        add_env(&envp, &n, "SLURMD_NODENAME", nj->node) != 0)
-        goto oom;
-    for (size_t i = 0; i < nj->l.plan.n_env; i++) {
-        const struct bai_plan_env *e = &nj->l.plan.env[i];
-        if (!e->value)
-            continue;
-        char *v = bai_expand_jobid(e->value, nj->jobid_s);
-        if (!v || add_env(&envp, &n, e->name, v) != 0) {
-            free(v);
-            goto oom;
-        }
-        free(v);
-    }
-    if (asprintf(&c.out_path, "%s/stdout-job_prep-%s.txt", nj->log_dir, nj->node) < 0 ||
-        asprintf(&c.err_path, "%s/stderr-job_prep-%s.txt", nj->log_dir, nj->node) < 0)
-        goto oom;
-    c.envp = envp;
-    log_execution(nj, "job preparation started");
-    int code = bai_run_as_user(nj->uid, nj->gid, prep_fn, &c);
-    log_execution(nj, "job preparation finished with exit code %d", code);
-    if (code != 0)
-        fail(nj, "job preparation failed on node %s with exit code %d (see %s)", nj->node, code, c.err_path);
-    else
-        rc = 0;
-    goto out;
-oom:
-    fail(nj, "out of memory preparing the job");
-out:
-    for (size_t i = 0; i < n; i++)
-        free(envp[i]);
-    free(envp);
-    free(c.out_path);
-    free(c.err_path);
-    return rc;
-}
-
-static void write_failure(struct node_job *nj)
-{
-    char *path = bai_prolog_failure_path(nj->job_dir, nj->node);
-    if (!path)
-        return;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd >= 0) {
-        dprintf(fd, "%s\n", nj->err);
-        close(fd);
-    }
-    free(path);
-}
-
-/* Common start of prolog and epilog: the job's facts and its plan. Returns 1 when the job does not use
- * the plugin, 0 when loaded, -1 on failure (logged). */
-static int load_node_job(spank_t sp, int ac, char **av, struct node_job *nj, char *pathbuf, size_t pathlen)
-{
+    char why[BAI_WHY_MAX];
     memset(nj, 0, sizeof *nj);
-    nj->sp = sp;
-    const char *opt = bai_option_value(sp);
-    if (!opt)
+    nj->root_fd = -1;
+    nj->deadline_ms = bai_now_ms() + BAI_PROLOG_DEADLINE_MS;
+    if (!bai_option_value(sp))
         return 1;
     if (spank_get_item(sp, S_JOB_ID, &nj->jobid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_UID, &nj->uid) != ESPANK_SUCCESS ||
@@ -389,96 +237,127 @@ static int load_node_job(spank_t sp, int ac, char **av, struct node_job *nj, cha
     }
     snprintf(nj->jobid_s, sizeof nj->jobid_s, "%u", nj->jobid);
     nj->node = getenv("SLURMD_NODENAME");
-    if (!nj->node)
-        nj->node = "node";
-    /* The prolog sees the allocator's job control variables in its environment with a "SPANK_" prefix.
-     * (spank_job_control_getenv() crashes in this context on Slurm 22.05: it dlclose()s a NULL handle.) */
-    const char *ctl_file = getenv("SPANK_" BAI_CTL_JOB_FILE);
-    const char *ctl_script = getenv("SPANK_" BAI_CTL_SCRIPT);
-    if (ctl_file && ctl_file[0] == '/' && strlen(ctl_file) < pathlen)
-        nj->job_file = strcpy(pathbuf, ctl_file);
-    else if (opt[0] == '/')
-        nj->job_file = opt;
-    else {
-        slurm_error("batchai: job %u: the job file %s is not an absolute path", nj->jobid, opt);
+    if (!nj->node || bai_marker_name(nj->marker, sizeof nj->marker, nj->jobid, nj->node) != 0) {
+        slurm_error("batchai: job %u: unusable node name %s", nj->jobid, nj->node ? nj->node : "(none)");
         return -1;
     }
-    nj->user_script = ctl_script && strcmp(ctl_script, "generated") != 0;
-    if (bai_load(&nj->l, ac, av, nj->job_file, nj->uid, nj->gid, NULL) != 0)
+    if (bai_site_load(ac, av, site) != 0)
         return -1;
-    nj->job_dir = bai_expand_jobid(nj->l.plan.job_dir, nj->jobid_s);
-    nj->log_dir = bai_expand_jobid(nj->l.plan.log_dir, nj->jobid_s);
-    if (!nj->job_dir || !nj->log_dir) {
-        slurm_error("batchai: out of memory");
+    nj->root_fd = bai_trusted_dir_open(site->job_root, true, why);
+    if (nj->root_fd < 0) {
+        slurm_error("batchai: job %u on %s: job_root %s cannot be used: %s (it must be a directory tree that "
+                    "only root can write; see SECURITY.md)", nj->jobid, nj->node, site->job_root, why);
         return -1;
     }
     return 0;
 }
 
-static void free_node_job(struct node_job *nj)
+static void node_job_close(struct node_job *nj)
 {
     free(nj->job_dir);
     free(nj->log_dir);
-    bai_loaded_free(&nj->l);
+    if (nj->loaded)
+        bai_loaded_free(&nj->l);
+    if (nj->root_fd >= 0)
+        close(nj->root_fd);
+}
+
+/* The job file as the user reads it, validated, translated and held to the site's policy here, on the node:
+ * whatever sbatch checked (or did not: srun --batchai-job, the option passed in the environment) counts for
+ * nothing. */
+static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
+{
+    char why[BAI_WHY_MAX];
+    /* The allocator's job control variable holds the absolute path; without it (srun --batchai-job making
+     * its own allocation) the option's value must be absolute. (spank_job_control_getenv() crashes in this
+     * context on Slurm 22.05: it dlclose()s a NULL handle.) */
+    const char *opt = getenv("SPANK_" BAI_CTL_JOB_FILE);
+    if (!opt)
+        opt = bai_option_value(sp);
+    if (!opt || opt[0] != '/') {
+        fail(nj, "the job file's absolute path is unknown: submit with sbatch --batchai-job=FILE");
+        return -1;
+    }
+    struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid, .deadline_ms = nj->deadline_ms,
+                             .digest = getenv("SPANK_" BAI_CTL_DIGEST)};
+    if (bai_load(&nj->l, ac, av, &src, NULL, why) != 0) {
+        fail(nj, "%s", why);
+        return -1;
+    }
+    nj->loaded = true;
+    struct bai_diag diag = {0};
+    if (bai_plan_check_policy(&nj->l.plan, &diag) != 0) {
+        char first[BAI_WHY_MAX] = "";
+        char prefix[PATH_MAX + 8];
+        snprintf(prefix, sizeof prefix, "%s: ", opt);
+        bai_log_diag(&diag, prefix);
+        if (diag.count)
+            snprintf(first, sizeof first, "%s", diag.msg[0]);
+        bai_diag_free(&diag);
+        fail(nj, "%.200s: %s", opt, first);
+        return -1;
+    }
+    bai_diag_free(&diag);
+    nj->job_dir = bai_expand_jobid(nj->l.plan.job_dir, nj->jobid_s);
+    nj->log_dir = bai_expand_jobid(nj->l.plan.log_dir, nj->jobid_s);
+    if (!nj->job_dir || !nj->log_dir) {
+        fail(nj, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 int bai_job_prolog(spank_t sp, int ac, char **av)
 {
     struct node_job nj;
-    char pathbuf[PATH_MAX];
-    int r = load_node_job(sp, ac, av, &nj, pathbuf, sizeof pathbuf);
-    if (r == 1)
-        return 0;
-    if (r == 0 && make_job_dir(&nj) == 0) {
-        if (prepare_as_user(&nj) == 0 && nj.user_script && nj.l.plan.prep_command)
-            (void)run_preparation(&nj);
-        if (nj.err[0])
-            write_failure(&nj);
+    struct bai_settings site = {0};
+    char why[BAI_WHY_MAX];
+    int r = node_job_open(sp, ac, av, &nj, &site);
+    if (r == 0) {
+        (void)unlinkat(nj.root_fd, nj.marker, 0); /* a stale one of a reused job id */
+        if (load_job(&nj, sp, ac, av) == 0) {
+            if (bai_job_dir_create(nj.root_fd, nj.jobid_s, nj.uid, nj.gid, why) != 0)
+                fail(&nj, "job directory %s: %s", nj.job_dir, why);
+            else
+                (void)prepare_as_user(&nj);
+        }
+        if (nj.err[0] && bai_marker_write(nj.root_fd, nj.marker, nj.err) != 0)
+            slurm_error("batchai: job %u on %s: cannot write the marker %s/%s: %s", nj.jobid, nj.node,
+                        site.job_root, nj.marker, strerror(errno));
     }
-    /* user_init finds a missing job directory or the marker and fails the job with the reason. */
-    free_node_job(&nj);
-    return 0;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)st;
-    if (ftw->level == 0)
-        return 0; /* the job directory itself sits in root's job_root: root removes it */
-    if (type == FTW_DP)
-        return rmdir(path) == 0 || errno == ENOENT ? 0 : -1;
-    return unlink(path) == 0 || errno == ENOENT ? 0 : -1;
+    bai_settings_free(&site);
+    node_job_close(&nj);
+    return 0; /* never drain a node: the job's tasks fail with the reason */
 }
 
 static int remove_fn(void *arg)
 {
-    /* FTW_PHYS: mount points are symlinks into site paths; they are removed, never followed. */
-    return nftw(arg, remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 || errno == ENOENT ? 0 : 1;
+    const char *job_dir = arg;
+    int fd = open(job_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    return fd >= 0 && bai_remove_contents(fd) == 0 ? 0 : 1;
 }
 
 int bai_job_epilog(spank_t sp, int ac, char **av)
 {
-    /* Only the site settings are needed: <job_root>/<jobid> is the job directory whatever the job file
-     * says, and the file may be gone by now. */
-    struct bai_settings site;
-    uint32_t jobid;
-    uid_t uid;
-    gid_t gid;
-    char *job_dir = NULL;
-    if (!bai_option_value(sp))
-        return 0;
-    if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS || bai_site_load(ac, av, &site) != 0)
-        return 0;
-    if (asprintf(&job_dir, "%s/%u", site.job_root, jobid) > 0) {
-        struct stat st;
-        /* The directory is the user's, markers root wrote in it included: remove it as the user. */
-        if (lstat(job_dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == uid &&
-            (bai_run_as_user(uid, gid, remove_fn, job_dir) != 0 || (rmdir(job_dir) != 0 && errno != ENOENT)))
-            slurm_error("batchai: job %u: could not remove %s", jobid, job_dir);
+    struct node_job nj;
+    struct bai_settings site = {0};
+    char why[BAI_WHY_MAX];
+    if (node_job_open(sp, ac, av, &nj, &site) == 0) {
+        /* <job_root>/<jobid> is the job directory whatever the job file says, and the file may be gone. Its
+         * contents are the user's: a child that is the user removes them, crossing no mount and following no
+         * link; root then removes the emptied directory from job_root. */
+        char *job_dir = NULL;
+        if (bai_job_dir_check(nj.root_fd, nj.jobid_s, nj.uid, why) == 0 &&
+            asprintf(&job_dir, "%s/%s", site.job_root, nj.jobid_s) > 0) {
+            int code = bai_run_as_user(nj.uid, nj.gid, -1, nj.deadline_ms, remove_fn, job_dir);
+            if (code != 0 || (unlinkat(nj.root_fd, nj.jobid_s, AT_REMOVEDIR) != 0 && errno != ENOENT))
+                slurm_error("batchai: job %u on %s: could not remove all of %s%s", nj.jobid, nj.node, job_dir,
+                            code == -2 ? " in time" : "");
+        }
         free(job_dir);
+        (void)unlinkat(nj.root_fd, nj.marker, 0);
     }
     bai_settings_free(&site);
+    node_job_close(&nj);
     return 0;
 }

@@ -1,16 +1,18 @@
 /* Job prolog and epilog (slurmd, as root, once per node; PrologFlags=Alloc runs the prolog at allocation,
- * before the batch step opens --output): per-job directories, mount points, the Batch AI log directory,
- * and for jobs with their own script the preparation command, always as the job's user. Nothing the user
- * wrote runs as root. A failure here never fails the prolog (that would drain the node): it is recorded
- * for user_init, which fails the job with the reason. */
+ * before the batch step opens --output). Root makes <job_root>/<jobid> and hands it to the job's user; a
+ * child that has fully become the user makes everything in the user's places (log directory, mount links,
+ * output and temp directories, the secrets file). No user code runs here and every wait is bounded by the
+ * prolog's deadline (BAI_PROLOG_DEADLINE_MS). A failure never fails the prolog (that would drain the
+ * node): it is recorded in a root-owned marker in job_root that the job's tasks read, and the job fails with
+ * the reason. See SECURITY.md. */
 #ifndef BAI_SPANK_PROLOG_H
 #define BAI_SPANK_PROLOG_H
 
 #include <slurm/spank.h>
 
-/* The file in which the prolog records why a node could not be prepared: <job_dir>/.prolog-failed-<node>.
- * Newly allocated. */
-char *bai_prolog_failure_path(const char *job_dir, const char *node);
+/* The whole prolog, and the epilog, are done well within Slurm's PrologEpilogTimeout: past this, what
+ * still runs is killed and the node is reported as not prepared. */
+#define BAI_PROLOG_DEADLINE_MS 20000
 
 int bai_job_prolog(spank_t sp, int ac, char **av);
 int bai_job_epilog(spank_t sp, int ac, char **av);

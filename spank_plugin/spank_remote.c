@@ -2,16 +2,16 @@
  * main step).
  *
  * All the work happens in task_init, in each task's own process after slurmstepd has made it the job's
- * user and just before it runs the task: the job file is read with the user's rights and no more, the
- * environment of the task is set from the plan, secrets included (their values exist only in the tasks'
- * environment, never in the batch script, the job record or a log), and a failure ends only that task
+ * user and just before it runs the task: the job file is read with the user's rights and no more, checked
+ * against the digest sbatch validated and the site's policy, the environment of the task is set from the
+ * plan (secrets excepted: the steps that need them source the job's 0600 secrets file, so their values
+ * never reach srun's environment or a container's config.json), and a failure ends only that task
  * with exit status 1 and the reason on its stderr. Failing user_init instead would make slurmd drain the
  * node ("batch job complete failure") for what is the user's error. */
 #include "spank_remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <glob.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -35,79 +36,78 @@ int bai_remote_init(spank_t sp, int ac, char **av)
     return bai_option_register(sp);
 }
 
-/* The prolog's verdict for this node: 0 when it prepared the node, else -1 with the reason logged. */
-static int check_prolog(uint32_t jobid, const char *job_dir, const char *node)
+/* The prolog's verdict for this node, read as the user: job_root must be the trusted tree the prolog used
+ * (so nothing found there can be the user's own doing), the marker a regular file of root's, the job
+ * directory a real directory of the user's. Every open is O_NONBLOCK and O_NOFOLLOW: nothing here can
+ * stall on a FIFO. 0 when the node was prepared, else -1 with the reason logged. */
+static int check_prolog(const char *job_root, uint32_t jobid, const char *jobid_s, const char *node)
 {
-    struct stat st;
-    char why[1024] = "";
-    if (lstat(job_dir, &st) != 0) {
-        slurm_error("batchai: job %u: node %s was not prepared (%s is missing); the slurmd log of %s "
-                    "says why",
-                    jobid, node, job_dir, node);
+    char why[BAI_WHY_MAX], marker[300], reason[BAI_WHY_MAX];
+    int rc = -1;
+    int root_fd = bai_trusted_dir_open(job_root, false, why);
+    if (root_fd < 0) {
+        slurm_error("batchai: job %u: node %s was not prepared: job_root %s: %s", jobid, node, job_root, why);
         return -1;
     }
-    char *marker = bai_prolog_failure_path(job_dir, node);
-    if (!marker)
-        return -1;
-    int fd = open(marker, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    free(marker);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, why, sizeof why - 1);
-    close(fd);
-    why[n > 0 ? n : 0] = '\0';
-    why[strcspn(why, "\n")] = '\0';
-    slurm_error("batchai: job %u: preparing node %s failed: %s", jobid, node, why);
-    return -1;
+    int found = bai_marker_name(marker, sizeof marker, jobid, node) == 0
+                    ? bai_marker_read(root_fd, marker, reason, sizeof reason, why)
+                    : (snprintf(why, sizeof why, "unusable node name"), -1);
+    if (found == 1)
+        slurm_error("batchai: job %u: preparing node %s failed: %s", jobid, node, reason);
+    else if (found < 0)
+        slurm_error("batchai: job %u: node %s: %s", jobid, node, why);
+    else if (bai_job_dir_check(root_fd, jobid_s, getuid(), why) != 0)
+        slurm_error("batchai: job %u: node %s was not prepared (%s/%s); the slurmd log of %s says why", jobid,
+                    node, job_root, why, node);
+    else
+        rc = 0;
+    close(root_fd);
+    return rc;
 }
 
-/* For a job with the user's own script the prologs ran the preparation on every node and logged each
- * result in <log_dir>/execution-<node>.log, on the share every node sees. With PrologFlags=Alloc the batch
- * step starts only after every node's prolog, so the batch step checks them all here. */
-static int check_preparation(uint32_t jobid, const char *log_dir)
+/* A job with the user's own script: run the node steps (mountCommand, preparation) exactly as the rendered
+ * script would, from the batch step, as the user (this process already is), inside the job's allocation,
+ * accounting and time limit. The shell gets the job's environment, so srun finds the allocation. */
+static int run_node_steps(spank_t sp, const struct bai_plan *plan, uint32_t jobid)
 {
-    static const char key[] = "job preparation finished with exit code ";
-    char pattern[PATH_MAX];
-    glob_t g;
-    int rc = 0;
-    snprintf(pattern, sizeof pattern, "%s/execution-*.log", log_dir);
-    if (glob(pattern, 0, NULL, &g) != 0)
-        return 0;
-    for (size_t i = 0; i < g.gl_pathc; i++) {
-        FILE *f = fopen(g.gl_pathv[i], "re");
-        char line[512];
-        int code = 0;
-        if (!f)
-            continue;
-        while (fgets(line, sizeof line, f)) {
-            char *k = strstr(line, key);
-            if (k)
-                code = atoi(k + sizeof key - 1);
-        }
-        fclose(f);
-        if (code != 0) {
-            const char *node = strrchr(g.gl_pathv[i], '/') + sizeof "/execution-" - 1;
-            int len = (int)(strlen(node) - sizeof ".log" + 1);
-            slurm_error("batchai: job %u: job preparation failed on node %.*s with exit code %d (see "
-                        "stderr-job_prep-%.*s.txt in %s)",
-                        jobid, len, node, code, len, node, log_dir);
-            rc = -1;
-        }
+    char *script = bai_render_node_script(plan);
+    char **env = NULL;
+    if (!script) {
+        slurm_error("batchai: job %u: out of memory", jobid);
+        return -1;
     }
-    globfree(&g);
-    return rc;
+    if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) {
+        slurm_error("batchai: job %u: cannot get the job's environment", jobid);
+        free(script);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, STDIN_FILENO) < 0)
+            _exit(126);
+        char *argv[] = {"/bin/sh", "-c", script, NULL};
+        execve(argv[0], argv, env);
+        _exit(127);
+    }
+    free(script);
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        slurm_error("batchai: job %u: the job's node steps (mountCommand, preparation) failed%s", jobid,
+                    pid < 0 ? ": cannot fork" : "; the messages above say where");
+        return -1;
+    }
+    return 0;
 }
 
 static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s, uint32_t jobid)
 {
     for (size_t i = 0; i < plan->n_env; i++) {
         const struct bai_plan_env *e = &plan->env[i];
-        if (!e->value) {
-            slurm_error("batchai: job %u: secret %s refers to a key vault, which this site cannot read; "
-                        "it is not set",
-                        jobid, e->name);
+        if (e->secret) /* only the steps that source the job's secrets file see them */
             continue;
-        }
         char *v = bai_expand_jobid(e->value, jobid_s);
         spank_err_t err = v ? spank_setenv(sp, e->name, v, 1) : ESPANK_ERROR;
         free(v);
@@ -126,10 +126,10 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     uint32_t jobid, stepid, nnodes, rank;
     char rank_s[16];
     char jobid_s[16], node[256] = "node", submit_dir[PATH_MAX] = "", path[PATH_MAX] = "";
-    char script[32] = "";
+    char script[32] = "", digest[80] = "";
     struct bai_loaded l;
     bool loaded = false;
-    char *job_file = NULL, *job_dir = NULL, *log_dir = NULL;
+    char *job_file = NULL;
     int rc = -1;
 
     if (!opt)
@@ -147,8 +147,8 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     snprintf(jobid_s, sizeof jobid_s, "%u", jobid);
     (void)spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node);
 
-    /* The allocator passed the absolute path; a relative option value (srun inside the job) is relative
-     * to the submit directory. */
+    /* The allocator passed the absolute path and the content's digest; a relative option value (srun inside
+     * the job) is relative to the submit directory. */
     if (spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_JOB_FILE, path, sizeof path) == ESPANK_SUCCESS && path[0] == '/')
         job_file = strdup(path);
     else {
@@ -159,14 +159,25 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         slurm_error("batchai: out of memory");
         goto out;
     }
-    /* This process already is the user: read the file directly. */
-    if (bai_load(&l, ac, av, job_file, (uid_t)-1, (gid_t)-1, NULL) != 0) {
+    bool have_digest = spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_DIGEST, digest, sizeof digest) == ESPANK_SUCCESS;
+    /* This process already is the user: read the file directly (O_NONBLOCK, regular files only). */
+    struct bai_source src = {.path = job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
+                             .digest = have_digest ? digest : NULL};
+    if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
         slurm_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;
     }
     loaded = true;
-    job_dir = bai_expand_jobid(l.plan.job_dir, jobid_s);
-    if (!job_dir || check_prolog(jobid, job_dir, node) != 0)
+    struct bai_diag diag = {0};
+    if (bai_plan_check_policy(&l.plan, &diag) != 0) {
+        char prefix[PATH_MAX + 8];
+        snprintf(prefix, sizeof prefix, "%s: ", job_file);
+        bai_log_diag(&diag, prefix);
+        bai_diag_free(&diag);
+        goto out;
+    }
+    bai_diag_free(&diag);
+    if (check_prolog(l.site.job_root, jobid, jobid_s, node) != 0)
         goto out;
 
     if (stepid == SLURM_BATCH_SCRIPT &&
@@ -178,8 +189,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
                         jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
             goto out;
         }
-        log_dir = bai_expand_jobid(l.plan.log_dir, jobid_s);
-        if (!log_dir || check_preparation(jobid, log_dir) != 0)
+        if (bai_plan_has_node_steps(&l.plan) && run_node_steps(sp, &l.plan, jobid) != 0)
             goto out;
     }
     if (set_env(sp, &l.plan, jobid_s, jobid) != 0)
@@ -194,10 +204,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     rc = 0;
 out:
     free(job_file);
-    free(job_dir);
-    free(log_dir);
     if (loaded)
         bai_loaded_free(&l);
     return rc;
 }
-

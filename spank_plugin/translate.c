@@ -294,6 +294,13 @@ static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_s
     if (plan->container)
         sb_printf(b, " %s", plan->container);
     sb_puts(&cmd, "export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID");
+    if (plan->secrets_file) {
+        /* Secrets reach this step's tasks only, from the job's 0600 file: never srun's environment. */
+        char *secrets = bai_expand_jobid(plan->secrets_file, "$SLURM_JOB_ID");
+        sb_printf(&cmd, "; . %s", secrets ? secrets : "");
+        b->failed |= !secrets;
+        free(secrets);
+    }
     if (prelude)
         sb_printf(&cmd, " %s", prelude);
     sb_printf(&cmd, "; %s", command);
@@ -453,6 +460,10 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
         bai_diag_add(d, "", "out of memory");
         goto out;
     }
+    if (!safe_host_path(plan->job_dir)) {
+        bai_diag_add(d, "", "job_root \"%.80s\": expected letters, digits and / . _ - @ +", site->job_root);
+        goto out;
+    }
     if (!safe_host_path(plan->job_name) || strchr(plan->job_name, '/')) {
         bai_diag_add(d, "", "job name \"%.64s\": expected letters, digits, '.', '_', '-'", plan->job_name);
         goto out;
@@ -467,6 +478,9 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
         plan_env(plan, job, site, job_out, d);
     free(prefix);
     free(job_out);
+    for (size_t i = 0; i < job->n_env && !plan->secrets_file; i++)
+        if (job->env[i].secret && job->env[i].value)
+            plan->secrets_file = fmt("%s/secrets.env", plan->job_dir);
     plan->prep_command = xstrdup_or_null(job->prep_command);
     plan->main_step = plan_main_step(plan, job, site);
     if (!plan->main_step || (job->prep_command && !plan->prep_command))
@@ -506,12 +520,19 @@ void bai_format_time(long seconds, char *buf, size_t size)
         snprintf(buf, size, "%02ld:%02ld:%02ld", rest / 3600, rest / 60 % 60, rest % 60);
 }
 
-int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
+bool bai_plan_has_node_steps(const struct bai_plan *plan)
+{
+    for (size_t i = 0; i < plan->n_mounts; i++)
+        if (plan->mounts[i].mount_command)
+            return true;
+    return plan->prep_command != NULL;
+}
+
+int bai_plan_check_policy(const struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
     size_t group_index[4] = { 0 };
     char path[JV_PATH_MAX], group[JV_PATH_MAX];
-    struct stat st;
 
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_mount *m = &plan->job->mounts[i];
@@ -520,9 +541,6 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
         if (plan->mounts[i].mount_command && !plan->mount_commands_allowed)
             bai_diag_add(d, path, "mountCommand is not allowed on this site (allow_mount_command=no): ask the "
                          "admins to map the file system to a share instead");
-        if (plan->mounts[i].site_path && (stat(plan->mounts[i].site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
-            bai_diag_add(d, path, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
-                         plan->mounts[i].site_path);
     }
     for (size_t i = 0, secret = 0; i < plan->job->n_env; i++) {
         const struct bai_env *e = &plan->job->env[i];
@@ -532,6 +550,25 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
                          "its value in the file (values of secrets are never logged or stored by Slurm)", e->name);
         }
         secret += e->secret;
+    }
+    return bai_diag_total(d) > before ? -1 : 0;
+}
+
+int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
+{
+    size_t before = bai_diag_total(d);
+    size_t group_index[4] = { 0 };
+    char path[JV_PATH_MAX], group[JV_PATH_MAX];
+    struct stat st;
+
+    (void)bai_plan_check_policy(plan, d);
+    for (size_t i = 0; i < plan->n_mounts; i++) {
+        const struct bai_mount *m = &plan->job->mounts[i];
+        jv_child(group, "properties.mountVolumes", mount_group_names[m->kind]);
+        jv_item(path, group, group_index[m->kind]++);
+        if (plan->mounts[i].site_path && (stat(plan->mounts[i].site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
+            bai_diag_add(d, path, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
+                         plan->mounts[i].site_path);
     }
     if (plan->container && strncmp(plan->container, "--container=", 12) == 0) {
         char config[4096];
@@ -560,6 +597,6 @@ void bai_plan_free(struct bai_plan *plan)
     }
     free(plan->mounts); free(plan->env);
     free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir);
-    free(plan->container); free(plan->prep_command); free(plan->main_step);
+    free(plan->container); free(plan->prep_command); free(plan->main_step); free(plan->secrets_file);
     memset(plan, 0, sizeof *plan);
 }

@@ -52,6 +52,8 @@ struct bai_plan {
     struct bai_plan_mount *mounts; size_t n_mounts;
     bool mount_commands_allowed; /* the site's allow_mount_command, checked by bai_plan_check_host() */
     struct bai_plan_env *env;      size_t n_env;   /* AZ_BATCHAI_* first, then the job's variables */
+    char *secrets_file;  /* "%j"-pattern: <job_dir>/secrets.env, which the prolog writes (0600, the user's)
+                          * and the preparation and main steps source; NULL when the job has no secrets */
     char *prep_command;  /* jobPreparation.commandLine, or NULL */
     char *main_step;     /* shell text of the main step (an srun line) */
     const struct bai_job *job; /* the job this plan was made from (not owned) */
@@ -72,9 +74,22 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site,
  * code), and the main step. Secret values never appear in it. Newly allocated, NULL on OOM. */
 char *bai_render_script(const struct bai_plan *plan);
 
-/* Check the plan against this host and the site's policy, at submit time: share directories exist,
- * container bundles are staged, no unmanaged mountCommand unless allow_mount_command=yes, no key-vault
- * secret. Returns 0, or -1 with faults in diag. */
+/* The shell text that runs the node steps of a job whose user gave their own script: the same mount and
+ * preparation steps as the rendered script, run from the batch step by the plugin. NULL when the job has
+ * none (bai_plan_has_node_steps) or on OOM. */
+char *bai_render_node_script(const struct bai_plan *plan);
+
+/* Does the job have node steps (a preparation command or an unmanaged mountCommand)? */
+bool bai_plan_has_node_steps(const struct bai_plan *plan);
+
+/* Check the plan against the site's policy, touching nothing on the host: no unmanaged mountCommand unless
+ * allow_mount_command=yes, no key-vault secret. The allocator and every node (prolog and tasks) check it, so
+ * a job that bypassed sbatch, or a file changed after submission, is held to the same policy. Returns 0, or
+ * -1 with faults in diag. */
+int bai_plan_check_policy(const struct bai_plan *plan, struct bai_diag *diag);
+
+/* bai_plan_check_policy, then the host, at submit time: share directories exist, container bundles are
+ * staged. Returns 0, or -1 with faults in diag. */
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
 
 /* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */

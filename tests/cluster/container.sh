@@ -12,6 +12,7 @@ cluster_start
 bundle=$CL/images/busybox_test
 mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc,root}
 chmod 1777 "$bundle/rootfs/tmp"
+mkdir -p "$bundle/rootfs$CL" # the bind mount's destination
 cp /bin/busybox "$bundle/rootfs/bin/busybox"
 for t in sh cat echo date id mkdir ls env grep; do ln -s busybox "$bundle/rootfs/bin/$t"; done
 echo "busybox test image" >"$bundle/rootfs/etc/image-name"
@@ -29,10 +30,10 @@ chmod -R a+rX "$CL/images"
 write_job c.json <<JSON
 {"properties": {"nodeCount": 2,
   "containerSettings": {"imageSourceRegistry": {"image": "busybox:test"}},
-  "customMpiSettings": {"commandLine": "sh -c 'echo main in \$(cat /etc/image-name) rank \$AZ_BATCHAI_TASK_INDEX greeting \$GREETING'", "processCount": 2},
+  "customMpiSettings": {"commandLine": "sh -c 'echo main in \$(cat /etc/image-name) rank \$AZ_BATCHAI_TASK_INDEX greeting \$GREETING uidmap \$(cat /proc/self/uid_map)'", "processCount": 2},
   $LOGS_JSON, $MOUNT_JSON,
   "environmentVariables": [{"name": "GREETING", "value": "hi"}],
-  "jobPreparation": {"commandLine": "echo prep in \$(cat /etc/image-name) on \$SLURMD_NODENAME"}}}
+  "jobPreparation": {"commandLine": "echo prep in \$(cat /etc/image-name) on \$SLURMD_NODENAME uidmap \$(cat /proc/self/uid_map)"}}}
 JSON
 id=$(submit --batchai-job=c.json)
 st=$(wait_job "$id")
@@ -40,6 +41,10 @@ logs=$(log_dir "$id" c)
 [ "$st" = COMPLETED ] || fail "container job $id ended $st: $(cat "$logs/stderr.txt")"
 [ "$(grep -c "main in busybox test image" "$logs/stdout.txt")" = 2 ] || fail "main step not in the container: $(cat "$logs/stdout.txt")"
 assert_grep "greeting hi" "$logs/stdout.txt"
+# Inside the container every process is the job's user: the user namespace maps the container's ids onto
+# that uid alone, for the main step and the preparation alike.
+[ "$(grep -c "uidmap 0 $TEST_UID 1\$" "$logs/stdout.txt")" = 2 ] || fail "main step not the user's: $(cat "$logs/stdout.txt")"
+for f in "$logs"/stdout-job_prep-*.txt; do assert_grep "uidmap 0 $TEST_UID 1\$" "$f"; done
 [ "$(cat "$logs"/stdout-job_prep-*.txt | grep -c "prep in busybox test image")" -ge 1 ] ||
     fail "preparation not in the container: $(cat "$logs"/stdout-job_prep-*.txt)"
 assert_nodes_idle

@@ -38,7 +38,10 @@ cluster_stop() {
 # cluster_start [extra plugin words]: start the cluster; sets CL, SLURM_CONF, WORK (the user's submit
 # directory), SHARE (the site path of share "myshare").
 cluster_start() {
-    CL=$(mktemp -d /tmp/batchai-test.XXXXXX)
+    # job_root lives in $CL, and the plugin accepts only a job_root that root alone can write all the way
+    # down from / (SECURITY.md): not under /tmp.
+    install -d -m 0755 /var/lib/batchai-test
+    CL=$(mktemp -d /var/lib/batchai-test/XXXXXX)
     chmod 0755 "$CL"
     trap cluster_stop EXIT
     trap 'exit 130' INT TERM
