@@ -24,8 +24,9 @@
 static struct {
     char *job_file;    /* absolute path of the job file, NULL when the option is not used */
     char digest[65];   /* SHA-256 of the content validated here */
+    char *log_dir;     /* the plan's log directory ("%j" pattern) */
     int script_fd;     /* the memfd holding the rendered script now on stdin, or -1 */
-} alloc = {.job_file = NULL, .script_fd = -1};
+} alloc = {.job_file = NULL, .script_fd = -1, .log_dir = NULL};
 
 /* The value of --batchai-job[=]VALUE on our own command line, or NULL. getopt_long accepts unambiguous
  * prefixes, so "--batchai" is the shortest spelling taken (shorter ones collide with --batch). Scanning
@@ -172,6 +173,11 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     }
     bai_diag_free(&diag);
     memcpy(alloc.digest, l.digest, sizeof alloc.digest);
+    alloc.log_dir = strdup(l.plan.log_dir);
+    if (!alloc.log_dir) {
+        slurm_error("batchai: out of memory");
+        goto out;
+    }
 
     /* A job with its own script still gets the file's wall-clock limit (Batch AI's default: 7 days) unless
      * the user typed --time or set the variable: sbatch reads SBATCH_TIMELIMIT after the script's #SBATCH
@@ -216,6 +222,7 @@ int bai_alloc_post_opt(spank_t sp, int ac, char **av)
     bool generated = alloc.script_fd >= 0 && lseek(alloc.script_fd, 0, SEEK_CUR) > 0;
     if (spank_job_control_setenv(sp, BAI_CTL_JOB_FILE, alloc.job_file, 1) != ESPANK_SUCCESS ||
         spank_job_control_setenv(sp, BAI_CTL_DIGEST, alloc.digest, 1) != ESPANK_SUCCESS ||
+        spank_job_control_setenv(sp, BAI_CTL_LOG_DIR, alloc.log_dir, 1) != ESPANK_SUCCESS ||
         spank_job_control_setenv(sp, BAI_CTL_SCRIPT, generated ? "generated" : "user", 1) !=
             ESPANK_SUCCESS) {
         slurm_error("batchai: cannot pass the job file's path to the nodes");
@@ -230,7 +237,8 @@ int bai_alloc_exit(spank_t sp, int ac, char **av)
     (void)ac;
     (void)av;
     free(alloc.job_file);
-    alloc.job_file = NULL;
+    free(alloc.log_dir);
+    alloc.job_file = alloc.log_dir = NULL;
     if (alloc.script_fd >= 0)
         close(alloc.script_fd);
     alloc.script_fd = -1;

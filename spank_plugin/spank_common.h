@@ -41,6 +41,9 @@ void bai_log_diag(const struct bai_diag *d, const char *prefix);
 /* Names of the job control variables: BAI_CTL_DIGEST carries the SHA-256 of the job file the allocator
  * validated; the nodes refuse a file whose content differs (swapped after submission). */
 #define BAI_CTL_DIGEST   "BATCHAI_JOB_DIGEST"
+/* The log directory ("%j" pattern) sbatch planned: a prolog that cannot use the file (changed, unreadable)
+ * still makes it, as the user, so that the batch step's output, and the reason, have a place. */
+#define BAI_CTL_LOG_DIR  "BATCHAI_LOG_DIR"
 
 /* Where a job file comes from. */
 struct bai_source {

@@ -38,7 +38,8 @@ struct node_job {
     int root_fd;          /* job_root, trusted */
     char marker[300];     /* the failure marker's name in job_root */
     struct bai_loaded l;
-    bool loaded;
+    bool loaded;          /* l holds the job's plan */
+    bool job_dir_ok;      /* <job_root>/<jobid> is the user's */
     char *job_dir, *log_dir;
     char err[BAI_WHY_MAX]; /* the first failure, for the marker */
 };
@@ -152,8 +153,12 @@ static int user_side_fn(void *arg)
     const struct bai_plan *plan = &nj->l.plan;
     int rc = 0;
 
-    if (mkdir_p(nj->log_dir) != 0)
+    /* The log directory first, and even when the rest cannot be done: the batch step's output goes there,
+     * and with it the reason the job fails. */
+    if (nj->log_dir && mkdir_p(nj->log_dir) != 0)
         return report(u, nj->log_dir);
+    if (!nj->loaded || !nj->job_dir_ok)
+        return 0;
     for (size_t i = 0; i < plan->n_mounts && rc == 0; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         char *target = bai_expand_jobid(m->target, nj->jobid_s);
@@ -207,7 +212,7 @@ static int prepare_as_user(struct node_job *nj)
     if (code == 0)
         return 0;
     if (code == 1)
-        fail(nj, "cannot prepare %s as uid %u", why, (unsigned)nj->uid);
+        fail(nj, "as uid %u: cannot create %s", (unsigned)nj->uid, why);
     else if (code == -2)
         fail(nj, "preparing the node as uid %u took longer than %d s (a file system that does not answer?)",
              (unsigned)nj->uid, BAI_PROLOG_DEADLINE_MS / 1000);
@@ -219,8 +224,9 @@ static int prepare_as_user(struct node_job *nj)
 /* --- Root's side --- */
 
 /* The job's id, user and node, the site settings and job_root. Returns 1 when the job does not use the
- * plugin, 0 when ready, -1 when nothing can be done (logged: without a trusted job_root there is no place for
- * a marker, and the job's tasks report the node as not prepared). */
+ * plugin, 0 when ready (root_fd is -1 when job_root cannot be trusted: the failure is recorded, and since
+ * there is no place for a marker, the job's tasks find the same and report it), -1 when nothing can be
+ * done (logged). */
 static int node_job_open(spank_t sp, int ac, char **av, struct node_job *nj, struct bai_settings *site)
 {
     char why[BAI_WHY_MAX];
@@ -244,11 +250,9 @@ static int node_job_open(spank_t sp, int ac, char **av, struct node_job *nj, str
     if (bai_site_load(ac, av, site) != 0)
         return -1;
     nj->root_fd = bai_trusted_dir_open(site->job_root, true, why);
-    if (nj->root_fd < 0) {
-        slurm_error("batchai: job %u on %s: job_root %s cannot be used: %s (it must be a directory tree that "
-                    "only root can write; see SECURITY.md)", nj->jobid, nj->node, site->job_root, why);
-        return -1;
-    }
+    if (nj->root_fd < 0) /* the job's tasks find the same and say so */
+        fail(nj, "job_root %s cannot be used: %s (it must be a directory tree that only root can write; see "
+             "SECURITY.md)", site->job_root, why);
     return 0;
 }
 
@@ -282,9 +286,19 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
                              .digest = getenv("SPANK_" BAI_CTL_DIGEST)};
     if (bai_load(&nj->l, ac, av, &src, NULL, why) != 0) {
         fail(nj, "%s", why);
+        /* The log directory sbatch planned (the user's word, used only by the user's child): where the batch
+         * step's output, and with it the reason, can still go. */
+        const char *log = getenv("SPANK_" BAI_CTL_LOG_DIR);
+        nj->log_dir = log && log[0] == '/' ? bai_expand_jobid(log, nj->jobid_s) : NULL;
         return -1;
     }
     nj->loaded = true;
+    nj->job_dir = bai_expand_jobid(nj->l.plan.job_dir, nj->jobid_s);
+    nj->log_dir = bai_expand_jobid(nj->l.plan.log_dir, nj->jobid_s);
+    if (!nj->job_dir || !nj->log_dir) {
+        fail(nj, "out of memory");
+        return -1;
+    }
     struct bai_diag diag = {0};
     if (bai_plan_check_policy(&nj->l.plan, &diag) != 0) {
         char first[BAI_WHY_MAX] = "";
@@ -298,12 +312,6 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
         return -1;
     }
     bai_diag_free(&diag);
-    nj->job_dir = bai_expand_jobid(nj->l.plan.job_dir, nj->jobid_s);
-    nj->log_dir = bai_expand_jobid(nj->l.plan.log_dir, nj->jobid_s);
-    if (!nj->job_dir || !nj->log_dir) {
-        fail(nj, "out of memory");
-        return -1;
-    }
     return 0;
 }
 
@@ -312,16 +320,18 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
     struct node_job nj;
     struct bai_settings site = {0};
     char why[BAI_WHY_MAX];
-    int r = node_job_open(sp, ac, av, &nj, &site);
-    if (r == 0) {
-        (void)unlinkat(nj.root_fd, nj.marker, 0); /* a stale one of a reused job id */
-        if (load_job(&nj, sp, ac, av) == 0) {
-            if (bai_job_dir_create(nj.root_fd, nj.jobid_s, nj.uid, nj.gid, why) != 0)
-                fail(&nj, "job directory %s: %s", nj.job_dir, why);
+    if (node_job_open(sp, ac, av, &nj, &site) == 0) {
+        if (nj.root_fd >= 0)
+            (void)unlinkat(nj.root_fd, nj.marker, 0); /* a stale one of a reused job id */
+        if (load_job(&nj, sp, ac, av) == 0 && nj.root_fd >= 0) {
+            if (bai_job_dir_create(nj.root_fd, nj.jobid_s, nj.uid, nj.gid, why) == 0)
+                nj.job_dir_ok = true;
             else
-                (void)prepare_as_user(&nj);
+                fail(&nj, "job directory %s: %s", nj.job_dir, why);
         }
-        if (nj.err[0] && bai_marker_write(nj.root_fd, nj.marker, nj.err) != 0)
+        if (nj.log_dir)
+            (void)prepare_as_user(&nj);
+        if (nj.err[0] && nj.root_fd >= 0 && bai_marker_write(nj.root_fd, nj.marker, nj.err) != 0)
             slurm_error("batchai: job %u on %s: cannot write the marker %s/%s: %s", nj.jobid, nj.node,
                         site.job_root, nj.marker, strerror(errno));
     }
@@ -334,7 +344,9 @@ static int remove_fn(void *arg)
 {
     const char *job_dir = arg;
     int fd = open(job_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    return fd >= 0 && bai_remove_contents(fd) == 0 ? 0 : 1;
+    if (fd < 0)
+        return errno == ENOENT ? 0 : 1; /* another slurmd on this host removed it first */
+    return bai_remove_contents(fd) == 0 ? 0 : 1;
 }
 
 int bai_job_epilog(spank_t sp, int ac, char **av)
@@ -342,7 +354,7 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
     struct node_job nj;
     struct bai_settings site = {0};
     char why[BAI_WHY_MAX];
-    if (node_job_open(sp, ac, av, &nj, &site) == 0) {
+    if (node_job_open(sp, ac, av, &nj, &site) == 0 && nj.root_fd >= 0) {
         /* <job_root>/<jobid> is the job directory whatever the job file says, and the file may be gone. Its
          * contents are the user's: a child that is the user removes them, crossing no mount and following no
          * link; root then removes the emptied directory from job_root. */

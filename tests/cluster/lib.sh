@@ -79,10 +79,10 @@ submit() {
 
 job_field() { scontrol -o show job "$1" | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n 1; }
 
-# wait_job ID: wait (at most 120 s) until the job has ended; prints its final state.
+# wait_job ID [SECONDS]: wait (at most 120 s) until the job has ended; prints its final state.
 wait_job() {
-    local i st
-    for ((i = 0; i < 1200; i++)); do
+    local i st limit=${2:-120}
+    for ((i = 0; i < limit * 10; i++)); do
         st=$(job_field "$1" JobState)
         case $st in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL | OUT_OF_MEMORY | BOOT_FAIL | DEADLINE)
             echo "$st"; return 0 ;;
@@ -93,17 +93,36 @@ wait_job() {
     find "$SHARE" -path "*/$1/stdouterr/*" -type f 2>/dev/null | while read -r f; do
         echo "---- $f" >&2; tail -n 20 "$f" >&2
     done
-    fail "job $1 did not end within 120 s (state $st)"
+    fail "job $1 did not end within $limit s (state $st)"
 }
 
 # The Batch AI log directory of job ID named NAME when stdOutErrPathPrefix is $AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/logs.
 log_dir() { echo "$SHARE/logs/$2/$1/stdouterr"; }
 
-# Both nodes idle: no job left them drained or down.
+# Both nodes idle: no job left them drained, down or completing (a few seconds allowed for the epilog).
 assert_nodes_idle() {
-    local s
-    s=$(sinfo -h -N -o '%N %T' | sort | tr '\n' ' ')
-    [ "$s" = "n1 idle n2 idle " ] || fail "nodes are not both idle: $s"
+    local s i
+    for ((i = 0; i < 50; i++)); do
+        s=$(sinfo -h -N -o '%N %T' | sort | tr '\n' ' ')
+        [ "$s" = "n1 idle n2 idle " ] && break
+        sleep 0.2
+    done
+    [ "$s" = "n1 idle n2 idle " ] || fail "nodes are not both idle: $s $(sinfo -h -R)"
+    [ -z "$(sinfo -h -R)" ] || fail "a node has a drain reason: $(sinfo -h -R)"
+}
+
+# Root's victims for hostile tests: a root-owned directory and file that must never change. victim_state
+# prints what must stay the same (names, owners, modes, sizes, content digest).
+victim_make() {
+    VICTIM=$CL/victim
+    install -d -m 0755 "$VICTIM"
+    echo "root's data" >"$VICTIM/file"
+    chmod 0644 "$VICTIM/file"
+    VICTIM_BEFORE=$(victim_state)
+}
+victim_state() { (cd "$VICTIM" && find . -printf '%p %u %m %s\n' | sort && md5sum file); }
+assert_victim_unchanged() {
+    [ "$(victim_state)" = "$VICTIM_BEFORE" ] || fail "root's victim changed: $(victim_state)"
 }
 
 assert_file() { [ -f "$1" ] || fail "missing file $1"; }

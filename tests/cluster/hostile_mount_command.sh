@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Hostile user vs allow_mount_command=no (security findings 5 and 17.2): the nodes re-check the site's
+# policy on whatever file they read, so a mountCommand never runs, whichever way the job reached them:
+# the plugin's option passed in SPANK's environment to `sbatch --wrap` (the allocator never sees it),
+# `srun --batchai-job` making its own allocation, or a valid file swapped after sbatch accepted it.
+. "$(dirname "$0")/lib.sh"
+cluster_start
+# The mountCommand would leave a trace in the user's own directory (Batch AI appends the mount path).
+write_job evil.json <<JSON
+{"properties": {"nodeCount": 1, "customToolkitSettings": {"commandLine": "echo main-ran"}, $LOGS_JSON,
+  "mountVolumes": {"azureFileShares": [{"azureFileUrl": "https://x.file.core.windows.net/myshare", "relativeMountPath": "myshare"}],
+                   "unmanagedFileSystems": [{"mountCommand": "touch $WORK/pwned", "relativeMountPath": "u"}]}}}
+JSON
+write_job good.json <<JSON
+{"properties": {"nodeCount": 1, "customToolkitSettings": {"commandLine": "echo main-ran"}, $LOGS_JSON, $MOUNT_JSON}}
+JSON
+refused="mountCommand is not allowed on this site (allow_mount_command=no)"
+assert_not_run() {
+    [ ! -e "$WORK/pwned" ] && [ ! -e "$WORK/pwned.u" ] || fail "$1: the mountCommand ran: $(ls "$WORK")"
+    [ -z "$(find "$WORK" -name 'pwned*')" ] || fail "$1: the mountCommand ran: $(find "$WORK" -name 'pwned*')"
+}
+
+# sbatch refuses it outright.
+if out=$(as_user "sbatch --batchai-job=evil.json" </dev/null 2>&1); then fail "sbatch accepted a mountCommand: $out"; fi
+grep -q "$refused" <<<"$out" || fail "unclear refusal: $out"
+
+# 1. The option in SPANK's environment, with --wrap: the allocator never parsed the file; the nodes do.
+out=$(as_user "_SLURM_SPANK_OPTION_batchai_batchai_job=$WORK/evil.json sbatch --parsable -o $WORK/env-%j.out --wrap 'echo wrap-ran'" </dev/null 2>&1) ||
+    fail "sbatch --wrap failed: $out"
+id=${out%%;*}
+st=$(wait_job "$id")
+[ "$st" = FAILED ] || fail "job $id (option from the environment) ended $st"
+assert_grep "$refused" "$WORK/env-$id.out"
+grep -q "wrap-ran" "$WORK/env-$id.out" && fail "the script ran despite the policy"
+assert_not_run "option in the environment"
+
+# 2. srun making its own allocation.
+if out=$(as_user "srun -N1 --batchai-job=$WORK/evil.json echo srun-ran" </dev/null 2>&1); then
+    fail "srun --batchai-job ran a job with a mountCommand: $out"
+fi
+grep -q "$refused" <<<"$out" || fail "srun's refusal does not name the policy: $out"
+grep -q "srun-ran" <<<"$out" && fail "srun's task ran despite the policy"
+assert_not_run "srun --batchai-job"
+
+# 3. A valid file, accepted by sbatch, swapped for the mountCommand one before the job starts.
+id=$(submit --batchai-job=good.json --hold)
+cp "$WORK/evil.json" "$WORK/good.json"
+scontrol release "$id"
+st=$(wait_job "$id")
+[ "$st" = FAILED ] || fail "job $id (file swapped after sbatch) ended $st"
+assert_grep "changed after it was submitted" "$(log_dir "$id" good)/stderr.txt"
+assert_not_run "swapped file"
+assert_nodes_idle
+pass "mountCommand refused on the nodes for --wrap with the option in the environment, srun and a swapped file"
