@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,37 @@ static char *last_segment(const char *s)
     return strndup(start, (size_t)(end - start));
 }
 
+/* Image references as distribution/reference's regexp.go defines them (domain with optional port, lower-case
+ * path components, tag [\w][\w.-]{0,127}, digest algorithm:hex), and registry servers as a host[:port] or an
+ * http(s) URL of plain path segments, as POSIX extended regular expressions; schemas/job.schema.json states
+ * the same patterns. Both become srun's --container-image= value, so neither may carry shell syntax. */
+#define RE_HOST "([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*" \
+                "|\\[[a-fA-F0-9:]+\\])(:[0-9]+)?"
+#define RE_PATH_COMPONENT "[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*"
+static const char image_re[] = "^(" RE_HOST "/)?" RE_PATH_COMPONENT "(/" RE_PATH_COMPONENT ")*"
+                               "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+                               "(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$";
+static const char server_re[] = "^(https?://)?" RE_HOST "(/[A-Za-z0-9._~-]*)*$";
+
+/* Fault "<value> is not <what>" unless the string member v matches the extended regular expression re. */
+static void check_match(struct bai_diag *d, const char *path, const cJSON *v, const char *re, const char *what)
+{
+    regex_t rx;
+    char got[96];
+    int rc = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
+
+    if (rc == 0) {
+        rc = regexec(&rx, v->valuestring, 0, NULL, 0);
+        regfree(&rx);
+    }
+    if (rc == REG_NOMATCH) {
+        jv_describe(v, got, sizeof got);
+        bai_diag_add(d, path, "%s is not %s", got, what);
+    } else if (rc != 0) {
+        bai_diag_add(d, path, "cannot check the value: out of memory");
+    }
+}
+
 /* ---- sub-objects ---- */
 
 static void parse_keyvault_ref(struct bai_diag *d, const cJSON *v, const char *path)
@@ -410,7 +442,7 @@ static void parse_container(struct bai_diag *d, const cJSON *v, const char *path
     static const char *const reg_keys[] = { "serverUrl", "image", "credentials", NULL };
     static const char *const cred_keys[] = { "username", "password", "passwordSecretReference", NULL };
     const cJSON *reg, *cred;
-    char rpath[JV_PATH_MAX], cpath[JV_PATH_MAX], ref[JV_PATH_MAX];
+    char rpath[JV_PATH_MAX], cpath[JV_PATH_MAX], ref[JV_PATH_MAX], child[JV_PATH_MAX];
 
     if (!jv_object(d, v, path, keys))
         return;
@@ -423,8 +455,14 @@ static void parse_container(struct bai_diag *d, const cJSON *v, const char *path
     }
     if (!jv_object(d, reg, rpath, reg_keys))
         return;
-    jv_string(d, reg, "image", rpath, JV_REQUIRED | JV_NONEMPTY, &job->image);
-    jv_string(d, reg, "serverUrl", rpath, JV_NONEMPTY, &job->registry_server);
+    jv_child(child, rpath, "image");
+    if (jv_string(d, reg, "image", rpath, JV_REQUIRED | JV_NONEMPTY, &job->image) == 1)
+        check_match(d, child, jv_get(reg, "image"), image_re,
+                    "an image reference (expected [registry/]name[:tag][@digest])");
+    jv_child(child, rpath, "serverUrl");
+    if (jv_string(d, reg, "serverUrl", rpath, JV_NONEMPTY, &job->registry_server) == 1)
+        check_match(d, child, jv_get(reg, "serverUrl"), server_re,
+                    "a registry server (expected host[:port] or http(s)://host[:port][/path])");
     cred = jv_get(reg, "credentials");
     jv_child(cpath, rpath, "credentials");
     if (cred && jv_object(d, cred, cpath, cred_keys)) {

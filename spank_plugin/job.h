@@ -14,7 +14,9 @@
  *  - Hostile input is bounded: at most BAI_JOB_MAX_BYTES of text, nesting at most BAI_JOB_MAX_DEPTH, no NUL
  *    bytes, strings at most BAI_JOB_MAX_STRING bytes, arrays at most BAI_JOB_MAX_ITEMS entries.
  *  - Secret values (secrets[].value, credentials) are held only where needed and never appear in a diag
- *    message. */
+ *    message.
+ *  - Strings that reach the batch script as data, not as shell text, are checked for that use: the image is
+ *    an image reference and serverUrl a registry host or URL (no shell syntax in either). */
 #ifndef BAI_JOB_H
 #define BAI_JOB_H
 
