@@ -215,6 +215,32 @@ static char *last_segment(const char *s)
     return strndup(start, (size_t)(end - start));
 }
 
+static size_t name_length(const char *s)
+{
+    size_t n = 0;
+
+    if (isalpha((unsigned char)s[0]) || s[0] == '_')
+        for (n = 1; is_name_char(s[n]); n++)
+            ;
+    return n;
+}
+
+bool bai_shell_path_ok(const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\' || *p == '`')
+            return false;
+        if (*p == '$') {
+            bool brace = p[1] == '{';
+            size_t n = name_length(p + 1 + brace);
+            if (n == 0 || (brace && p[2 + n] != '}'))
+                return false;
+            p += n + 2 * brace; /* the last character of the reference */
+        }
+    }
+    return true;
+}
+
 /* Image references as distribution/reference's regexp.go defines them (domain with optional port, lower-case
  * path components, tag [\w][\w.-]{0,127}, digest algorithm:hex), and registry servers as a host[:port] or an
  * http(s) URL of plain path segments, as POSIX extended regular expressions; schemas/job.schema.json states
@@ -481,16 +507,18 @@ struct tk_field {
     const char *key;
     size_t offset;   /* of a char * or int in struct bai_toolkit_settings */
     bool is_int;
+    bool is_path;    /* a file the main step runs or reads: one shell word, see bai_shell_path_ok() */
 };
 
-#define TK_STR(k, f) { k, offsetof(struct bai_toolkit_settings, f), false }
-#define TK_INT(k, f) { k, offsetof(struct bai_toolkit_settings, f), true }
+#define TK_STR(k, f) { k, offsetof(struct bai_toolkit_settings, f), false, false }
+#define TK_PATH(k, f) { k, offsetof(struct bai_toolkit_settings, f), false, true }
+#define TK_INT(k, f) { k, offsetof(struct bai_toolkit_settings, f), true, false }
 static const struct tk_field tk_fields[] = {
-    TK_STR("pythonScriptFilePath", python_script),
-    TK_STR("pythonInterpreterPath", python_interpreter),
+    TK_PATH("pythonScriptFilePath", python_script),
+    TK_PATH("pythonInterpreterPath", python_interpreter),
     TK_STR("commandLineArgs", command_line_args),
     TK_STR("commandLine", command_line),
-    TK_STR("configFilePath", config_file),
+    TK_PATH("configFilePath", config_file),
     TK_STR("languageType", language_type),
     TK_STR("communicationBackend", communication_backend),
     TK_STR("masterCommandLineArgs", master_args),
@@ -607,8 +635,15 @@ static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, 
             jv_int(d, v, key, path, 1, BAI_JOB_MAX_NODES * 64L, flags, (int *)((char *)t + f->offset));
         } else {
             bool multiline = strstr(key, "Args") || strcmp(key, "commandLine") == 0;
+            char **value = (char **)((char *)t + f->offset);
             flags |= (multiline ? JV_MULTILINE : JV_NONEMPTY);
-            jv_string(d, v, key, path, flags, (char **)((char *)t + f->offset));
+            if (jv_string(d, v, key, path, flags, value) == 1 && f->is_path && !bai_shell_path_ok(*value)) {
+                char child[JV_PATH_MAX], got[96];
+                jv_child(child, path, key);
+                jv_describe(jv_get(v, key), got, sizeof got);
+                bai_diag_add(d, child, "expected a path whose only shell syntax is $NAME or ${NAME} (no other $, "
+                             "no \" \\ or `), got %s", got);
+            }
         }
     }
     check_toolkit_rules(d, path, t, node_count);
