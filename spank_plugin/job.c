@@ -244,7 +244,8 @@ bool bai_shell_path_ok(const char *s)
 /* Image references as distribution/reference's regexp.go defines them (domain with optional port, lower-case
  * path components, tag [\w][\w.-]{0,127}, digest algorithm:hex), and registry servers as a host[:port] or an
  * http(s) URL of plain path segments, as POSIX extended regular expressions; schemas/job.schema.json states
- * the same patterns. Both become srun's --container-image= value, so neither may carry shell syntax. */
+ * the same patterns. The batch script quotes both anyway: this check refuses, naming the field, what no
+ * container runtime would take, and keeps shell syntax out of jobs before they queue. */
 #define RE_HOST "([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*" \
                 "|\\[[a-fA-F0-9:]+\\])(:[0-9]+)?"
 #define RE_PATH_COMPONENT "[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*"
