@@ -405,7 +405,8 @@ static void plan_container(struct bai_plan *plan, const struct bai_job *job, con
                            struct bai_diag *d)
 {
     struct sbuf b = { 0 };
-    char path[JV_PATH_MAX], *target, *value;
+    char path[JV_PATH_MAX], *target, *with_registry = NULL;
+    const char *value;
 
     field_path(path, "containerSettings.imageSourceRegistry.image");
     if (site->runtime == BAI_RUNTIME_NONE) {
@@ -416,11 +417,13 @@ static void plan_container(struct bai_plan *plan, const struct bai_job *job, con
     target = bai_settings_image_target(site, job->image);
     if (site->runtime == BAI_RUNTIME_PYXIS) {
         /* pyxis (enroot) names an image of a given registry REGISTRY#IMAGE. */
-        value = job->registry_server ? fmt("%s#%s", job->registry_server, job->image) : xstrdup_or_null(target);
+        if (job->registry_server)
+            with_registry = fmt("%s#%s", job->registry_server, job->image);
+        value = job->registry_server ? with_registry : target;
         sb_puts(&b, "--container-image=");
     } else if (target && safe_host_path(target)) {
         plan->bundle = strdup(target);
-        value = xstrdup_or_null(plan->bundle);
+        value = plan->bundle;
         sb_puts(&b, "--container=");
     } else {
         bai_diag_add(d, path, "image \"%.80s\" has no usable bundle directory (set image.%.80s=DIR)", job->image,
@@ -435,7 +438,7 @@ static void plan_container(struct bai_plan *plan, const struct bai_job *job, con
     plan->container = sb_finish(&b);
     if (!plan->container)
         bai_diag_add(d, path, "out of memory");
-    free(value);
+    free(with_registry);
     free(target);
 }
 
