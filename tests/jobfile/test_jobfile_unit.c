@@ -293,33 +293,33 @@ static bool exists_in_workdir(const char *name)
 static void test_shell_quote(void)
 {
     static const char *const shells[] = { "/bin/bash", "/bin/sh" };
-    struct sbuf script = { 0 }, want = { 0 };
-    char *text, *expected, *path = path_in_workdir("quote.sh"), *out = path_in_workdir("quote.out");
+    struct sbuf script = { 0 };
+    char *text, *path = path_in_workdir("quote.sh"), *out = path_in_workdir("quote.out");
 
     for (size_t i = 0; i < N_HOSTILE; i++) {
         sb_puts(&script, "printf '%s\\0' ");
         sb_shell_quote(&script, hostile[i]);
         sb_puts(&script, "\n");
-        sb_puts(&want, hostile[i]);
-        sb_puts(&want, "|");
     }
     text = sb_finish(&script);
-    expected = sb_finish(&want);
-    CHECK(text && expected && path && out && write_file(path, text, 0600));
-    for (size_t k = 0; text && expected && path && out && k < 2; k++) {
+    CHECK(text && path && out && write_file(path, text, 0600));
+    for (size_t k = 0; text && path && out && k < 2; k++) {
         const char *argv[] = { shells[k], path, NULL };
-        size_t len = 0;
+        size_t len = 0, at = 0, words = 0;
         char *got;
         CHECK(run(argv, out, NULL) == 0);
         got = read_file(out, &len);
-        for (size_t j = 0; got && j < len; j++)
-            got[j] = got[j] ? got[j] : '|'; /* the NUL after each word */
-        CHECK(got && len == strlen(expected) && memcmp(got, expected, len) == 0);
+        for (; got && words < N_HOSTILE && at < len; words++) {
+            size_t n = strlen(hostile[words]);
+            if (len - at <= n || memcmp(got + at, hostile[words], n) != 0 || got[at + n] != '\0')
+                break;
+            at += n + 1;
+        }
+        CHECK(words == N_HOSTILE && at == len);
         free(got);
     }
     CHECK(!exists_in_workdir("pwned"));
     free(text);
-    free(expected);
     free(path);
     free(out);
 }
