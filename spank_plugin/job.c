@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <regex.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,64 @@ static char *last_segment(const char *s)
     return strndup(start, (size_t)(end - start));
 }
 
+static size_t name_length(const char *s)
+{
+    size_t n = 0;
+
+    if (isalpha((unsigned char)s[0]) || s[0] == '_')
+        for (n = 1; is_name_char(s[n]); n++)
+            ;
+    return n;
+}
+
+bool bai_shell_path_ok(const char *s)
+{
+    for (const char *p = s; *p; p++) {
+        if (*p == '"' || *p == '\\' || *p == '`')
+            return false;
+        if (*p == '$') {
+            bool brace = p[1] == '{';
+            size_t n = name_length(p + 1 + brace);
+            if (n == 0 || (brace && p[2 + n] != '}'))
+                return false;
+            p += n + 2 * brace; /* the last character of the reference */
+        }
+    }
+    return true;
+}
+
+/* Image references as distribution/reference's regexp.go defines them (domain with optional port, lower-case
+ * path components, tag [\w][\w.-]{0,127}, digest algorithm:hex), and registry servers as a host[:port] or an
+ * http(s) URL of plain path segments, as POSIX extended regular expressions; schemas/job.schema.json states
+ * the same patterns. The batch script quotes both anyway: this check refuses, naming the field, what no
+ * container runtime would take, and keeps shell syntax out of jobs before they queue. */
+#define RE_HOST "([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*" \
+                "|\\[[a-fA-F0-9:]+\\])(:[0-9]+)?"
+#define RE_PATH_COMPONENT "[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*"
+static const char image_re[] = "^(" RE_HOST "/)?" RE_PATH_COMPONENT "(/" RE_PATH_COMPONENT ")*"
+                               "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
+                               "(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$";
+static const char server_re[] = "^(https?://)?" RE_HOST "(/[A-Za-z0-9._~-]*)*$";
+
+/* Fault "<value> is not <what>" unless the string member v matches the extended regular expression re. */
+static void check_match(struct bai_diag *d, const char *path, const cJSON *v, const char *re, const char *what)
+{
+    regex_t rx;
+    char got[96];
+    int rc = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
+
+    if (rc == 0) {
+        rc = regexec(&rx, v->valuestring, 0, NULL, 0);
+        regfree(&rx);
+    }
+    if (rc == REG_NOMATCH) {
+        jv_describe(v, got, sizeof got);
+        bai_diag_add(d, path, "%s is not %s", got, what);
+    } else if (rc != 0) {
+        bai_diag_add(d, path, "cannot check the value: out of memory");
+    }
+}
+
 /* ---- sub-objects ---- */
 
 static void parse_keyvault_ref(struct bai_diag *d, const cJSON *v, const char *path)
@@ -410,7 +469,7 @@ static void parse_container(struct bai_diag *d, const cJSON *v, const char *path
     static const char *const reg_keys[] = { "serverUrl", "image", "credentials", NULL };
     static const char *const cred_keys[] = { "username", "password", "passwordSecretReference", NULL };
     const cJSON *reg, *cred;
-    char rpath[JV_PATH_MAX], cpath[JV_PATH_MAX], ref[JV_PATH_MAX];
+    char rpath[JV_PATH_MAX], cpath[JV_PATH_MAX], ref[JV_PATH_MAX], child[JV_PATH_MAX];
 
     if (!jv_object(d, v, path, keys))
         return;
@@ -423,8 +482,14 @@ static void parse_container(struct bai_diag *d, const cJSON *v, const char *path
     }
     if (!jv_object(d, reg, rpath, reg_keys))
         return;
-    jv_string(d, reg, "image", rpath, JV_REQUIRED | JV_NONEMPTY, &job->image);
-    jv_string(d, reg, "serverUrl", rpath, JV_NONEMPTY, &job->registry_server);
+    jv_child(child, rpath, "image");
+    if (jv_string(d, reg, "image", rpath, JV_REQUIRED | JV_NONEMPTY, &job->image) == 1)
+        check_match(d, child, jv_get(reg, "image"), image_re,
+                    "an image reference (expected [registry/]name[:tag][@digest])");
+    jv_child(child, rpath, "serverUrl");
+    if (jv_string(d, reg, "serverUrl", rpath, JV_NONEMPTY, &job->registry_server) == 1)
+        check_match(d, child, jv_get(reg, "serverUrl"), server_re,
+                    "a registry server (expected host[:port] or http(s)://host[:port][/path])");
     cred = jv_get(reg, "credentials");
     jv_child(cpath, rpath, "credentials");
     if (cred && jv_object(d, cred, cpath, cred_keys)) {
@@ -443,16 +508,18 @@ struct tk_field {
     const char *key;
     size_t offset;   /* of a char * or int in struct bai_toolkit_settings */
     bool is_int;
+    bool is_path;    /* a file the main step runs or reads: one shell word, see bai_shell_path_ok() */
 };
 
-#define TK_STR(k, f) { k, offsetof(struct bai_toolkit_settings, f), false }
-#define TK_INT(k, f) { k, offsetof(struct bai_toolkit_settings, f), true }
+#define TK_STR(k, f) { k, offsetof(struct bai_toolkit_settings, f), false, false }
+#define TK_PATH(k, f) { k, offsetof(struct bai_toolkit_settings, f), false, true }
+#define TK_INT(k, f) { k, offsetof(struct bai_toolkit_settings, f), true, false }
 static const struct tk_field tk_fields[] = {
-    TK_STR("pythonScriptFilePath", python_script),
-    TK_STR("pythonInterpreterPath", python_interpreter),
+    TK_PATH("pythonScriptFilePath", python_script),
+    TK_PATH("pythonInterpreterPath", python_interpreter),
     TK_STR("commandLineArgs", command_line_args),
     TK_STR("commandLine", command_line),
-    TK_STR("configFilePath", config_file),
+    TK_PATH("configFilePath", config_file),
     TK_STR("languageType", language_type),
     TK_STR("communicationBackend", communication_backend),
     TK_STR("masterCommandLineArgs", master_args),
@@ -569,8 +636,15 @@ static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, 
             jv_int(d, v, key, path, 1, BAI_JOB_MAX_NODES * 64L, flags, (int *)((char *)t + f->offset));
         } else {
             bool multiline = strstr(key, "Args") || strcmp(key, "commandLine") == 0;
+            char **value = (char **)((char *)t + f->offset);
             flags |= (multiline ? JV_MULTILINE : JV_NONEMPTY);
-            jv_string(d, v, key, path, flags, (char **)((char *)t + f->offset));
+            if (jv_string(d, v, key, path, flags, value) == 1 && f->is_path && !bai_shell_path_ok(*value)) {
+                char child[JV_PATH_MAX], got[96];
+                jv_child(child, path, key);
+                jv_describe(jv_get(v, key), got, sizeof got);
+                bai_diag_add(d, child, "expected a path whose only shell syntax is $NAME or ${NAME} (no other $, "
+                             "no \" \\ or `), got %s", got);
+            }
         }
     }
     check_toolkit_rules(d, path, t, node_count);

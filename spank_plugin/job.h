@@ -14,7 +14,11 @@
  *  - Hostile input is bounded: at most BAI_JOB_MAX_BYTES of text, nesting at most BAI_JOB_MAX_DEPTH, no NUL
  *    bytes, strings at most BAI_JOB_MAX_STRING bytes, arrays at most BAI_JOB_MAX_ITEMS entries.
  *  - Secret values (secrets[].value, credentials) are held only where needed and never appear in a diag
- *    message. */
+ *    message.
+ *  - Strings that reach the batch script as data, not as shell text, are checked for that use: the image is
+ *    an image reference and serverUrl a registry host or URL (no shell syntax in either), script and
+ *    interpreter paths pass bai_shell_path_ok(). Command lines and arguments are shell text, run as the
+ *    user as Batch AI ran them. */
 #ifndef BAI_JOB_H
 #define BAI_JOB_H
 
@@ -133,6 +137,11 @@ int bai_job_task_count(const struct bai_job *job);
  * minutes and seconds 0-59), at most BAI_JOB_MAX_DAYS days and not zero. Returns -1 when malformed or out
  * of range. */
 long bai_parse_duration(const char *s);
+
+/* Whether s, written between double quotes, is one shell word in which only $NAME and ${NAME} expand (Batch
+ * AI expanded variables in paths): no ", \ or `, and every $ starts such a reference. The validator holds
+ * pythonScriptFilePath, pythonInterpreterPath and configFilePath to it, and translation renders them so. */
+bool bai_shell_path_ok(const char *s);
 
 void bai_job_free(struct bai_job *job);
 

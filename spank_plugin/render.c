@@ -24,16 +24,21 @@ static void sb_shell_pattern(struct sbuf *b, const char *pattern)
 static const char *const mount_kind_names[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
                                                 "unmanagedFileSystems" };
 
+/* #SBATCH lines are read by sbatch, not by the shell: it cuts them at white space, takes ' " and \ as
+ * quoting and an unquoted '#' as the end of the options (get_argument() in Slurm's src/sbatch/opt.c). Their
+ * values are therefore never quoted but made of characters none of that applies to: translate checks the
+ * job name and log directory (letters, digits, / . _ - @ + and %j) and the site's partition and QOS. Every
+ * other line before the first command is a comment made by sb_comment(), which escapes line breaks. */
 static void render_header(struct sbuf *b, const struct bai_plan *p)
 {
     const struct bai_job *job = p->job;
     char time[32];
 
     bai_format_time(p->time_limit_seconds, time, sizeof time);
-    sb_printf(b, "#!/bin/bash\n"
-                 "# Batch script of the Batch AI job \"%s\", made by batchai-job from its job file.\n"
-                 "# sbatch --batchai-job submits exactly this; options typed on the sbatch command line win over\n"
-                 "# the #SBATCH lines below.\n", p->job_name);
+    sb_puts(b, "#!/bin/bash\n");
+    sb_comment(b, "Batch script of the Batch AI job \"%s\", made by batchai-job from its job file.", p->job_name);
+    sb_puts(b, "# sbatch --batchai-job submits exactly this; options typed on the sbatch command line win over\n"
+               "# the #SBATCH lines below.\n");
     sb_printf(b, "#SBATCH --job-name=%s\n", p->job_name);
     sb_printf(b, "#SBATCH --nodes=%d\n", p->nodes);
     sb_printf(b, "#SBATCH --ntasks=%d\n", p->ntasks);
@@ -47,18 +52,18 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     if (p->nice)
         sb_printf(b, "#SBATCH --nice=%d\n", p->nice);
     sb_puts(b, "#\n# Where the lines above come from:\n");
-    sb_printf(b, "#   --nodes      nodeCount %d\n", job->node_count);
-    sb_printf(b, "#   --ntasks     %s\n", job->toolkit.process_count ? "processCount"
-                                       : "the toolkit's default process count (nodeCount for MPI toolkits)");
-    sb_printf(b, "#   --time       constraints.maxWallClockTime%s\n",
-              job->max_wall_seconds == BAI_JOB_DEFAULT_WALL_SECONDS ? " (Batch AI's default: 7 days)" : "");
-    sb_printf(b, "#   --output     stdOutErrPathPrefix \"%s\", resolved through the mounts to the site path,\n"
-                 "#                then <job name>/<job id>/stdouterr as Batch AI lays out its logs\n",
-              job->std_out_err_prefix);
+    sb_comment(b, "  --nodes      nodeCount %d", job->node_count);
+    sb_comment(b, "  --ntasks     %s", job->toolkit.process_count ? "processCount"
+                                   : "the toolkit's default process count (nodeCount for MPI toolkits)");
+    sb_comment(b, "  --time       constraints.maxWallClockTime%s",
+               job->max_wall_seconds == BAI_JOB_DEFAULT_WALL_SECONDS ? " (Batch AI's default: 7 days)" : "");
+    sb_comment(b, "  --output     stdOutErrPathPrefix \"%s\", resolved through the mounts to the site path,",
+               job->std_out_err_prefix);
+    sb_puts(b, "#                then <job name>/<job id>/stdouterr as Batch AI lays out its logs\n");
     if (p->partition && job->cluster_id)
-        sb_printf(b, "#   --partition  cluster.id \"%s\", through the site's cluster map\n", job->cluster_id);
+        sb_comment(b, "  --partition  cluster.id \"%s\", through the site's cluster map", job->cluster_id);
     if (p->qos || p->nice)
-        sb_printf(b, "#   --%s  schedulingPriority, through the site's priority map\n", p->qos ? "qos " : "nice");
+        sb_comment(b, "  --%s  schedulingPriority, through the site's priority map", p->qos ? "qos " : "nice");
 }
 
 static void render_environment(struct sbuf *b, const struct bai_plan *p)
@@ -67,30 +72,31 @@ static void render_environment(struct sbuf *b, const struct bai_plan *p)
                "# task's SLURM_PROCID):\n");
     for (size_t i = 0; i < p->n_env; i++) {
         if (p->env[i].secret && !p->env[i].value)
-            sb_printf(b, "#   %s=<secret in an Azure Key Vault: refused at submit>\n", p->env[i].name);
+            sb_comment(b, "  %s=<secret in an Azure Key Vault: refused at submit>", p->env[i].name);
         else if (p->env[i].secret)
-            sb_printf(b, "#   %s=<secret: sourced by the preparation and main steps from %s (0600, removed with "
-                         "the job), never recorded>\n", p->env[i].name, p->secrets_file);
-        else if (strchr(p->env[i].value, '\n'))
-            sb_printf(b, "#   %s=<%zu bytes over several lines>\n", p->env[i].name, strlen(p->env[i].value));
+            sb_comment(b, "  %s=<secret: sourced by the preparation and main steps from %s (0600, removed with "
+                          "the job), never recorded>", p->env[i].name, p->secrets_file);
+        else if (strchr(p->env[i].value, '\n')) /* a script, say: its size reads better than its escapes */
+            sb_comment(b, "  %s=<%zu bytes over several lines>", p->env[i].name, strlen(p->env[i].value));
         else
-            sb_printf(b, "#   %s=%s\n", p->env[i].name, p->env[i].value);
+            sb_comment(b, "  %s=%s", p->env[i].name, p->env[i].value);
     }
     if (p->n_mounts)
         sb_puts(b, "#\n# Mounts (site directories exposed under AZ_BATCHAI_JOB_MOUNT_ROOT on every node):\n");
     for (size_t i = 0; i < p->n_mounts; i++) {
         const struct bai_mount *m = &p->job->mounts[i];
         if (p->mounts[i].site_path)
-            sb_printf(b, "#   %s -> %s (%s \"%s\")\n", p->mounts[i].target, p->mounts[i].site_path,
-                      mount_kind_names[m->kind], m->share);
+            sb_comment(b, "  %s -> %s (%s \"%s\")", p->mounts[i].target, p->mounts[i].site_path,
+                       mount_kind_names[m->kind], m->share);
         else
-            sb_printf(b, "#   %s <- mountCommand of unmanagedFileSystems, run as the user in a step\n",
-                      p->mounts[i].target);
+            sb_comment(b, "  %s <- mountCommand of unmanagedFileSystems, run as the user in a step",
+                       p->mounts[i].target);
     }
     if (p->container) {
-        sb_printf(b, "#\n# Container: image \"%s\" runs as srun %s\n", p->job->image, p->container);
+        sb_puts(b, "#\n");
+        sb_comment(b, "Container: image \"%s\" runs as srun %s", p->job->image, p->container);
         if (p->job->shm_size)
-            sb_printf(b, "#   (shmSize \"%s\" is not applied: /dev/shm is the node's)\n", p->job->shm_size);
+            sb_comment(b, "  (shmSize \"%s\" is not applied: /dev/shm is the node's)", p->job->shm_size);
     }
 }
 

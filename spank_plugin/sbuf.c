@@ -53,18 +53,60 @@ void sb_puts(struct sbuf *b, const char *s)
     b->len += n;
 }
 
+static void sb_putc(struct sbuf *b, char c)
+{
+    if (!reserve(b, 1))
+        return;
+    b->s[b->len++] = c;
+    b->s[b->len] = '\0';
+}
+
 void sb_shell_quote(struct sbuf *b, const char *s)
 {
-    sb_puts(b, "'");
+    /* Inside single quotes nothing is special but the closing quote; a quote of s ends the quoted part,
+     * adds an escaped quote and opens a new part: it'\''s. */
+    sb_putc(b, '\'');
     for (const char *p = s; *p; p++) {
         if (*p == '\'')
             sb_puts(b, "'\\''");
-        else if (reserve(b, 1)) {
-            b->s[b->len++] = *p;
-            b->s[b->len] = '\0';
-        }
+        else
+            sb_putc(b, *p);
     }
-    sb_puts(b, "'");
+    sb_putc(b, '\'');
+}
+
+void sb_comment(struct sbuf *b, const char *fmt, ...)
+{
+    va_list ap;
+    char *text;
+    int n;
+
+    va_start(ap, fmt);
+    n = vasprintf(&text, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        b->failed = true;
+        return;
+    }
+    /* "# ", never "#" and the text: a line that starts "#SBATCH" is a directive to sbatch. */
+    sb_puts(b, "# ");
+    for (const char *p = text; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\\')
+            sb_puts(b, "\\\\");
+        else if (c == '\n')
+            sb_puts(b, "\\n");
+        else if (c == '\r')
+            sb_puts(b, "\\r");
+        else if (c == '\t')
+            sb_puts(b, "\\t");
+        else if (c < 0x20 || c == 0x7f)
+            sb_printf(b, "\\x%02x", c);
+        else
+            sb_putc(b, (char)c);
+    }
+    sb_putc(b, '\n');
+    free(text);
 }
 
 char *sb_finish(struct sbuf *b)

@@ -14,8 +14,15 @@ struct sbuf {
 
 void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sb_puts(struct sbuf *b, const char *s);
-/* Append s as one single-quoted shell word ('it'\''s'). */
+/* Append s as one single-quoted shell word ('it'\''s). Whatever s holds (newlines, quotes, $, `, ;, #,
+ * spaces), the shell reads back exactly s, as one word, with nothing evaluated: strings that are not shell
+ * text reach a shell line through this function. */
 void sb_shell_quote(struct sbuf *b, const char *s);
+/* Append one comment line: "# ", the formatted text, '\n'. Every control character of the text (newline,
+ * carriage return, tab, ...) and every backslash is written as an escape (\n, \r, \t, \xNN, \\), so no
+ * value formatted into it can end the comment and start a line of code, and the line is never an #SBATCH
+ * directive. */
+void sb_comment(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* The string (caller frees), or NULL after an allocation failure (the buffer is freed). */
 char *sb_finish(struct sbuf *b);
 

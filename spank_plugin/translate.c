@@ -314,11 +314,13 @@ static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_s
     free(text);
 }
 
-/* "<python> <script> <args>" as shell text; NULL on OOM. */
+/* "<python> <script> <args>" as shell text; NULL on OOM. The interpreter and the script are one word each,
+ * in double quotes, where only the $NAME / ${NAME} references that bai_shell_path_ok() lets through expand
+ * (per task, as Batch AI expanded them); the arguments are the user's shell text. */
 static char *python_command(const struct bai_toolkit_settings *t, const struct bai_settings *site, const char *args)
 {
-    return fmt("exec %s %s%s%s", t->python_interpreter ? t->python_interpreter : site->python, t->python_script,
-               args && *args ? " " : "", args && *args ? args : "");
+    return fmt("exec \"%s\" \"%s\"%s%s", t->python_interpreter ? t->python_interpreter : site->python,
+               t->python_script, args && *args ? " " : "", args && *args ? args : "");
 }
 
 static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site)
@@ -378,7 +380,7 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
         if (t->language_type && strcasecmp(t->language_type, "Python") == 0)
             cmd = python_command(t, site, t->command_line_args);
         else
-            cmd = fmt("exec cntk configFile=%s%s%s", t->config_file, t->command_line_args ? " " : "",
+            cmd = fmt("exec cntk configFile=\"%s\"%s%s", t->config_file, t->command_line_args ? " " : "",
                       t->command_line_args ? t->command_line_args : "");
         step(&b, plan, site, true, n, NULL, NULL, cmd);
         break;
@@ -386,7 +388,7 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
         if (t->python_script)
             cmd = python_command(t, site, t->command_line_args);
         else
-            cmd = fmt("exec caffe train --solver=%s%s%s", t->config_file, t->command_line_args ? " " : "",
+            cmd = fmt("exec caffe train --solver=\"%s\"%s%s", t->config_file, t->command_line_args ? " " : "",
                       t->command_line_args ? t->command_line_args : "");
         step(&b, plan, site, n > 1, n, NULL, NULL, cmd);
         break;
@@ -403,11 +405,64 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
     return sb_finish(&b);
 }
 
+/* The srun option that runs each step in the job's image, as shell text: its value (an image reference, a
+ * registry and a reference, or a bundle directory) is one quoted word, so even a string the validator would
+ * refuse reaches srun whole and is never run by the batch script's shell. */
+static void plan_container(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
+                           struct bai_diag *d)
+{
+    struct sbuf b = { 0 };
+    char path[JV_PATH_MAX], *target, *with_registry = NULL;
+    const char *value;
+
+    field_path(path, "containerSettings.imageSourceRegistry.image");
+    if (site->runtime == BAI_RUNTIME_NONE) {
+        bai_diag_add(d, path, "this site runs no containers (container_runtime=none): remove containerSettings "
+                     "or ask the admins for a container runtime");
+        return;
+    }
+    target = bai_settings_image_target(site, job->image);
+    if (site->runtime == BAI_RUNTIME_PYXIS) {
+        /* pyxis (enroot) names an image of a given registry REGISTRY#IMAGE. */
+        if (job->registry_server)
+            with_registry = fmt("%s#%s", job->registry_server, job->image);
+        value = job->registry_server ? with_registry : target;
+        sb_puts(&b, "--container-image=");
+    } else if (target && safe_host_path(target)) {
+        plan->bundle = strdup(target);
+        value = plan->bundle;
+        sb_puts(&b, "--container=");
+    } else {
+        bai_diag_add(d, path, "image \"%.80s\" has no usable bundle directory (set image.%.80s=DIR)", job->image,
+                     job->image);
+        free(target);
+        return;
+    }
+    if (value)
+        sb_shell_quote(&b, value);
+    else
+        b.failed = true;
+    plan->container = sb_finish(&b);
+    if (!plan->container)
+        bai_diag_add(d, path, "out of memory");
+    free(with_registry);
+    free(target);
+}
+
+/* Whether s can be written as a value on an #SBATCH line: printable ASCII without the white space, quotes,
+ * backslash and '#' that sbatch reads there as separators, quoting or the start of a comment (render.c). */
+static bool sbatch_value_ok(const char *s)
+{
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p <= ' ' || (unsigned char)*p >= 0x7f || strchr("\"'\\#", *p))
+            return false;
+    return true;
+}
+
 static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
                             struct bai_diag *d)
 {
     const struct bai_prio_map *prio = &site->priority[job->priority];
-    char path[JV_PATH_MAX];
 
     plan->nodes = job->node_count;
     /* Slurm allocates at least one task per node; steps that want fewer (customToolkit) say so themselves. */
@@ -424,25 +479,15 @@ static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, co
         plan->qos = strdup(prio->qos);
     else if (prio->kind == BAI_PRIO_NICE)
         plan->nice = prio->nice;
-    if (job->image) {
-        field_path(path, "containerSettings.imageSourceRegistry.image");
-        if (site->runtime == BAI_RUNTIME_NONE) {
-            bai_diag_add(d, path, "this site runs no containers (container_runtime=none): remove containerSettings "
-                         "or ask the admins for a container runtime");
-        } else {
-            char *target = bai_settings_image_target(site, job->image);
-            if (site->runtime == BAI_RUNTIME_PYXIS && job->registry_server)
-                plan->container = fmt("--container-image=%s#%s", job->registry_server, job->image);
-            else if (site->runtime == BAI_RUNTIME_PYXIS)
-                plan->container = fmt("--container-image=%s", target);
-            else if (target && safe_host_path(target))
-                plan->container = fmt("--container=%s", target);
-            else
-                bai_diag_add(d, path, "image \"%.80s\" has no usable bundle directory (set image.%.80s=DIR)",
-                             job->image, job->image);
-            free(target);
-        }
-    }
+    /* The site's values, not the job's; the job name and log directory are checked by safe_host_path(). */
+    if (plan->partition && !sbatch_value_ok(plan->partition))
+        bai_diag_add(d, "", "the site's partition \"%.80s\" cannot be an #SBATCH value (white space, quotes, \\ "
+                     "or #)", plan->partition);
+    if (plan->qos && !sbatch_value_ok(plan->qos))
+        bai_diag_add(d, "", "the site's QOS \"%.80s\" cannot be an #SBATCH value (white space, quotes, \\ or #)",
+                     plan->qos);
+    if (job->image)
+        plan_container(plan, job, site, d);
 }
 
 int bai_translate(const struct bai_job *job, const struct bai_settings *site, const struct bai_translate_opts *opts,
@@ -468,6 +513,10 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
         bai_diag_add(d, "", "job name \"%.64s\": expected letters, digits, '.', '_', '-'", plan->job_name);
         goto out;
     }
+    /* The main step writes it as the job's own pythonInterpreterPath: one word in double quotes. */
+    if (!bai_shell_path_ok(site->python))
+        bai_diag_add(d, "", "the site's python \"%.80s\" cannot be one shell word (no \" \\ ` and $ only as "
+                     "$NAME or ${NAME})", site->python);
     plan_allocation(plan, job, site, d);
     plan_mounts(plan, job, site, d);
     field_path(path, "stdOutErrPathPrefix");
@@ -570,13 +619,13 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
             bai_diag_add(d, path, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
                          plan->mounts[i].site_path);
     }
-    if (plan->container && strncmp(plan->container, "--container=", 12) == 0) {
+    if (plan->bundle) {
         char config[4096];
-        snprintf(config, sizeof config, "%s/config.json", plan->container + 12);
+        snprintf(config, sizeof config, "%s/config.json", plan->bundle);
         if (stat(config, &st) != 0) {
             jv_child(path, "properties", "containerSettings.imageSourceRegistry.image");
             bai_diag_add(d, path, "image \"%s\" is not staged on this cluster (no OCI bundle at %s)",
-                         plan->job->image, plan->container + 12);
+                         plan->job->image, plan->bundle);
         }
     }
     return bai_diag_total(d) > before ? -1 : 0;
@@ -597,6 +646,7 @@ void bai_plan_free(struct bai_plan *plan)
     }
     free(plan->mounts); free(plan->env);
     free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir);
-    free(plan->container); free(plan->prep_command); free(plan->main_step); free(plan->secrets_file);
+    free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
+    free(plan->secrets_file);
     memset(plan, 0, sizeof *plan);
 }

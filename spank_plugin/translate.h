@@ -48,7 +48,9 @@ struct bai_plan {
     char *log_dir;       /* "%j"-pattern host path: <resolved stdOutErrPathPrefix>/<job_name>/%j/stdouterr */
     char *job_dir;       /* "%j"-pattern: <job_root>/%j */
     /* nodes */
-    char *container;     /* srun container option, e.g. "--container=/var/lib/batchai/images/x", or NULL */
+    char *container;     /* srun container option as shell text, its value quoted:
+                          * "--container='/var/lib/batchai/images/x'", or NULL */
+    char *bundle;        /* oci: the bundle directory the option names (checked by bai_plan_check_host()) */
     struct bai_plan_mount *mounts; size_t n_mounts;
     bool mount_commands_allowed; /* the site's allow_mount_command, checked by bai_plan_check_host() */
     struct bai_plan_env *env;      size_t n_env;   /* AZ_BATCHAI_* first, then the job's variables */

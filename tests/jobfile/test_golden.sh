@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Golden-file tests of batchai-job (sanitizer build): every known valid job file validates and translates
-# to exactly tests/jobfile/golden/<name>.script; every invalid file fails validation with exactly
-# golden/<name>.err, and that output names the JSON path its .why file gives.
+# to exactly tests/jobfile/golden/<name>.script, which bash parses (bash -n); every invalid file fails
+# validation with exactly golden/<name>.err, and that output names the JSON path its .why file gives.
 # UPDATE_GOLDEN=1 rewrites the golden files instead of comparing (review the diff).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,6 +35,9 @@ for f in "${valid[@]}"; do
     rel=$(basename "$(dirname "$f")")/$(basename "$f")
     if ! (cd "$dir/.." && "$bin" translate "$rel") >"$out/$base.script" 2>"$out/err"; then
         echo "FAIL $f: does not translate"; cat "$out/err"; fail=$((fail + 1)); continue
+    fi
+    if ! bash -n "$out/$base.script" 2>"$out/err"; then
+        echo "FAIL $f: the batch script is not valid bash"; cat "$out/err"; fail=$((fail + 1)); continue
     fi
     if check "$base.script" "$out/$base.script"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
 done

@@ -1,10 +1,16 @@
 /* Unit tests of the job-file library's pure parts: durations, bounds, settings, translation details that
- * golden files do not pin (secrets never rendered, "%j" expansion, settings errors). */
+ * golden files do not pin (secrets never rendered, "%j" expansion, settings errors), and the quoting of
+ * strings into batch scripts, proven by running what was rendered through bash and sh. */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "job.h"
+#include "sbuf.h"
 #include "settings.h"
 #include "translate.h"
 
@@ -200,6 +206,240 @@ static void test_translation(void)
     bai_settings_free(&s);
 }
 
+/* ---- quoting: strings that reach a script arrive as themselves, one word, nothing run ---- */
+
+/* Strings a job file could carry towards a script: every kind of shell syntax, line breaks, quotes. */
+static const char *const hostile[] = {
+    "ubuntu;touch pwned", "$(touch pwned)", "`touch pwned`", "a\nb", "a\r\nb", "two words", "it's", "'", "''",
+    "\\", "\\'", "\"", "$HOME", "${IFS}", "*", "~", "#no comment", "-n", "", " ", "\t", "!!", "a|b&c>d<e",
+    "x'; touch pwned; echo '", "\n#SBATCH --uid=0\ntouch pwned", "caf\xc3\xa9 \xe2\x80\xa8",
+};
+#define N_HOSTILE (sizeof hostile / sizeof hostile[0])
+
+static char workdir[] = "/tmp/bai-unit-XXXXXX";
+
+/* Run argv in the work directory with stdout to `out` (or /dev/null) and the extra environment `env`
+ * (NAME=VALUE strings, NULL-terminated, may be NULL); its exit status, or -1. */
+static int run(const char *const argv[], const char *out, const char *const env[])
+{
+    pid_t pid = fork();
+    int status;
+
+    if (pid == 0) {
+        int fd = open(out ? out : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 1) < 0 || chdir(workdir) != 0)
+            _exit(126);
+        for (size_t i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid)
+        return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static char *path_in_workdir(const char *name)
+{
+    char *p;
+    return asprintf(&p, "%s/%s", workdir, name) < 0 ? NULL : p;
+}
+
+static bool write_file(const char *path, const char *text, mode_t mode)
+{
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(text, f) >= 0;
+
+    if (f)
+        ok = (fclose(f) == 0) && ok;
+    return ok && chmod(path, mode) == 0;
+}
+
+/* The whole file (NUL bytes included) and its length, or NULL. */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = NULL;
+    size_t cap = 0;
+
+    *len = 0;
+    if (!f)
+        return NULL;
+    for (size_t n = 1; n > 0; *len += n) {
+        if (cap - *len < 4096) {
+            char *grown = realloc(buf, cap += 65536);
+            if (!grown)
+                break;
+            buf = grown;
+        }
+        n = fread(buf + *len, 1, cap - *len, f);
+    }
+    fclose(f);
+    return buf;
+}
+
+static bool exists_in_workdir(const char *name)
+{
+    char *p = path_in_workdir(name);
+    bool yes = p && access(p, F_OK) == 0;
+
+    free(p);
+    return yes;
+}
+
+/* Every hostile string, quoted by sb_shell_quote(), comes back from bash and from sh as exactly itself and
+ * as one word: printf '%s\0' prints each of its arguments NUL-terminated, so a split word, a lost quote or
+ * a command that ran would change the output. */
+static void test_shell_quote(void)
+{
+    static const char *const shells[] = { "/bin/bash", "/bin/sh" };
+    struct sbuf script = { 0 };
+    char *text, *path = path_in_workdir("quote.sh"), *out = path_in_workdir("quote.out");
+
+    for (size_t i = 0; i < N_HOSTILE; i++) {
+        sb_puts(&script, "printf '%s\\0' ");
+        sb_shell_quote(&script, hostile[i]);
+        sb_puts(&script, "\n");
+    }
+    text = sb_finish(&script);
+    CHECK(text && path && out && write_file(path, text, 0600));
+    for (size_t k = 0; text && path && out && k < 2; k++) {
+        const char *argv[] = { shells[k], path, NULL };
+        size_t len = 0, at = 0, words = 0;
+        char *got;
+        CHECK(run(argv, out, NULL) == 0);
+        got = read_file(out, &len);
+        for (; got && words < N_HOSTILE && at < len; words++) {
+            size_t n = strlen(hostile[words]);
+            if (len - at <= n || memcmp(got + at, hostile[words], n) != 0 || got[at + n] != '\0')
+                break;
+            at += n + 1;
+        }
+        CHECK(words == N_HOSTILE && at == len);
+        free(got);
+    }
+    CHECK(!exists_in_workdir("pwned"));
+    free(text);
+    free(path);
+    free(out);
+}
+
+/* A comment line stays one line, whatever its value holds, and is never an #SBATCH directive. */
+static void test_comment(void)
+{
+    for (size_t i = 0; i < N_HOSTILE; i++) {
+        struct sbuf b = { 0 };
+        char *line;
+        sb_comment(&b, "%s", hostile[i]);
+        line = sb_finish(&b);
+        CHECK(line && strncmp(line, "# ", 2) == 0 && strchr(line, '\n') == line + strlen(line) - 1);
+        CHECK(line && !strchr(line, '\r'));
+        free(line);
+    }
+}
+
+/* A whole batch script with hostile strings in it: an image and a registry that slipped past the validator
+ * (set after parsing), a script path with spaces, a quote and shell punctuation, environment values with
+ * line breaks and command substitutions. bash parses it, sbatch would see only our #SBATCH lines, and run
+ * with srun and scontrol replaced by stubs it starts the interpreter with the script path as one word, gives
+ * srun the container option as one word, and runs nothing else. */
+static void test_rendered_script(void)
+{
+    static const char image[] = "ubuntu;touch pwned $(touch pwned)`touch pwned`\n'x'";
+    static const char registry[] = "evil.io\";touch pwned;\"";
+    static const char want_argv[] = "/mnt/job/it's (a) & b;c | d.py|--n|1|";
+    struct bai_settings s;
+    struct bai_diag d = { 0 };
+    struct bai_translate_opts opts = { NULL, "quote.json" };
+    struct bai_plan plan;
+    struct bai_job job;
+    char setting[4200], *json = NULL, *script = NULL, *want = NULL, *log = NULL;
+    char *argdump = path_in_workdir("argdump"), *script_path = path_in_workdir("job.sh");
+    char *opts_out = path_in_workdir("srun.opts"), *argv_out = path_in_workdir("argv.out");
+    const char *stub = "srun() { o=; while [ \"${1#--}\" != \"$1\" ]; do o=\"$o$1|\"; shift; done;"
+                       " printf %s \"$o\" >srun.opts; \"$@\"; }; scontrol() { echo node1; }; . \"$1\"";
+    size_t len;
+    int n_sbatch = 0;
+
+    CHECK(bai_settings_init(&s) == 0);
+    snprintf(setting, sizeof setting, "shares_root=%s/shares", workdir);
+    CHECK(bai_settings_apply(&s, setting, "test", false, &d) == 0);
+    CHECK(bai_settings_apply(&s, "container_runtime=pyxis", "test", false, &d) == 0);
+    CHECK(argdump && write_file(argdump, "#!/bin/sh\nprintf '%s|' \"$@\" >argv.out\n", 0700));
+    CHECK(asprintf(&json, "{\"nodeCount\": 1, \"stdOutErrPathPrefix\": \"$AZ_BATCHAI_JOB_MOUNT_ROOT/s/logs\","
+                   " \"mountVolumes\": {\"azureFileShares\": [{\"azureFileUrl\": \"https://a.file.core.windows.net/s\","
+                   " \"relativeMountPath\": \"s\"}]},"
+                   " \"containerSettings\": {\"imageSourceRegistry\": {\"image\": \"ubuntu\"}},"
+                   " \"environmentVariables\": [{\"name\": \"A\", \"value\": \"$(touch pwned)`touch pwned`\"},"
+                   " {\"name\": \"B\", \"value\": \"x\\n#SBATCH --uid=0\\ntouch pwned\"}],"
+                   " \"chainerSettings\": {\"pythonInterpreterPath\": \"%s\", \"pythonScriptFilePath\":"
+                   " \"${AZ_BATCHAI_JOB_MOUNT_ROOT}/it's (a) & b;c | d.py\", \"commandLineArgs\": \"--n 1\"}}",
+                   argdump) > 0);
+    if (!json || bai_job_parse(json, strlen(json), &job, &d) != 0) {
+        bai_diag_print(&d, stderr, "test_rendered_script: ");
+        CHECK(!"the job parses");
+        goto out;
+    }
+    free(job.image);
+    job.image = strdup(image);
+    job.registry_server = strdup(registry);
+    if (bai_translate(&job, &s, &opts, &plan, &d) != 0) {
+        bai_diag_print(&d, stderr, "test_rendered_script: ");
+        CHECK(!"the job translates");
+        bai_job_free(&job);
+        goto out;
+    }
+    script = bai_render_script(&plan);
+    CHECK(script && script_path && write_file(script_path, script, 0600));
+    log = bai_expand_jobid(plan.log_dir, "1");
+    bai_plan_free(&plan);
+    bai_job_free(&job);
+
+    /* What sbatch reads: the #SBATCH lines we wrote, nothing from the job's strings. */
+    for (const char *line = script; line; line = strchr(line, '\n'), line = line ? line + 1 : NULL)
+        if (strncmp(line, "#SBATCH", 7) == 0) {
+            n_sbatch++;
+            CHECK(strncmp(line, "#SBATCH --uid", 13) != 0);
+        }
+    CHECK(n_sbatch == 6);
+
+    const char *bash_n[] = { "/bin/bash", "-n", script_path, NULL };
+    CHECK(run(bash_n, NULL, NULL) == 0);
+    const char *mkdir_log[] = { "/bin/mkdir", "-p", log, NULL };
+    CHECK(log && run(mkdir_log, NULL, NULL) == 0);
+    const char *job_run[] = { "/bin/bash", "-c", stub, "bash", script_path, NULL };
+    const char *env[] = { "SLURM_JOB_ID=1", "SLURM_PROCID=0", "SLURMD_NODENAME=node1",
+                          "AZ_BATCHAI_MPI_HOST_FILE=hostfile", "AZ_BATCHAI_JOB_MOUNT_ROOT=/mnt/job", NULL };
+    CHECK(run(job_run, NULL, env) == 0);
+
+    char *got = read_file(opts_out, &len);
+    CHECK(asprintf(&want, "--mpi=pmix|--kill-on-bad-exit=1|--ntasks=1|--container-image=%s#%s|", registry, image) > 0);
+    CHECK(got && want && len == strlen(want) && memcmp(got, want, len) == 0);
+    free(got);
+    got = read_file(argv_out, &len);
+    CHECK(got && len == strlen(want_argv) && memcmp(got, want_argv, len) == 0);
+    free(got);
+    CHECK(!exists_in_workdir("pwned"));
+out:
+    bai_diag_free(&d);
+    bai_settings_free(&s);
+    free(json); free(script); free(want); free(log);
+    free(argdump); free(script_path); free(opts_out); free(argv_out);
+}
+
+static void test_quoting(void)
+{
+    if (!mkdtemp(workdir)) {
+        CHECK(!"mkdtemp");
+        return;
+    }
+    test_shell_quote();
+    test_comment();
+    test_rendered_script();
+    const char *rm[] = { "/bin/rm", "-rf", workdir, NULL };
+    CHECK(run(rm, NULL, NULL) == 0);
+}
+
 int main(void)
 {
     test_durations();
@@ -207,6 +447,7 @@ int main(void)
     test_bounds();
     test_settings();
     test_translation();
+    test_quoting();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }
