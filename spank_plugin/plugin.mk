@@ -4,7 +4,8 @@
 ifneq ($(HAVE_SLURM),)
 
 SPANK_SRCS := spank_plugin/spank_dispatch.c spank_plugin/spank_common.c spank_plugin/spank_alloc.c \
-              spank_plugin/spank_remote.c spank_plugin/spank_prolog.c spank_plugin/rootfs.c
+              spank_plugin/spank_remote.c spank_plugin/spank_prolog.c spank_plugin/spank_user.c \
+              spank_plugin/rootfs.c
 SPANK_OBJS := $(call obj-of,$(SPANK_SRCS))
 SPANK_SO   := $(BUILD)/lib/spank_batchai.so
 SPANK_LDS  := spank_plugin/spank_batchai.lds

@@ -4,16 +4,16 @@
  *  - root (this process) works only inside job_root, a tree that root owns and nobody else can write
  *    (checked component by component on every call), through directory fds: it makes <jobid> for the user
  *    and writes or removes the failure marker <jobid>.prolog-failed-<node> (rootfs.h);
- *  - a child that has fully become the user reads the job file and makes everything in the user's places:
- *    the log directory, the mount links <job_dir>/mounts/<relativeMountPath> -> <site path>, the output and
- *    temp directories and the secrets file; every permission check there is the user's;
+ *  - a child that has fully become the user reads the job file and makes everything in the user's places
+ *    (spank_user.c): the log directory, the mount links, the output and temp directories and the secrets
+ *    file; every permission check there is the user's. This file has no chown, chmod, mkdir, open or rename
+ *    by path;
  *  - user code (the preparation, mountCommand) never runs here: the batch script runs it as job steps.
  * Every child runs under the prolog's deadline and is killed with its session past it. */
 #include "spank_prolog.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -24,8 +24,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sbuf.h"
 #include "spank_common.h"
+#include "spank_user.h"
 
 /* Facts about the job on this node, gathered once. */
 struct node_job {
@@ -57,144 +57,6 @@ static void fail(struct node_job *nj, const char *fmt, ...)
         snprintf(nj->err, sizeof nj->err, "%s", msg);
 }
 
-/* mkdir -p as the user (the caller is the user-side child); succeeds when the path already is a directory. */
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = c;
-            if (c == '\0')
-                break;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
-
-/* --- The user's side: runs as the job's user, in a child with no root fd but the status pipe. --- */
-
-struct user_side {
-    struct node_job *nj;
-    int status_fd;
-};
-
-/* Write "<what>: <strerror>" to the status pipe; return 1, the child's failure status. */
-static int report(const struct user_side *u, const char *what)
-{
-    char line[PATH_MAX + 64];
-    int n = snprintf(line, sizeof line, "%s: %s", what, strerror(errno));
-    if (n > 0 && write(u->status_fd, line, (size_t)n) < 0) {
-        /* the parent reports the exit status alone */
-    }
-    return 1;
-}
-
-/* Directories a task expects to exist: the mount root, temp dirs, outputs. */
-static bool env_is_dir(const char *name)
-{
-    return strncmp(name, "AZ_BATCHAI_OUTPUT_", 18) == 0 || strcmp(name, "AZ_BATCHAI_JOB_TEMP") == 0 ||
-           strcmp(name, "AZ_BATCHAI_SHARED_JOB_TEMP") == 0 ||
-           strcmp(name, "AZ_BATCHAI_JOB_MOUNT_ROOT") == 0 || strcmp(name, "AZ_BATCHAI_STDOUTERR_DIR") == 0;
-}
-
-/* <job_dir>/secrets.env, 0600: one `export NAME='value'` line per secret, for the steps that source it. Made
- * under a private name and renamed into place, so a reader never sees half of it. */
-static int write_secrets(const struct user_side *u, const char *path)
-{
-    const struct bai_plan *plan = &u->nj->l.plan;
-    struct sbuf b = {0};
-    char tmp[PATH_MAX];
-    for (size_t i = 0; i < plan->n_env; i++) {
-        if (!plan->env[i].secret || !plan->env[i].value)
-            continue;
-        sb_printf(&b, "export %s=", plan->env[i].name);
-        sb_shell_quote(&b, plan->env[i].value);
-        sb_puts(&b, "\n");
-    }
-    char *text = sb_finish(&b);
-    snprintf(tmp, sizeof tmp, "%s.%s.tmp", path, u->nj->node);
-    (void)unlink(tmp);
-    int fd = text ? open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600) : -1;
-    bool ok = fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text);
-    if (fd >= 0)
-        close(fd);
-    if (text) {
-        explicit_bzero(text, strlen(text));
-        free(text);
-    }
-    if (!ok || rename(tmp, path) != 0) {
-        int err = errno;
-        (void)unlink(tmp);
-        errno = err;
-        return report(u, path);
-    }
-    return 0;
-}
-
-static int user_side_fn(void *arg)
-{
-    const struct user_side *u = arg;
-    struct node_job *nj = u->nj;
-    const struct bai_plan *plan = &nj->l.plan;
-    int rc = 0;
-
-    /* The log directory first, and even when the rest cannot be done: the batch step's output goes there,
-     * and with it the reason the job fails. */
-    if (nj->log_dir && mkdir_p(nj->log_dir) != 0)
-        return report(u, nj->log_dir);
-    if (!nj->loaded || !nj->job_dir_ok)
-        return 0;
-    for (size_t i = 0; i < plan->n_mounts && rc == 0; i++) {
-        const struct bai_plan_mount *m = &plan->mounts[i];
-        char *target = bai_expand_jobid(m->target, nj->jobid_s);
-        char parent[PATH_MAX];
-        if (!target)
-            return report(u, "out of memory");
-        snprintf(parent, sizeof parent, "%s", target);
-        if (mkdir_p(dirname(parent)) != 0)
-            rc = report(u, target);
-        else if (m->site_path && symlink(m->site_path, target) != 0) {
-            char cur[PATH_MAX];
-            ssize_t n = errno == EEXIST ? readlink(target, cur, sizeof cur - 1) : -1;
-            if (n < 0 || (cur[n] = '\0', strcmp(cur, m->site_path) != 0))
-                rc = report(u, target);
-        } else if (!m->site_path && mkdir_p(target) != 0) { /* an unmanaged file system's mount point */
-            rc = report(u, target);
-        }
-        free(target);
-    }
-    /* After the mounts: output directories usually live inside one. */
-    for (size_t i = 0; i < plan->n_env && rc == 0; i++) {
-        if (!env_is_dir(plan->env[i].name) || plan->env[i].secret)
-            continue;
-        char *v = bai_expand_jobid(plan->env[i].value ? plan->env[i].value : "", nj->jobid_s);
-        if (v && v[0] == '/' && !strchr(v, '$') && mkdir_p(v) != 0)
-            rc = report(u, v);
-        free(v);
-    }
-    if (rc == 0 && plan->secrets_file) {
-        char *path = bai_expand_jobid(plan->secrets_file, nj->jobid_s);
-        rc = path ? write_secrets(u, path) : report(u, "out of memory");
-        free(path);
-    }
-    return rc;
-}
-
 static int prepare_as_user(struct node_job *nj)
 {
     int p[2];
@@ -202,8 +64,9 @@ static int prepare_as_user(struct node_job *nj)
         fail(nj, "pipe: %s", strerror(errno));
         return -1;
     }
-    struct user_side u = {nj, p[1]};
-    int code = bai_run_as_user(nj->uid, nj->gid, p[1], nj->deadline_ms, user_side_fn, &u);
+    struct bai_user_setup u = {.plan = nj->loaded && nj->job_dir_ok ? &nj->l.plan : NULL, .jobid = nj->jobid_s,
+                               .node = nj->node, .log_dir = nj->log_dir, .status_fd = p[1]};
+    int code = bai_run_as_user(nj->uid, nj->gid, p[1], nj->deadline_ms, bai_user_setup, &u);
     close(p[1]);
     char why[PATH_MAX + 64] = "";
     ssize_t n = read(p[0], why, sizeof why - 1);
@@ -340,15 +203,6 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
     return 0; /* never drain a node: the job's tasks fail with the reason */
 }
 
-static int remove_fn(void *arg)
-{
-    const char *job_dir = arg;
-    int fd = open(job_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : 1; /* another slurmd on this host removed it first */
-    return bai_remove_contents(fd) == 0 ? 0 : 1;
-}
-
 int bai_job_epilog(spank_t sp, int ac, char **av)
 {
     struct node_job nj;
@@ -361,7 +215,7 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
         char *job_dir = NULL;
         if (bai_job_dir_check(nj.root_fd, nj.jobid_s, nj.uid, why) == 0 &&
             asprintf(&job_dir, "%s/%s", site.job_root, nj.jobid_s) > 0) {
-            int code = bai_run_as_user(nj.uid, nj.gid, -1, nj.deadline_ms, remove_fn, job_dir);
+            int code = bai_run_as_user(nj.uid, nj.gid, -1, nj.deadline_ms, bai_user_remove_dir, job_dir);
             if (code != 0 || (unlinkat(nj.root_fd, nj.jobid_s, AT_REMOVEDIR) != 0 && errno != ENOENT))
                 slurm_error("batchai: job %u on %s: could not remove all of %s%s", nj.jobid, nj.node, job_dir,
                             code == -2 ? " in time" : "");

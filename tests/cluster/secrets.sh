@@ -37,4 +37,22 @@ assert_grep "greeting=hello world" "$logs/stdout.txt"
 scontrol show job -dd "$id" >>"$CL/show.txt"
 leaks=$(grep -rl -- "$secret" "$CL/show.txt" "$CL/script.txt" "$CL/log" "$SHARE" "$CL/state" "$CL/spool" 2>/dev/null || true)
 [ -z "$leaks" ] || fail "the secret's value leaked into: $leaks"
+# Only the steps that need it see the secret (finding 7): not the batch step, not another srun step of the
+# job, so never srun's environment (nor, with a container, the step's config.json). Its file is the user's,
+# 0600, and goes with the job.
+cat >"$WORK/envs.sh" <<'SH'
+#!/bin/sh
+env >"$HOME/batch.env"
+srun -n1 env >"$HOME/step.env"
+stat -c '%U %a' "$AZ_BATCHAI_JOB_TEMP/../secrets.env" >"$HOME/secrets.stat"
+SH
+chown "$TEST_USER:" "$WORK/envs.sh"
+id=$(submit --batchai-job=sec.json -N2 -o "$WORK/envs-%j.out" envs.sh)
+[ "$(wait_job "$id")" = COMPLETED ] || fail "job $id failed: $(cat "$WORK/envs-$id.out")"
+assert_grep "GREETING=hello world" "$WORK/batch.env"
+assert_grep "GREETING=hello world" "$WORK/step.env"
+if grep -q -- "$secret" "$WORK/batch.env" "$WORK/step.env"; then fail "the secret reached the batch or a plain step"; fi
+[ "$(cat "$WORK/secrets.stat")" = "$TEST_USER 600" ] || fail "secrets.env is $(cat "$WORK/secrets.stat")"
+assert_nodes_idle
+[ ! -e "$CL/jobs/$id" ] || fail "the job directory, secrets.env in it, outlived the job"
 pass "environment and secret set in every task; the value is in no job record, script or log"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Hostile user vs the epilog's clean-up (security finding 6): the job leaves, inside its job directory, a
+# link to a directory of the user's, a link to root's victim directory, a hard link to a file of the
+# user's, and (where this host lets root bind-mount) a mount of another directory. The epilog removes the
+# job directory as the user, by fds, following no link and crossing no mount: what lies behind them all
+# survives, and the directory itself goes.
+. "$(dirname "$0")/lib.sh"
+cluster_start
+victim_make
+as_user "mkdir -p precious && echo keep >precious/file && echo keep >kept.txt"
+install -d -m 0755 "$CL/mnt-src" && echo keep >"$CL/mnt-src/file"
+write_job e.json <<JSON
+{"properties": {"nodeCount": 1, $LOGS_JSON, $MOUNT_JSON,
+  "customToolkitSettings": {"commandLine": "cd \$AZ_BATCHAI_JOB_TEMP && ln -s $WORK/precious p && ln -s $VICTIM v && ln $WORK/kept.txt k && mkdir m && touch ready && while [ ! -e $WORK/go ]; do sleep 0.1; done"}}}
+JSON
+id=$(submit --batchai-job=e.json)
+temp=$CL/jobs/$id/temp
+for i in $(seq 300); do [ -e "$temp/ready" ] && break; sleep 0.1; done
+[ -e "$temp/ready" ] || fail "job $id did not start: $(cat "$(log_dir "$id" e)/stderr.txt" 2>/dev/null)"
+mounted=0
+if mount --bind "$CL/mnt-src" "$temp/m" 2>/dev/null; then mounted=1; fi
+touch "$WORK/go"
+[ "$(wait_job "$id")" = COMPLETED ] || fail "job $id failed: $(cat "$(log_dir "$id" e)/stderr.txt")"
+assert_nodes_idle
+if [ $mounted = 1 ]; then
+    [ "$(cat "$CL/mnt-src/file" 2>/dev/null)" = keep ] || fail "the epilog deleted through a mount point"
+    umount "$temp/m" || true
+else
+    echo "note: bind mounts are not allowed here; the mount case was not exercised"
+fi
+[ "$(cat "$WORK/precious/file")" = keep ] || fail "the epilog followed a link into the user's directory"
+[ "$(cat "$WORK/kept.txt")" = keep ] || fail "the epilog destroyed a hard-linked file"
+assert_victim_unchanged
+[ $mounted = 1 ] || [ ! -e "$CL/jobs/$id" ] || fail "the job directory $CL/jobs/$id was left: $(ls -la "$CL/jobs/$id")"
+pass "the epilog removed the job directory without following links or crossing a mount"
