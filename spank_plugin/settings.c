@@ -3,10 +3,13 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "job.h"
 
@@ -221,13 +224,18 @@ done:
 
 int bai_settings_load_file(struct bai_settings *s, const char *path, struct bai_diag *diag)
 {
-    FILE *f = fopen(path, "re");
     char line[4096], where[PATH_MAX + 32];
     unsigned lineno = 0;
     int rc = 0;
+    struct stat st;
+    /* Root reads this in every prolog: a FIFO in its place must not stall slurmd. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    FILE *f = NULL;
 
-    if (!f) {
-        bai_diag_add(diag, path, "cannot open settings file: %s", strerror(errno));
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "r"))) {
+        bai_diag_add(diag, path, "cannot read settings file: %s", fd < 0 ? strerror(errno) : "not a regular file");
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
     while (fgets(line, sizeof line, f)) {

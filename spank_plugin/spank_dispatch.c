@@ -2,6 +2,7 @@
  *   allocator (sbatch, salloc)  spank_alloc.c   option, validation, the generated script
  *   local (srun outside a job)  spank_alloc.c   option only
  *   remote (each task)          spank_remote.c  environment, secrets, nodeCount check
+ *   slurmd (at start)           spank_prolog.c  job_root checked
  *   job script (prolog/epilog)  spank_prolog.c  per-job directories, mounts, log directory
  * Only these slurm_spank_* functions and the plugin_* symbols are exported (spank_batchai.lds). */
 #include <slurm/spank.h>
@@ -24,6 +25,9 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
         return bai_local_init(sp, ac, av);
     case S_CTX_REMOTE:
         return bai_remote_init(sp, ac, av);
+    case S_CTX_SLURMD:
+        /* slurmd's start: a job_root that root cannot trust is reported at once, not job by job. */
+        return bai_slurmd_init(ac, av);
     case S_CTX_JOB_SCRIPT:
         /* spank_option_getopt in the prolog/epilog needs the option registered. */
         return bai_remote_init(sp, ac, av);

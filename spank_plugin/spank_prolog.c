@@ -178,6 +178,22 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     return 0;
 }
 
+int bai_slurmd_init(int ac, char **av)
+{
+    struct bai_settings site;
+    char why[BAI_WHY_MAX];
+    if (bai_site_load(ac, av, &site) != 0)
+        return -1;
+    int fd = bai_trusted_dir_open(site.job_root, true, why);
+    if (fd < 0)
+        slurm_error("batchai: job_root %s cannot be used: %s; every Batch AI job on this node will fail until "
+                    "it is a directory tree that only root can write (see SECURITY.md)", site.job_root, why);
+    else
+        close(fd);
+    bai_settings_free(&site);
+    return 0;
+}
+
 int bai_job_prolog(spank_t sp, int ac, char **av)
 {
     struct node_job nj;

@@ -14,6 +14,10 @@
  * still runs is killed and the node is reported as not prepared. */
 #define BAI_PROLOG_DEADLINE_MS 20000
 
+/* slurmd's start: load the settings (a bad plugstack line fails slurmd) and open job_root as the prolog
+ * will, creating it if missing; a job_root root cannot trust is logged (the prolog refuses it job by job). */
+int bai_slurmd_init(int ac, char **av);
+
 int bai_job_prolog(spank_t sp, int ac, char **av);
 int bai_job_epilog(spank_t sp, int ac, char **av);
 
