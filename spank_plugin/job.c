@@ -298,9 +298,9 @@ enum mount_group { MG_AFS, MG_BLOB, MG_FILESERVER, MG_UNMANAGED };
 static const char *const mount_groups[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
                                             "unmanagedFileSystems" };
 
-/* first: the job's mounts array, of which m is the newest entry. */
+/* paths: the relativeMountPath of every mount before this one. */
 static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path, enum mount_group g,
-                            const struct bai_mount *first, struct bai_mount *m)
+                            struct jv_names *paths, struct bai_mount *m)
 {
     static const char *const afs_keys[] = { "accountName", "azureFileUrl", "credentials", "relativeMountPath",
                                             "fileMode", "directoryMode", NULL };
@@ -320,9 +320,8 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
     if (jv_string(d, v, "relativeMountPath", path, JV_REQUIRED | JV_NONEMPTY, &m->relative_path) == 1) {
         check_relative(d, child, m->relative_path);
         /* Two mounts at one place would hide each other. */
-        for (const struct bai_mount *o = first; o < m; o++)
-            if (o->relative_path && strcmp(o->relative_path, m->relative_path) == 0)
-                bai_diag_add(d, child, "another mount already uses \"%.64s\"", m->relative_path);
+        if (jv_seen(d, child, paths, m->relative_path))
+            bai_diag_add(d, child, "another mount already uses \"%.64s\"", m->relative_path);
     }
     switch (g) {
     case MG_AFS:
@@ -379,6 +378,7 @@ static void parse_mounts(struct bai_diag *d, const cJSON *v, const char *path, s
     static const char *const keys[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
                                         "unmanagedFileSystems", NULL };
     const cJSON *arr[4];
+    struct jv_names paths = { 0 };
     size_t total = 0;
     char child[JV_PATH_MAX], item[JV_PATH_MAX];
 
@@ -399,9 +399,10 @@ static void parse_mounts(struct bai_diag *d, const cJSON *v, const char *path, s
         jv_child(child, path, mount_groups[g]);
         cJSON_ArrayForEach(e, arr[g]) {
             jv_item(item, child, i++);
-            parse_one_mount(d, e, item, (enum mount_group)g, job->mounts, &job->mounts[job->n_mounts++]);
+            parse_one_mount(d, e, item, (enum mount_group)g, &paths, &job->mounts[job->n_mounts++]);
         }
     }
+    jv_names_free(&paths);
 }
 
 static void parse_container(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
@@ -585,6 +586,7 @@ static void parse_dirs(struct bai_diag *d, const cJSON *obj, const char *path, b
     static const char *const out_keys[] = { "id", "pathPrefix", "pathSuffix", NULL };
     const char *key = output ? "outputDirectories" : "inputDirectories";
     const cJSON *arr, *e;
+    struct jv_names ids = { 0 };
     char apath[JV_PATH_MAX], item[JV_PATH_MAX], child[JV_PATH_MAX];
     size_t i = 0;
 
@@ -604,9 +606,8 @@ static void parse_dirs(struct bai_diag *d, const cJSON *obj, const char *path, b
         jv_child(child, item, "id");
         if (jv_string(d, e, "id", item, JV_REQUIRED | JV_NONEMPTY, &dir->id) == 1) {
             check_identifier(d, child, dir->id, true);
-            for (size_t j = 0; j + 1 < *n_out; j++)
-                if ((*out)[j].id && strcmp((*out)[j].id, dir->id) == 0)
-                    bai_diag_add(d, child, "duplicate id \"%.64s\"", dir->id);
+            if (jv_seen(d, child, &ids, dir->id))
+                bai_diag_add(d, child, "duplicate id \"%.64s\"", dir->id);
         }
         jv_child(child, item, output ? "pathPrefix" : "path");
         if (jv_string(d, e, output ? "pathPrefix" : "path", item, JV_REQUIRED | JV_NONEMPTY, &dir->path) == 1)
@@ -617,6 +618,7 @@ static void parse_dirs(struct bai_diag *d, const cJSON *obj, const char *path, b
                 check_relative(d, child, dir->suffix);
         }
     }
+    jv_names_free(&ids);
 }
 
 static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, struct bai_job *job)
@@ -624,6 +626,7 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
     static const char *const env_keys[] = { "name", "value", NULL };
     static const char *const secret_keys[] = { "name", "value", "valueSecretReference", NULL };
     const cJSON *arrs[2], *e;
+    struct jv_names names = { 0 };
     char apath[JV_PATH_MAX], item[JV_PATH_MAX], child[JV_PATH_MAX];
     size_t total = 0;
 
@@ -651,9 +654,8 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
                 check_identifier(d, child, env->name, false);
                 if (strncmp(env->name, "AZ_BATCHAI_", 11) == 0 || strncmp(env->name, "SLURM_", 6) == 0)
                     bai_diag_add(d, child, "names starting with AZ_BATCHAI_ or SLURM_ are set by the system");
-                for (size_t j = 0; j + 1 < job->n_env; j++)
-                    if (job->env[j].name && strcmp(job->env[j].name, env->name) == 0)
-                        bai_diag_add(d, child, "variable \"%.64s\" is defined twice", env->name);
+                if (jv_seen(d, child, &names, env->name))
+                    bai_diag_add(d, child, "variable \"%.64s\" is defined twice", env->name);
             }
             jv_child(child, item, "valueSecretReference");
             if (!secret) {
@@ -667,6 +669,7 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
             }
         }
     }
+    jv_names_free(&names);
 }
 
 /* ---- the job ---- */

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,8 +75,36 @@ static void expected(struct bai_diag *d, const char *path, const char *what, con
     bai_diag_add(d, path, "expected %s, got %s", what, got);
 }
 
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+bool jv_seen(struct bai_diag *d, const char *path, struct jv_names *set, const char *name)
+{
+    const char *const *node = tsearch(name, &set->root, compare_names);
+
+    if (!node) {
+        bai_diag_add(d, path, "out of memory");
+        return false;
+    }
+    return *node != name;
+}
+
+static void keep_name(void *name)
+{
+    (void)name; /* the set never owned it */
+}
+
+void jv_names_free(struct jv_names *set)
+{
+    tdestroy(set->root, keep_name);
+    set->root = NULL;
+}
+
 bool jv_object(struct bai_diag *d, const cJSON *v, const char *path, const char *const known[])
 {
+    struct jv_names seen = { 0 };
     char child[JV_PATH_MAX], shown[96];
 
     if (!cJSON_IsObject(v)) {
@@ -99,12 +128,10 @@ bool jv_object(struct bai_diag *d, const cJSON *v, const char *path, const char 
                 bai_diag_add(d, path, "unknown property %s", shown);
             continue;
         }
-        for (const cJSON *n = v->child; n != m; n = n->next)
-            if (strcmp(n->string, m->string) == 0) {
-                bai_diag_add(d, child, "duplicate property");
-                break;
-            }
+        if (jv_seen(d, child, &seen, m->string))
+            bai_diag_add(d, child, "duplicate property");
     }
+    jv_names_free(&seen);
     return true;
 }
 

@@ -30,8 +30,19 @@ void jv_item(char *out, const char *parent, size_t index);
 void jv_describe(const cJSON *v, char *out, size_t size);
 
 /* Fault unless v is an object; then fault on every member not in `known` (NULL-terminated) and on every
- * duplicate member. Returns true when v is an object (even with faulty members). */
+ * duplicate member. Returns true when v is an object (even with faulty members). Takes O(n log n) string
+ * comparisons for n members, whatever their names. */
 bool jv_object(struct bai_diag *d, const cJSON *v, const char *path, const char *const known[]);
+
+/* A set of names for duplicate checks across several objects: O(log n) comparisons a name, whatever the
+ * names (a balanced tree; hashing could be driven to quadratic time by chosen names). Names are not copied:
+ * they must outlive the set. Start from { 0 }. */
+struct jv_names {
+    void *root;
+};
+/* Whether `name` is already in the set; if it is not, it is added. Out of memory is a fault at `path`. */
+bool jv_seen(struct bai_diag *d, const char *path, struct jv_names *set, const char *name);
+void jv_names_free(struct jv_names *set);
 
 const cJSON *jv_get(const cJSON *obj, const char *key);
 
