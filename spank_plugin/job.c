@@ -50,43 +50,123 @@ static void line_col(const char *text, size_t off, size_t *line, size_t *col)
     }
 }
 
-static void fault_at(struct bai_diag *d, const char *text, size_t off, const char *what)
+static void fault_at(struct bai_diag *d, const char *path, const char *text, size_t off, const char *what)
 {
     size_t line, col;
 
     line_col(text, off, &line, &col);
-    bai_diag_add(d, "", "%s at line %zu, column %zu", what, line, col);
+    bai_diag_add(d, path, "%s at line %zu, column %zu", what, line, col);
 }
 
-/* Bound the nesting depth ourselves so a hostile file gets a clear message (cJSON's own limit is 1000), and
- * refuse "\u0000" escapes, which would silently cut a C string short after parsing. */
+/* One open object or array while scanning the text. */
+struct scan_level {
+    bool object;
+    bool fresh;         /* the next token starts an entry: after the opening bracket or a comma */
+    bool want_key;      /* objects: the next string is a member name */
+    size_t entries;     /* entries started; the current one is entries - 1 */
+    const char *key;    /* objects: the current member's name, raw JSON text of key_len bytes */
+    size_t key_len;
+};
+
+/* The JSON path of the current entry of each of the first n levels, e.g. properties.secrets[3]. */
+static void scan_path(const struct scan_level *lv, int n, char *out)
+{
+    char next[JV_PATH_MAX], name[66];
+
+    out[0] = '\0';
+    for (int k = 0; k < n; k++) {
+        if (lv[k].object) {
+            /* A name longer than 64 bytes is shown cut, so its first 65 bytes decide how it is shown. */
+            size_t len = lv[k].key_len < sizeof name - 1 ? lv[k].key_len : sizeof name - 1;
+            memcpy(name, lv[k].key, len);
+            name[len] = '\0';
+            jv_child_quoted(next, out, name);
+        } else {
+            jv_item(next, out, lv[k].entries - 1);
+        }
+        memcpy(out, next, sizeof next);
+    }
+}
+
+/* Bound what cJSON will build before it builds anything: nesting depth (cJSON's own limit is 1000), entries
+ * of each object and array, and values in all (cJSON allocates each one, so this is what bounds its time).
+ * Each fault names the JSON path, the limit and the line; the first one ends the scan. Also refuse "\u0000"
+ * escapes, which would silently cut a C string short after parsing. Syntax is left to cJSON: on malformed
+ * text the path shown may be odd, never the memory accessed. */
 static bool check_structure(const char *text, size_t len, struct bai_diag *d)
 {
-    int depth = 0;
+    struct scan_level lv[BAI_JOB_MAX_DEPTH];
+    char path[JV_PATH_MAX], what[96];
+    const char *key = NULL; /* the member name being read */
     bool in_string = false;
+    size_t values = 0;
+    int depth = 0;
 
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
+        struct scan_level *top = depth ? &lv[depth - 1] : NULL;
         if (in_string) {
             if (c == '\\' && len - i >= 6 && memcmp(text + i + 1, "u0000", 5) == 0) {
-                fault_at(d, text, i, "string contains an escaped NUL character (\\u0000)");
+                scan_path(lv, key ? depth - 1 : depth, path);
+                fault_at(d, path, text, i, "string contains an escaped NUL character (\\u0000)");
                 return false;
             }
-            if (c == '\\')
+            if (c == '\\') {
                 i++;
-            else if (c == '"')
+            } else if (c == '"') {
                 in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '{' || c == '[') {
-            if (++depth > BAI_JOB_MAX_DEPTH) {
-                char what[64];
-                snprintf(what, sizeof what, "nesting deeper than %d levels", BAI_JOB_MAX_DEPTH);
-                fault_at(d, text, i, what);
+                if (key) {
+                    top->key = key;
+                    top->key_len = (size_t)(text + i - key);
+                    key = NULL;
+                }
+            }
+            continue;
+        }
+        if (isspace((unsigned char)c) || c == ':')
+            continue;
+        if (top && c == ',') {
+            top->fresh = true;
+            top->want_key = top->object;
+            continue;
+        }
+        if (top && (c == '}' || c == ']')) {
+            depth--;
+            continue;
+        }
+        /* The first character of an entry (a value, or a member's name) counts it; the rest of a token does
+         * not. */
+        if (top ? top->fresh : values == 0) {
+            if (top && top->entries++ == BAI_JOB_MAX_ITEMS) {
+                scan_path(lv, depth - 1, path);
+                snprintf(what, sizeof what, "more %s than the limit of %d in one %s",
+                         top->object ? "members" : "entries", BAI_JOB_MAX_ITEMS, top->object ? "object" : "array");
+                fault_at(d, path, text, i, what);
                 return false;
             }
-        } else if (c == '}' || c == ']') {
-            depth--;
+            if (values++ == BAI_JOB_MAX_VALUES) {
+                scan_path(lv, depth - 1, path);
+                snprintf(what, sizeof what, "more values than the limit of %d in one file", BAI_JOB_MAX_VALUES);
+                fault_at(d, path, text, i, what);
+                return false;
+            }
+            if (top)
+                top->fresh = false;
+        }
+        if (c == '"') {
+            in_string = true;
+            if (top && top->want_key) {
+                top->want_key = false;
+                key = text + i + 1;
+            }
+        } else if (c == '{' || c == '[') {
+            if (depth == BAI_JOB_MAX_DEPTH) {
+                scan_path(lv, depth, path);
+                snprintf(what, sizeof what, "nesting deeper than %d levels", BAI_JOB_MAX_DEPTH);
+                fault_at(d, path, text, i, what);
+                return false;
+            }
+            lv[depth++] = (struct scan_level){ .object = c == '{', .fresh = true, .want_key = c == '{', .key = "" };
         }
     }
     return true;

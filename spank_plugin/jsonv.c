@@ -49,6 +49,27 @@ static void quote(const char *s, char *out, size_t size)
     out[o] = '\0';
 }
 
+static bool plain_name(const char *s)
+{
+    bool plain = s[0] && strlen(s) <= 64;
+
+    for (const char *p = s; plain && *p; p++)
+        plain = isalnum((unsigned char)*p) || *p == '_' || *p == '$' || *p == '-';
+    return plain;
+}
+
+void jv_child_quoted(char *out, const char *parent, const char *key)
+{
+    char shown[96];
+
+    if (plain_name(key)) {
+        jv_child(out, parent, key);
+    } else {
+        quote(key, shown, sizeof shown);
+        jv_child(out, parent, shown);
+    }
+}
+
 void jv_describe(const cJSON *v, char *out, size_t size)
 {
     if (cJSON_IsString(v))
@@ -118,14 +139,12 @@ bool jv_object(struct bai_diag *d, const cJSON *v, const char *path, const char 
         jv_child(child, path, m->string);
         if (!ok) {
             /* Name the member by its path when its name is plain, else quote it safely. */
-            bool plain = strlen(m->string) <= 64 && m->string[0];
-            for (const char *p = m->string; plain && *p; p++)
-                plain = isalnum((unsigned char)*p) || *p == '_' || *p == '$' || *p == '-';
-            quote(m->string, shown, sizeof shown);
-            if (plain)
+            if (plain_name(m->string)) {
                 bai_diag_add(d, child, "unknown property");
-            else
+            } else {
+                quote(m->string, shown, sizeof shown);
                 bai_diag_add(d, path, "unknown property %s", shown);
+            }
             continue;
         }
         if (jv_seen(d, child, &seen, m->string))
@@ -253,7 +272,6 @@ int jv_array(struct bai_diag *d, const cJSON *obj, const char *key, const char *
 {
     char child[JV_PATH_MAX];
     const cJSON *v = jv_get(obj, key);
-    int n;
 
     *out = NULL;
     jv_child(child, path, key);
@@ -261,11 +279,6 @@ int jv_array(struct bai_diag *d, const cJSON *obj, const char *key, const char *
         return 0;
     if (!cJSON_IsArray(v)) {
         expected(d, child, "an array", v);
-        return -1;
-    }
-    n = cJSON_GetArraySize(v);
-    if (n > BAI_JOB_MAX_ITEMS) {
-        bai_diag_add(d, child, "array of %d entries is longer than the limit of %d", n, BAI_JOB_MAX_ITEMS);
         return -1;
     }
     *out = v;

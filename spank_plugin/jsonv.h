@@ -25,6 +25,9 @@ enum jv_flags {
 /* "parent.key" (or "key" when parent is empty) and "parent[i]". */
 void jv_child(char *out, const char *parent, const char *key);
 void jv_item(char *out, const char *parent, size_t index);
+/* As jv_child, for a name the file chose: unless it is plain (letters, digits, _ $ -; 1 to 64 characters) it
+ * is quoted and cut as jv_describe does, so that the path is safe to print. */
+void jv_child_quoted(char *out, const char *parent, const char *key);
 
 /* A short, printable description of a value for messages. */
 void jv_describe(const cJSON *v, char *out, size_t size);
@@ -50,7 +53,8 @@ int jv_string(struct bai_diag *d, const cJSON *obj, const char *key, const char 
               char **out);
 int jv_int(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, long min, long max,
            unsigned flags, int *out);
-/* An array member: checks the type and at most BAI_JOB_MAX_ITEMS entries; *out is the array or NULL. */
+/* An array member: checks the type; *out is the array or NULL. (Its length was bounded, as every array's, by
+ * bai_job_parse before parsing.) */
 int jv_array(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, const cJSON **out);
 
 /* Text checks shared with callers that validate derived strings. */
