@@ -855,18 +855,15 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
         jv_describe(root, got, sizeof got);
         bai_diag_add(diag, "", "expected a JSON object (a Batch AI job), got %s", got);
     } else {
+        /* "$schema" is ignored, but held to the bounds of every string. */
+        jv_string(diag, root, "$schema", "", 0, NULL);
         body = jv_get(root, "properties");
         path = "properties";
         if (body) {
             jv_object(diag, root, "", wrapper_keys);
-            if (jv_get(root, "$schema") && !cJSON_IsString(jv_get(root, "$schema")))
-                bai_diag_add(diag, "$schema", "expected a string");
         } else {
             /* The bare form: the job's properties at the top, "$schema" allowed beside them. */
-            cJSON *schema = cJSON_DetachItemFromObjectCaseSensitive(root, "$schema");
-            if (schema && !cJSON_IsString(schema))
-                bai_diag_add(diag, "$schema", "expected a string");
-            cJSON_Delete(schema);
+            cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(root, "$schema"));
             body = root;
             path = "";
         }

@@ -187,6 +187,17 @@ static void test_text_bounds(void)
         CHECK(s && parse_says(s, "x[254]: more values than the limit of 65536 in one file") == (m == 256));
         free(s);
     }
+
+    /* "$schema" is ignored, but not exempt from the bounds of strings. */
+    CHECK(parse_says("{\"$schema\": 3, \"properties\": {}}", "$schema: expected a string, got 3"));
+    s = malloc(BAI_JOB_MAX_STRING + 32);
+    if (s) {
+        size_t at = (size_t)sprintf(s, "{\"$schema\": \"");
+        memset(s + at, 's', BAI_JOB_MAX_STRING + 1);
+        strcpy(s + at + BAI_JOB_MAX_STRING + 1, "\"}");
+    }
+    CHECK(s && parse_says(s, "$schema: string of 65537 bytes is longer than the limit of 65536"));
+    free(s);
 }
 
 static void test_settings(void)
