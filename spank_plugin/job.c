@@ -123,7 +123,7 @@ static bool check_structure(const char *text, size_t len, struct bai_diag *d)
             }
             continue;
         }
-        if (isspace((unsigned char)c) || c == ':')
+        if ((unsigned char)c <= ' ' || c == ':') /* what cJSON skips as whitespace */
             continue;
         if (top && c == ',') {
             top->fresh = true;

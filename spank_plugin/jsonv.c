@@ -12,10 +12,13 @@
 
 void jv_child(char *out, const char *parent, const char *key)
 {
+    /* Bounded, so that snprintf does not read all of a name of 1 MiB only to cut it. */
+    int n = (int)strnlen(key, JV_PATH_MAX);
+
     if (parent && *parent)
-        snprintf(out, JV_PATH_MAX, "%s.%s", parent, key);
+        snprintf(out, JV_PATH_MAX, "%s.%.*s", parent, n, key);
     else
-        snprintf(out, JV_PATH_MAX, "%s", key);
+        snprintf(out, JV_PATH_MAX, "%.*s", n, key);
 }
 
 void jv_item(char *out, const char *parent, size_t index)
@@ -51,7 +54,7 @@ static void quote(const char *s, char *out, size_t size)
 
 static bool plain_name(const char *s)
 {
-    bool plain = s[0] && strlen(s) <= 64;
+    bool plain = s[0] && strnlen(s, 65) <= 64;
 
     for (const char *p = s; plain && *p; p++)
         plain = isalnum((unsigned char)*p) || *p == '_' || *p == '$' || *p == '-';
