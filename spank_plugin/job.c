@@ -51,43 +51,123 @@ static void line_col(const char *text, size_t off, size_t *line, size_t *col)
     }
 }
 
-static void fault_at(struct bai_diag *d, const char *text, size_t off, const char *what)
+static void fault_at(struct bai_diag *d, const char *path, const char *text, size_t off, const char *what)
 {
     size_t line, col;
 
     line_col(text, off, &line, &col);
-    bai_diag_add(d, "", "%s at line %zu, column %zu", what, line, col);
+    bai_diag_add(d, path, "%s at line %zu, column %zu", what, line, col);
 }
 
-/* Bound the nesting depth ourselves so a hostile file gets a clear message (cJSON's own limit is 1000), and
- * refuse "\u0000" escapes, which would silently cut a C string short after parsing. */
+/* One open object or array while scanning the text. */
+struct scan_level {
+    bool object;
+    bool fresh;         /* the next token starts an entry: after the opening bracket or a comma */
+    bool want_key;      /* objects: the next string is a member name */
+    size_t entries;     /* entries started; the current one is entries - 1 */
+    const char *key;    /* objects: the current member's name, raw JSON text of key_len bytes */
+    size_t key_len;
+};
+
+/* The JSON path of the current entry of each of the first n levels, e.g. properties.secrets[3]. */
+static void scan_path(const struct scan_level *lv, int n, char *out)
+{
+    char next[JV_PATH_MAX], name[66];
+
+    out[0] = '\0';
+    for (int k = 0; k < n; k++) {
+        if (lv[k].object) {
+            /* A name longer than 64 bytes is shown cut, so its first 65 bytes decide how it is shown. */
+            size_t len = lv[k].key_len < sizeof name - 1 ? lv[k].key_len : sizeof name - 1;
+            memcpy(name, lv[k].key, len);
+            name[len] = '\0';
+            jv_child_quoted(next, out, name);
+        } else {
+            jv_item(next, out, lv[k].entries - 1);
+        }
+        memcpy(out, next, sizeof next);
+    }
+}
+
+/* Bound what cJSON will build before it builds anything: nesting depth (cJSON's own limit is 1000), entries
+ * of each object and array, and values in all (cJSON allocates each one, so this is what bounds its time).
+ * Each fault names the JSON path, the limit and the line; the first one ends the scan. Also refuse "\u0000"
+ * escapes, which would silently cut a C string short after parsing. Syntax is left to cJSON: on malformed
+ * text the path shown may be odd, never the memory accessed. */
 static bool check_structure(const char *text, size_t len, struct bai_diag *d)
 {
-    int depth = 0;
+    struct scan_level lv[BAI_JOB_MAX_DEPTH];
+    char path[JV_PATH_MAX], what[96];
+    const char *key = NULL; /* the member name being read */
     bool in_string = false;
+    size_t values = 0;
+    int depth = 0;
 
     for (size_t i = 0; i < len; i++) {
         char c = text[i];
+        struct scan_level *top = depth ? &lv[depth - 1] : NULL;
         if (in_string) {
             if (c == '\\' && len - i >= 6 && memcmp(text + i + 1, "u0000", 5) == 0) {
-                fault_at(d, text, i, "string contains an escaped NUL character (\\u0000)");
+                scan_path(lv, key ? depth - 1 : depth, path);
+                fault_at(d, path, text, i, "string contains an escaped NUL character (\\u0000)");
                 return false;
             }
-            if (c == '\\')
+            if (c == '\\') {
                 i++;
-            else if (c == '"')
+            } else if (c == '"') {
                 in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '{' || c == '[') {
-            if (++depth > BAI_JOB_MAX_DEPTH) {
-                char what[64];
-                snprintf(what, sizeof what, "nesting deeper than %d levels", BAI_JOB_MAX_DEPTH);
-                fault_at(d, text, i, what);
+                if (key) {
+                    top->key = key;
+                    top->key_len = (size_t)(text + i - key);
+                    key = NULL;
+                }
+            }
+            continue;
+        }
+        if ((unsigned char)c <= ' ' || c == ':') /* what cJSON skips as whitespace */
+            continue;
+        if (top && c == ',') {
+            top->fresh = true;
+            top->want_key = top->object;
+            continue;
+        }
+        if (top && (c == '}' || c == ']')) {
+            depth--;
+            continue;
+        }
+        /* The first character of an entry (a value, or a member's name) counts it; the rest of a token does
+         * not. */
+        if (top ? top->fresh : values == 0) {
+            if (top && top->entries++ == BAI_JOB_MAX_ITEMS) {
+                scan_path(lv, depth - 1, path);
+                snprintf(what, sizeof what, "more %s than the limit of %d in one %s",
+                         top->object ? "members" : "entries", BAI_JOB_MAX_ITEMS, top->object ? "object" : "array");
+                fault_at(d, path, text, i, what);
                 return false;
             }
-        } else if (c == '}' || c == ']') {
-            depth--;
+            if (values++ == BAI_JOB_MAX_VALUES) {
+                scan_path(lv, depth - 1, path);
+                snprintf(what, sizeof what, "more values than the limit of %d in one file", BAI_JOB_MAX_VALUES);
+                fault_at(d, path, text, i, what);
+                return false;
+            }
+            if (top)
+                top->fresh = false;
+        }
+        if (c == '"') {
+            in_string = true;
+            if (top && top->want_key) {
+                top->want_key = false;
+                key = text + i + 1;
+            }
+        } else if (c == '{' || c == '[') {
+            if (depth == BAI_JOB_MAX_DEPTH) {
+                scan_path(lv, depth, path);
+                snprintf(what, sizeof what, "nesting deeper than %d levels", BAI_JOB_MAX_DEPTH);
+                fault_at(d, path, text, i, what);
+                return false;
+            }
+            lv[depth++] = (struct scan_level){ .object = c == '{', .fresh = true, .want_key = c == '{', .key = "" };
         }
     }
     return true;
@@ -357,9 +437,9 @@ enum mount_group { MG_AFS, MG_BLOB, MG_FILESERVER, MG_UNMANAGED };
 static const char *const mount_groups[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
                                             "unmanagedFileSystems" };
 
-/* first: the job's mounts array, of which m is the newest entry. */
+/* paths: the relativeMountPath of every mount before this one. */
 static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path, enum mount_group g,
-                            const struct bai_mount *first, struct bai_mount *m)
+                            struct jv_names *paths, struct bai_mount *m)
 {
     static const char *const afs_keys[] = { "accountName", "azureFileUrl", "credentials", "relativeMountPath",
                                             "fileMode", "directoryMode", NULL };
@@ -379,9 +459,8 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
     if (jv_string(d, v, "relativeMountPath", path, JV_REQUIRED | JV_NONEMPTY, &m->relative_path) == 1) {
         check_relative(d, child, m->relative_path);
         /* Two mounts at one place would hide each other. */
-        for (const struct bai_mount *o = first; o < m; o++)
-            if (o->relative_path && strcmp(o->relative_path, m->relative_path) == 0)
-                bai_diag_add(d, child, "another mount already uses \"%.64s\"", m->relative_path);
+        if (jv_seen(d, child, paths, m->relative_path))
+            bai_diag_add(d, child, "another mount already uses \"%.64s\"", m->relative_path);
     }
     switch (g) {
     case MG_AFS:
@@ -438,6 +517,7 @@ static void parse_mounts(struct bai_diag *d, const cJSON *v, const char *path, s
     static const char *const keys[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
                                         "unmanagedFileSystems", NULL };
     const cJSON *arr[4];
+    struct jv_names paths = { 0 };
     size_t total = 0;
     char child[JV_PATH_MAX], item[JV_PATH_MAX];
 
@@ -458,9 +538,10 @@ static void parse_mounts(struct bai_diag *d, const cJSON *v, const char *path, s
         jv_child(child, path, mount_groups[g]);
         cJSON_ArrayForEach(e, arr[g]) {
             jv_item(item, child, i++);
-            parse_one_mount(d, e, item, (enum mount_group)g, job->mounts, &job->mounts[job->n_mounts++]);
+            parse_one_mount(d, e, item, (enum mount_group)g, &paths, &job->mounts[job->n_mounts++]);
         }
     }
+    jv_names_free(&paths);
 }
 
 static void parse_container(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
@@ -659,6 +740,7 @@ static void parse_dirs(struct bai_diag *d, const cJSON *obj, const char *path, b
     static const char *const out_keys[] = { "id", "pathPrefix", "pathSuffix", NULL };
     const char *key = output ? "outputDirectories" : "inputDirectories";
     const cJSON *arr, *e;
+    struct jv_names ids = { 0 };
     char apath[JV_PATH_MAX], item[JV_PATH_MAX], child[JV_PATH_MAX];
     size_t i = 0;
 
@@ -678,9 +760,8 @@ static void parse_dirs(struct bai_diag *d, const cJSON *obj, const char *path, b
         jv_child(child, item, "id");
         if (jv_string(d, e, "id", item, JV_REQUIRED | JV_NONEMPTY, &dir->id) == 1) {
             check_identifier(d, child, dir->id, true);
-            for (size_t j = 0; j + 1 < *n_out; j++)
-                if ((*out)[j].id && strcmp((*out)[j].id, dir->id) == 0)
-                    bai_diag_add(d, child, "duplicate id \"%.64s\"", dir->id);
+            if (jv_seen(d, child, &ids, dir->id))
+                bai_diag_add(d, child, "duplicate id \"%.64s\"", dir->id);
         }
         jv_child(child, item, output ? "pathPrefix" : "path");
         if (jv_string(d, e, output ? "pathPrefix" : "path", item, JV_REQUIRED | JV_NONEMPTY, &dir->path) == 1)
@@ -691,6 +772,7 @@ static void parse_dirs(struct bai_diag *d, const cJSON *obj, const char *path, b
                 check_relative(d, child, dir->suffix);
         }
     }
+    jv_names_free(&ids);
 }
 
 static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, struct bai_job *job)
@@ -698,6 +780,7 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
     static const char *const env_keys[] = { "name", "value", NULL };
     static const char *const secret_keys[] = { "name", "value", "valueSecretReference", NULL };
     const cJSON *arrs[2], *e;
+    struct jv_names names = { 0 };
     char apath[JV_PATH_MAX], item[JV_PATH_MAX], child[JV_PATH_MAX];
     size_t total = 0;
 
@@ -725,9 +808,8 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
                 check_identifier(d, child, env->name, false);
                 if (strncmp(env->name, "AZ_BATCHAI_", 11) == 0 || strncmp(env->name, "SLURM_", 6) == 0)
                     bai_diag_add(d, child, "names starting with AZ_BATCHAI_ or SLURM_ are set by the system");
-                for (size_t j = 0; j + 1 < job->n_env; j++)
-                    if (job->env[j].name && strcmp(job->env[j].name, env->name) == 0)
-                        bai_diag_add(d, child, "variable \"%.64s\" is defined twice", env->name);
+                if (jv_seen(d, child, &names, env->name))
+                    bai_diag_add(d, child, "variable \"%.64s\" is defined twice", env->name);
             }
             jv_child(child, item, "valueSecretReference");
             if (!secret) {
@@ -741,6 +823,7 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
             }
         }
     }
+    jv_names_free(&names);
 }
 
 /* ---- the job ---- */
@@ -846,18 +929,15 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
         jv_describe(root, got, sizeof got);
         bai_diag_add(diag, "", "expected a JSON object (a Batch AI job), got %s", got);
     } else {
+        /* "$schema" is ignored, but held to the bounds of every string. */
+        jv_string(diag, root, "$schema", "", 0, NULL);
         body = jv_get(root, "properties");
         path = "properties";
         if (body) {
             jv_object(diag, root, "", wrapper_keys);
-            if (jv_get(root, "$schema") && !cJSON_IsString(jv_get(root, "$schema")))
-                bai_diag_add(diag, "$schema", "expected a string");
         } else {
             /* The bare form: the job's properties at the top, "$schema" allowed beside them. */
-            cJSON *schema = cJSON_DetachItemFromObjectCaseSensitive(root, "$schema");
-            if (schema && !cJSON_IsString(schema))
-                bai_diag_add(diag, "$schema", "expected a string");
-            cJSON_Delete(schema);
+            cJSON_Delete(cJSON_DetachItemFromObjectCaseSensitive(root, "$schema"));
             body = root;
             path = "";
         }

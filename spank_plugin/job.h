@@ -11,8 +11,12 @@
  *  - Placeholders real files use are kept verbatim and understood: $AZ_BATCHAI_* variables (expanded by the
  *    shell at run time, and resolved statically through mountVolumes by translate.h where a host path is
  *    needed) and <AZURE_BATCHAI_STORAGE_ACCOUNT> in storage URLs.
- *  - Hostile input is bounded: at most BAI_JOB_MAX_BYTES of text, nesting at most BAI_JOB_MAX_DEPTH, no NUL
- *    bytes, strings at most BAI_JOB_MAX_STRING bytes, arrays at most BAI_JOB_MAX_ITEMS entries.
+ *  - Hostile input is bounded: at most BAI_JOB_MAX_BYTES of text, no NUL bytes; nesting at most
+ *    BAI_JOB_MAX_DEPTH, objects and arrays at most BAI_JOB_MAX_ITEMS members or entries each, and at most
+ *    BAI_JOB_MAX_VALUES values in all, checked on the text before it is parsed; strings at most
+ *    BAI_JOB_MAX_STRING bytes. Each fault names the limit and where it is (JSON path, and line for the ones
+ *    found on the text), and the time taken grows about linearly with the text, whatever it holds: names are
+ *    compared for duplicates in O(n log n).
  *  - Secret values (secrets[].value, credentials) are held only where needed and never appear in a diag
  *    message.
  *  - Strings that reach the batch script as data, not as shell text, are checked for that use: the image is
@@ -31,6 +35,9 @@
 #define BAI_JOB_MAX_DEPTH  32
 #define BAI_JOB_MAX_STRING (64 * 1024)
 #define BAI_JOB_MAX_ITEMS  256
+/* Values in the whole document (each member, each array entry, and the top): far above the some 12,300 of the
+ * largest valid job (256 of each list, every optional field given), far below the 500,000 that 1 MiB holds. */
+#define BAI_JOB_MAX_VALUES 65536
 #define BAI_JOB_MAX_NODES  100000
 #define BAI_JOB_MAX_DAYS   3650
 #define BAI_JOB_DEFAULT_WALL_SECONDS (7L * 24 * 3600) /* Batch AI's default: 7.00:00:00 */

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <search.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,10 +12,13 @@
 
 void jv_child(char *out, const char *parent, const char *key)
 {
+    /* Bounded, so that snprintf does not read all of a name of 1 MiB only to cut it. */
+    int n = (int)strnlen(key, JV_PATH_MAX);
+
     if (parent && *parent)
-        snprintf(out, JV_PATH_MAX, "%s.%s", parent, key);
+        snprintf(out, JV_PATH_MAX, "%s.%.*s", parent, n, key);
     else
-        snprintf(out, JV_PATH_MAX, "%s", key);
+        snprintf(out, JV_PATH_MAX, "%.*s", n, key);
 }
 
 void jv_item(char *out, const char *parent, size_t index)
@@ -48,6 +52,27 @@ static void quote(const char *s, char *out, size_t size)
     out[o] = '\0';
 }
 
+static bool plain_name(const char *s)
+{
+    bool plain = s[0] && strnlen(s, 65) <= 64;
+
+    for (const char *p = s; plain && *p; p++)
+        plain = isalnum((unsigned char)*p) || *p == '_' || *p == '$' || *p == '-';
+    return plain;
+}
+
+void jv_child_quoted(char *out, const char *parent, const char *key)
+{
+    char shown[96];
+
+    if (plain_name(key)) {
+        jv_child(out, parent, key);
+    } else {
+        quote(key, shown, sizeof shown);
+        jv_child(out, parent, shown);
+    }
+}
+
 void jv_describe(const cJSON *v, char *out, size_t size)
 {
     if (cJSON_IsString(v))
@@ -74,8 +99,36 @@ static void expected(struct bai_diag *d, const char *path, const char *what, con
     bai_diag_add(d, path, "expected %s, got %s", what, got);
 }
 
+static int compare_names(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+bool jv_seen(struct bai_diag *d, const char *path, struct jv_names *set, const char *name)
+{
+    const char *const *node = tsearch(name, &set->root, compare_names);
+
+    if (!node) {
+        bai_diag_add(d, path, "out of memory");
+        return false;
+    }
+    return *node != name;
+}
+
+static void keep_name(void *name)
+{
+    (void)name; /* the set never owned it */
+}
+
+void jv_names_free(struct jv_names *set)
+{
+    tdestroy(set->root, keep_name);
+    set->root = NULL;
+}
+
 bool jv_object(struct bai_diag *d, const cJSON *v, const char *path, const char *const known[])
 {
+    struct jv_names seen = { 0 };
     char child[JV_PATH_MAX], shown[96];
 
     if (!cJSON_IsObject(v)) {
@@ -89,22 +142,18 @@ bool jv_object(struct bai_diag *d, const cJSON *v, const char *path, const char 
         jv_child(child, path, m->string);
         if (!ok) {
             /* Name the member by its path when its name is plain, else quote it safely. */
-            bool plain = strlen(m->string) <= 64 && m->string[0];
-            for (const char *p = m->string; plain && *p; p++)
-                plain = isalnum((unsigned char)*p) || *p == '_' || *p == '$' || *p == '-';
-            quote(m->string, shown, sizeof shown);
-            if (plain)
+            if (plain_name(m->string)) {
                 bai_diag_add(d, child, "unknown property");
-            else
+            } else {
+                quote(m->string, shown, sizeof shown);
                 bai_diag_add(d, path, "unknown property %s", shown);
+            }
             continue;
         }
-        for (const cJSON *n = v->child; n != m; n = n->next)
-            if (strcmp(n->string, m->string) == 0) {
-                bai_diag_add(d, child, "duplicate property");
-                break;
-            }
+        if (jv_seen(d, child, &seen, m->string))
+            bai_diag_add(d, child, "duplicate property");
     }
+    jv_names_free(&seen);
     return true;
 }
 
@@ -226,7 +275,6 @@ int jv_array(struct bai_diag *d, const cJSON *obj, const char *key, const char *
 {
     char child[JV_PATH_MAX];
     const cJSON *v = jv_get(obj, key);
-    int n;
 
     *out = NULL;
     jv_child(child, path, key);
@@ -234,11 +282,6 @@ int jv_array(struct bai_diag *d, const cJSON *obj, const char *key, const char *
         return 0;
     if (!cJSON_IsArray(v)) {
         expected(d, child, "an array", v);
-        return -1;
-    }
-    n = cJSON_GetArraySize(v);
-    if (n > BAI_JOB_MAX_ITEMS) {
-        bai_diag_add(d, child, "array of %d entries is longer than the limit of %d", n, BAI_JOB_MAX_ITEMS);
         return -1;
     }
     *out = v;

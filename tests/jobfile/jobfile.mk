@@ -5,6 +5,11 @@ $(BUILD)/tests/test_jobfile_unit: tests/jobfile/test_jobfile_unit.c $(JOBLIB_SAN
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $^ $(CJSON_LIBS) -lm
 
+# Writes the hostile job files (about 1 MiB each) that the golden test and the benchmark read.
+$(BUILD)/tests/gen_hostile: tests/jobfile/gen_hostile.c
+	@mkdir -p $(@D)
+	$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $<
+
 # libFuzzer target over bai_job_parse + bai_translate + bai_render_script (clang only).
 FUZZ_JOB := $(BUILD)/fuzz/fuzz_job
 $(FUZZ_JOB): tests/jobfile/fuzz_job.c $(JOBLIB_SRCS)
@@ -16,7 +21,8 @@ $(BUILD)/bench/bench_validate: tests/jobfile/bench_validate.c $(JOBLIB)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $^ $(CJSON_LIBS) -lm
 
-TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/san/bin/batchai-job $(BUILD)/bench/bench_validate \
+TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/gen_hostile $(BUILD)/san/bin/batchai-job \
+             $(BUILD)/bench/bench_validate \
              $(if $(CLANG),$(FUZZ_JOB))
 TESTS += $(BUILD)/tests/test_jobfile_unit tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh
 BENCHES += tests/jobfile/bench_validate.sh

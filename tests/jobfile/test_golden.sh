@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Golden-file tests of batchai-job (sanitizer build): every known valid job file validates and translates
 # to exactly tests/jobfile/golden/<name>.script, which bash parses (bash -n); every invalid file fails
-# validation with exactly golden/<name>.err, and that output names the JSON path its .why file gives.
+# validation with exactly golden/<name>.err, and that output names the JSON path its .why file gives. The
+# invalid files include the hostile ones of about 1 MiB that gen_hostile writes here (not kept in git); its
+# valid ones must validate.
 # UPDATE_GOLDEN=1 rewrites the golden files instead of comparing (review the diff).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,6 +25,10 @@ check() { # name actual-file
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+hostile=$out/hostile
+if ! "$BUILD/tests/gen_hostile" "$hostile"; then
+    echo "FAIL: gen_hostile could not write the hostile job files"; exit 1
+fi
 valid=( "$shared"/reference/batchai/recipes/*.json contrib/*/job.json tests/jobfiles/valid/*.json )
 for f in "${valid[@]}"; do
     dir=$(dirname "$f") base=$(basename "$f" .json)
@@ -41,7 +47,15 @@ for f in "${valid[@]}"; do
     fi
     if check "$base.script" "$out/$base.script"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
 done
-for f in tests/jobfiles/invalid/*.json; do
+# Validation only: the scripts of files at the size limit would be as large as they are.
+for f in "$hostile"/valid/*.json; do
+    if (cd "$(dirname "$f")" && "$bin" validate "$(basename "$f")") >"$out/v" 2>&1; then
+        pass=$((pass + 1)); echo "ok   $(basename "$f")"
+    else
+        echo "FAIL $(basename "$f"): does not validate"; head -n 5 "$out/v"; fail=$((fail + 1))
+    fi
+done
+for f in tests/jobfiles/invalid/*.json "$hostile"/invalid/*.json; do
     base=$(basename "$f" .json)
     (cd "$(dirname "$f")" && "$bin" validate "$(basename "$f")") >/dev/null 2>"$out/$base.err"
     rc=$?

@@ -113,6 +113,98 @@ static void test_bounds(void)
     bai_diag_free(&d);
 }
 
+/* Whether parsing `text` reports a message that contains `needle`. */
+static bool parse_says(const char *text, const char *needle)
+{
+    struct bai_diag d = { 0 };
+    struct bai_job job;
+    bool found;
+
+    if (bai_job_parse(text, strlen(text), &job, &d) == 0)
+        bai_job_free(&job);
+    found = diag_has(&d, needle);
+    bai_diag_free(&d);
+    return found;
+}
+
+/* n entries, separated by commas: members "k<i>": 0 of an object, or zeros of an array. */
+static void add_entries(struct sbuf *b, int n, bool members)
+{
+    for (int i = 0; i < n; i++) {
+        if (members)
+            sb_printf(b, "%s\"k%d\": 0", i ? ", " : "", i);
+        else
+            sb_puts(b, i ? ", 0" : "0");
+    }
+}
+
+static char *container(const char *open, int n, bool members, const char *close)
+{
+    struct sbuf b = { 0 };
+
+    sb_puts(&b, open);
+    add_entries(&b, n, members);
+    sb_puts(&b, close);
+    return sb_finish(&b);
+}
+
+/* The bounds checked on the text: at each limit the file goes on to validation, one past it is refused
+ * with the JSON path of the container (the hostile golden files test far past them). */
+static void test_text_bounds(void)
+{
+    char deep[2 * BAI_JOB_MAX_DEPTH + 3], *s;
+
+    for (int n = BAI_JOB_MAX_DEPTH; n <= BAI_JOB_MAX_DEPTH + 1; n++) {
+        memset(deep, '[', (size_t)n);
+        memset(deep + n, ']', (size_t)n);
+        deep[2 * n] = '\0';
+        CHECK(parse_says(deep, "nesting deeper than 32 levels") == (n > BAI_JOB_MAX_DEPTH));
+    }
+    s = container("{\"properties\": {\"x\": [", BAI_JOB_MAX_ITEMS, false, "]}}");
+    CHECK(s && parse_says(s, "properties.x: unknown property") && !parse_says(s, "than the limit"));
+    free(s);
+    /* The 257th entry starts after the 22 characters of the opening, "0" and 255 of ", 0", and ", ". */
+    s = container("{\"properties\": {\"x\": [", BAI_JOB_MAX_ITEMS + 1, false, "]}}");
+    CHECK(s && parse_says(s, "properties.x: more entries than the limit of 256 in one array at line 1, column 791"));
+    free(s);
+    s = container("{\"properties\": {\"x\": {", BAI_JOB_MAX_ITEMS, true, "}}}");
+    CHECK(s && parse_says(s, "properties.x: unknown property") && !parse_says(s, "than the limit"));
+    free(s);
+    s = container("{\"properties\": {\"x\": {", BAI_JOB_MAX_ITEMS + 1, true, "}}}");
+    CHECK(s && parse_says(s, "properties.x: more members than the limit of 256 in one object at line 1, column"));
+    free(s);
+    /* A name that is not plain is quoted in the path. */
+    s = container("{\"properties\": {\"a b\\\"\": [", BAI_JOB_MAX_ITEMS + 1, false, "]}}");
+    CHECK(s && parse_says(s, "properties.\"a b\\\\\\\"\": more entries than the limit"));
+    free(s);
+
+    /* {"x": [255 arrays]}: the top, x, its 255 entries, 254 x 256 zeros and m more: 65,281 + m values. */
+    for (int m = 255; m <= 256; m++) {
+        struct sbuf b = { 0 };
+        sb_puts(&b, "{\"x\": [");
+        for (int i = 0; i < 255; i++) {
+            sb_puts(&b, i ? ", [" : "[");
+            add_entries(&b, i < 254 ? BAI_JOB_MAX_ITEMS : m, false);
+            sb_puts(&b, "]");
+        }
+        sb_puts(&b, "]}");
+        s = sb_finish(&b);
+        CHECK(s && parse_says(s, "x[254]: more values than the limit of 65536 in one file") == (m == 256));
+        free(s);
+    }
+
+    /* "$schema" is ignored, but not exempt from the bounds of strings. */
+    CHECK(parse_says("{\"$schema\": 3, \"properties\": {}}", "$schema: expected a string, got 3"));
+    s = malloc(BAI_JOB_MAX_STRING + 32);
+    if (s) {
+        size_t at = (size_t)sprintf(s, "{\"$schema\": \"");
+        memset(s + at, 's', BAI_JOB_MAX_STRING + 1);
+        strcpy(s + at + BAI_JOB_MAX_STRING + 1, "\"}");
+    }
+    CHECK(s && parse_says(s, "$schema: string of 65537 bytes is longer than the limit of 65536"));
+    free(s);
+}
+
 static void test_settings(void)
 {
     struct bai_settings s;
@@ -445,6 +537,7 @@ int main(void)
     test_durations();
     test_format_and_expand();
     test_bounds();
+    test_text_bounds();
     test_settings();
     test_translation();
     test_quoting();
