@@ -35,7 +35,8 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     char time[32];
 
     bai_format_time(p->time_limit_seconds, time, sizeof time);
-    sb_puts(b, "#!/bin/bash\n");
+    /* Each step's command is single-quoted on purpose: the task's own shell expands it (SC2016). */
+    sb_puts(b, "#!/bin/bash\n# shellcheck disable=SC2016\n");
     sb_comment(b, "Batch script of the Batch AI job \"%s\", made by batchai-job from its job file.", p->job_name);
     sb_puts(b, "# sbatch --batchai-job submits exactly this; options typed on the sbatch command line win over\n"
                "# the #SBATCH lines below.\n");
@@ -159,7 +160,7 @@ static void render_prep(struct sbuf *b, const struct bai_plan *p)
     sb_puts(b, "\nrc=$?\n"
                "if [ \"$rc\" -ne 0 ]; then\n"
                "    for f in \"$log\"/execution-*.log; do\n"
-               "        [ -f \"$f\" ] && [ ! -L \"$f\" ] || continue\n"
+               "        if [ ! -f \"$f\" ] || [ -L \"$f\" ]; then continue; fi\n"
                "        node=${f##*/execution-}; node=${node%.log}\n"
                "        code=$(sed -n 's/.*job preparation finished with exit code //p' \"$f\" | tail -n 1)\n"
                "        [ \"${code:-0}\" = 0 ] || echo \"batchai: job preparation failed on node $node with exit code"
@@ -204,11 +205,20 @@ char *bai_render_script(const struct bai_plan *p)
     render_log_dir(&b, p);
     sb_puts(&b, "# One line per event in execution-<node>.log, as Batch AI's node agent kept.\n"
                 "batchai_log() { echo \"$(date -u +%Y-%m-%dT%H:%M:%SZ) $*\" >>\"$log/execution-$SLURMD_NODENAME.log\"; }\n"
-                "# host:port of the first N nodes, cycling, for toolkits that want host lists.\n"
-                "batchai_hosts() { scontrol show hostnames \"$SLURM_JOB_NODELIST\" | awk -v n=\"$1\" -v port=\"$2\" "
-                "'{h[NR]=$0} END {for (i = 0; i < n; i++) printf \"%s%s:%d\", (i ? \",\" : \"\"), h[i % NR + 1], "
-                "port}'; }\n");
-    sb_puts(&b, "scontrol show hostnames \"$SLURM_JOB_NODELIST\" >\"$AZ_BATCHAI_MPI_HOST_FILE\"\n");
+                "# The job's nodes as addresses a toolkit can reach, in allocation order: each node's NodeAddr (its\n"
+                "# Slurm name need not resolve), one per line.\n"
+                "batchai_addrs() {\n"
+                "    local map n a; map=$(scontrol -o show node \"$SLURM_JOB_NODELIST\")\n"
+                "    for n in $(scontrol show hostnames \"$SLURM_JOB_NODELIST\"); do\n"
+                "        a=$(printf '%s\\n' \"$map\" | sed -n \"s/^NodeName=$n .* NodeAddr=\\([^ ]*\\) .*/\\1/p\"); echo \"${a:-$n}\"\n"
+                "    done\n"
+                "}\n");
+    if (strstr(p->main_step, "batchai_hosts"))
+        sb_puts(&b, "# addr:port of the first N nodes, cycling, for toolkits that want host lists.\n"
+                    "batchai_hosts() { batchai_addrs | awk -v n=\"$1\" -v port=\"$2\" "
+                    "'{h[NR]=$0} END {for (i = 0; i < n; i++) printf \"%s%s:%d\", (i ? \",\" : \"\"), h[i % NR + 1], "
+                    "port}'; }\n");
+    sb_puts(&b, "batchai_addrs >\"$AZ_BATCHAI_MPI_HOST_FILE\"\n");
     render_node_steps(&b, p);
     sb_printf(&b, "\n# Main step (%s).\nbatchai_log \"main step started\"\n", bai_toolkit_property(p->job->toolkit.kind));
     sb_printf(&b, "%s\nrc=$?\nbatchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);

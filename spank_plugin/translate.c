@@ -347,8 +347,8 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
         cmd = python_command(t, site, t->command_line_args);
         if (!mpi && n > 1) {
             /* TCP/Gloo: torch.distributed's rendezvous on the first node; a task's rank is its Slurm task id. */
-            sb_printf(&b, "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n"
-                          "export MASTER_PORT=29500 WORLD_SIZE=%d AZ_BATCHAI_PYTORCH_BACKEND=%s\n"
+            sb_printf(&b, "MASTER_ADDR=$(batchai_addrs | head -n 1)\n"
+                          "export MASTER_ADDR MASTER_PORT=29500 WORLD_SIZE=%d AZ_BATCHAI_PYTORCH_BACKEND=%s\n"
                           "export AZ_BATCHAI_PYTORCH_INIT_METHOD=tcp://$MASTER_ADDR:$MASTER_PORT\n", n,
                       t->communication_backend ? t->communication_backend : "gloo");
             step(&b, plan, site, false, n, NULL, "RANK=$SLURM_PROCID", cmd);
@@ -365,14 +365,16 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
             step(&b, plan, site, false, 1, NULL, NULL, cmd);
             break;
         }
-        /* Parameter servers and workers as two steps; the job ends when the workers do. */
+        /* Parameter servers and workers as two steps; the job ends when the workers do. Both are laid out
+         * cyclically over the job's nodes, as batchai_hosts lists them: task i of each role runs on node
+         * i mod N, where its AZ_BATCHAI_*_HOSTS entry says it is. */
         ps = python_command(t, site, t->ps_args);
         cmd = python_command(t, site, t->worker_args);
-        sb_printf(&b, "export AZ_BATCHAI_PS_HOSTS=$(batchai_hosts %d 2222) AZ_BATCHAI_WORKER_HOSTS=$(batchai_hosts %d "
-                      "2223)\n", nps, workers);
-        step(&b, plan, site, false, nps, "--exact", NULL, ps);
+        sb_printf(&b, "AZ_BATCHAI_PS_HOSTS=$(batchai_hosts %d 2222) AZ_BATCHAI_WORKER_HOSTS=$(batchai_hosts %d 2223)\n"
+                      "export AZ_BATCHAI_PS_HOSTS AZ_BATCHAI_WORKER_HOSTS\n", nps, workers);
+        step(&b, plan, site, false, nps, "--exact --distribution=cyclic", NULL, ps);
         sb_puts(&b, " &\nps_step=$!\n");
-        step(&b, plan, site, false, workers, "--exact", NULL, cmd);
+        step(&b, plan, site, false, workers, "--exact --distribution=cyclic", NULL, cmd);
         sb_puts(&b, "\nrc=$?\nkill \"$ps_step\" 2>/dev/null\n(exit $rc)");
         break;
     }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Golden-file tests of batchai-job (sanitizer build): every known valid job file validates and translates
-# to exactly tests/jobfile/golden/<name>.script, which bash parses (bash -n); every invalid file fails
+# to exactly tests/jobfile/golden/<name>.script, which bash parses (bash -n) and shellcheck passes; every
+# invalid file fails
 # validation with exactly golden/<name>.err, and that output names the JSON path its .why file gives. The
 # invalid files include the hostile ones of about 1 MiB that gen_hostile writes here (not kept in git); its
 # valid ones must validate.
@@ -8,6 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
+command -v shellcheck >/dev/null || { echo "SKIP: shellcheck is not installed (contrib/install-deps.sh)"; exit 77; }
 bin=$PWD/$BUILD/san/bin/batchai-job
 golden=$PWD/tests/jobfile/golden
 shared=${SHARED_DIR:-$PWD/../shared}
@@ -44,6 +46,9 @@ for f in "${valid[@]}"; do
     fi
     if ! bash -n "$out/$base.script" 2>"$out/err"; then
         echo "FAIL $f: the batch script is not valid bash"; cat "$out/err"; fail=$((fail + 1)); continue
+    fi
+    if ! shellcheck -s bash "$out/$base.script" >"$out/err" 2>&1; then
+        echo "FAIL $f: shellcheck finds faults in the batch script"; cat "$out/err"; fail=$((fail + 1)); continue
     fi
     if check "$base.script" "$out/$base.script"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
 done
