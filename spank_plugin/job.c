@@ -432,13 +432,12 @@ static void check_share_name(struct bai_diag *d, const char *path, const char *n
         bai_diag_add(d, path, "share name \"%.64s\" must be letters, digits, '-', '_' or '.'", name);
 }
 
-enum mount_group { MG_AFS, MG_BLOB, MG_FILESERVER, MG_UNMANAGED };
-
-static const char *const mount_groups[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
-                                            "unmanagedFileSystems" };
+const char *const bai_mount_kind_names[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
+                                             "unmanagedFileSystems", NULL };
+const char *const bai_priority_names[] = { "normal", "low", "high", NULL };
 
 /* paths: the relativeMountPath of every mount before this one. */
-static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path, enum mount_group g,
+static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path, enum bai_mount_kind g,
                             struct jv_names *paths, struct bai_mount *m)
 {
     static const char *const afs_keys[] = { "accountName", "azureFileUrl", "credentials", "relativeMountPath",
@@ -463,7 +462,7 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
             bai_diag_add(d, child, "another mount already uses \"%.64s\"", m->relative_path);
     }
     switch (g) {
-    case MG_AFS:
+    case BAI_MOUNT_AZURE_FILE_SHARE:
         jv_string(d, v, "accountName", path, 0, NULL);
         parse_storage_credentials(d, v, path);
         jv_child(child, path, "azureFileUrl");
@@ -479,7 +478,7 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
         if (jv_string(d, v, "directoryMode", path, 0, &m->dir_mode) == 1)
             check_mode(d, child, m->dir_mode);
         break;
-    case MG_BLOB:
+    case BAI_MOUNT_AZURE_BLOB:
         jv_string(d, v, "accountName", path, 0, NULL);
         parse_storage_credentials(d, v, path);
         jv_child(child, path, "containerName");
@@ -489,7 +488,7 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
         }
         jv_string(d, v, "mountOptions", path, 0, &m->mount_options);
         break;
-    case MG_FILESERVER:
+    case BAI_MOUNT_FILE_SERVER:
         jv_child(child, path, "fileServer");
         if (!jv_get(v, "fileServer")) {
             bai_diag_add(d, child, "missing: expected an object with an id");
@@ -506,7 +505,7 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
             check_relative(d, child, m->source_dir[0] == '/' ? m->source_dir + 1 : m->source_dir);
         jv_string(d, v, "mountOptions", path, 0, &m->mount_options);
         break;
-    case MG_UNMANAGED:
+    case BAI_MOUNT_UNMANAGED:
         jv_string(d, v, "mountCommand", path, JV_REQUIRED | JV_NONEMPTY, &m->source);
         break;
     }
@@ -514,17 +513,15 @@ static void parse_one_mount(struct bai_diag *d, const cJSON *v, const char *path
 
 static void parse_mounts(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
 {
-    static const char *const keys[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
-                                        "unmanagedFileSystems", NULL };
     const cJSON *arr[4];
     struct jv_names paths = { 0 };
     size_t total = 0;
     char child[JV_PATH_MAX], item[JV_PATH_MAX];
 
-    if (!jv_object(d, v, path, keys))
+    if (!jv_object(d, v, path, bai_mount_kind_names))
         return;
     for (int g = 0; g < 4; g++) {
-        jv_array(d, v, mount_groups[g], path, &arr[g]);
+        jv_array(d, v, bai_mount_kind_names[g], path, &arr[g]);
         total += arr[g] ? (size_t)cJSON_GetArraySize(arr[g]) : 0;
     }
     job->mounts = calloc(total ? total : 1, sizeof *job->mounts);
@@ -535,10 +532,10 @@ static void parse_mounts(struct bai_diag *d, const cJSON *v, const char *path, s
     for (int g = 0; g < 4; g++) {
         size_t i = 0;
         const cJSON *e;
-        jv_child(child, path, mount_groups[g]);
+        jv_child(child, path, bai_mount_kind_names[g]);
         cJSON_ArrayForEach(e, arr[g]) {
             jv_item(item, child, i++);
-            parse_one_mount(d, e, item, (enum mount_group)g, &paths, &job->mounts[job->n_mounts++]);
+            parse_one_mount(d, e, item, (enum bai_mount_kind)g, &paths, &job->mounts[job->n_mounts++]);
         }
     }
     jv_names_free(&paths);
@@ -840,7 +837,6 @@ static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, stru
     static const char *const cluster_keys[] = { "id", NULL };
     static const char *const prep_keys[] = { "commandLine", NULL };
     static const char *const constraint_keys[] = { "maxWallClockTime", NULL };
-    static const char *const priorities[] = { "normal", "low", "high", NULL };
     char child[JV_PATH_MAX];
     char *s = NULL;
     int found = 0;
@@ -854,9 +850,9 @@ static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, stru
     jv_child(child, path, "schedulingPriority");
     if (jv_string(d, v, "schedulingPriority", path, 0, &s) == 1) {
         size_t i;
-        for (i = 0; priorities[i] && strcmp(priorities[i], s) != 0; i++)
+        for (i = 0; bai_priority_names[i] && strcmp(bai_priority_names[i], s) != 0; i++)
             ;
-        if (priorities[i]) {
+        if (bai_priority_names[i]) {
             job->priority = (enum bai_priority)i;
             job->priority_given = true;
         } else {

@@ -107,6 +107,11 @@ struct bai_dir {
 
 enum bai_priority { BAI_PRIORITY_NORMAL = 0, BAI_PRIORITY_LOW, BAI_PRIORITY_HIGH };
 
+/* The job.json names, each table indexed by its enum and NULL-terminated: mountVolumes' arrays
+ * (bai_mount_kind) and schedulingPriority's values (bai_priority). */
+extern const char *const bai_mount_kind_names[];
+extern const char *const bai_priority_names[];
+
 struct bai_job {
     int node_count;
     char *cluster_id;              /* cluster.id, else NULL */

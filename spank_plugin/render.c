@@ -21,9 +21,6 @@ static void sb_shell_pattern(struct sbuf *b, const char *pattern)
     free(s);
 }
 
-static const char *const mount_kind_names[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
-                                                "unmanagedFileSystems" };
-
 /* #SBATCH lines are read by sbatch, not by the shell: it cuts them at white space, takes ' " and \ as
  * quoting and an unquoted '#' as the end of the options (get_argument() in Slurm's src/sbatch/opt.c). Their
  * values are therefore never quoted but made of characters none of that applies to: translate checks the
@@ -88,7 +85,7 @@ static void render_environment(struct sbuf *b, const struct bai_plan *p)
         const struct bai_mount *m = &p->job->mounts[i];
         if (p->mounts[i].site_path)
             sb_comment(b, "  %s -> %s (%s \"%s\")", p->mounts[i].target, p->mounts[i].site_path,
-                       mount_kind_names[m->kind], m->share);
+                       bai_mount_kind_names[m->kind], m->share);
         else
             sb_comment(b, "  %s <- mountCommand of unmanagedFileSystems, run as the user in a step",
                        p->mounts[i].target);

@@ -13,7 +13,6 @@
 
 #include "job.h"
 
-static const char *const prio_names[] = { "normal", "low", "high" }; /* enum bai_priority order */
 
 int bai_settings_init(struct bai_settings *s)
 {
@@ -175,9 +174,9 @@ int bai_settings_apply(struct bai_settings *s, const char *word, const char *whe
         s->gpus_per_node = (int)n;
     } else if (strncmp(key, "priority.", 9) == 0) {
         size_t i;
-        for (i = 0; i < 3 && strcmp(key + 9, prio_names[i]) != 0; i++)
+        for (i = 0; bai_priority_names[i] && strcmp(key + 9, bai_priority_names[i]) != 0; i++)
             ;
-        if (i == 3) {
+        if (!bai_priority_names[i]) {
             bai_diag_add(diag, where, "%s: unknown priority (low, normal, high)", key);
             return -1;
         }

@@ -15,9 +15,6 @@
 #define JOB_MOUNT_ROOT_VAR "AZ_BATCHAI_JOB_MOUNT_ROOT"
 #define MOUNT_ROOT_VAR "AZ_BATCHAI_MOUNT_ROOT"
 
-static const char *const mount_group_names[] = { "azureFileShares", "azureBlobFileSystems", "fileServers",
-                                                 "unmanagedFileSystems" };
-
 /* The path of a job field for messages: "properties.<field>". */
 static void field_path(char *out, const char *field)
 {
@@ -211,7 +208,7 @@ static void plan_mounts(struct bai_plan *plan, const struct bai_job *job, const 
     for (size_t i = 0; i < job->n_mounts; i++) {
         const struct bai_mount *m = &job->mounts[i];
         struct bai_plan_mount *pm = &plan->mounts[plan->n_mounts++];
-        jv_child(group, "properties.mountVolumes", mount_group_names[m->kind]);
+        jv_child(group, "properties.mountVolumes", bai_mount_kind_names[m->kind]);
         jv_item(path, group, group_index[m->kind]++);
         pm->target = fmt("%s/mounts/%s", plan->job_dir, m->relative_path);
         if (m->kind == BAI_MOUNT_UNMANAGED) {
@@ -587,7 +584,7 @@ int bai_plan_check_policy(const struct bai_plan *plan, struct bai_diag *d)
 
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_mount *m = &plan->job->mounts[i];
-        jv_child(group, "properties.mountVolumes", mount_group_names[m->kind]);
+        jv_child(group, "properties.mountVolumes", bai_mount_kind_names[m->kind]);
         jv_item(path, group, group_index[m->kind]++);
         if (plan->mounts[i].mount_command && !plan->mount_commands_allowed)
             bai_diag_add(d, path, "mountCommand is not allowed on this site (allow_mount_command=no): ask the "
@@ -615,7 +612,7 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
     (void)bai_plan_check_policy(plan, d);
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_mount *m = &plan->job->mounts[i];
-        jv_child(group, "properties.mountVolumes", mount_group_names[m->kind]);
+        jv_child(group, "properties.mountVolumes", bai_mount_kind_names[m->kind]);
         jv_item(path, group, group_index[m->kind]++);
         if (plan->mounts[i].site_path && (stat(plan->mounts[i].site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
             bai_diag_add(d, path, "share \"%s\" is not available on this cluster (no directory %s)", m->share,

@@ -12,6 +12,7 @@
 #include "job.h"
 #include "sbuf.h"
 #include "settings.h"
+#include "sha256.h"
 #include "translate.h"
 
 static int failures, checks;
@@ -55,6 +56,30 @@ static void test_durations(void)
     CHECK(bai_parse_duration("") == -1);
     CHECK(bai_parse_duration("1.") == -1);
     CHECK(bai_parse_duration("-1.00:00:00") == -1);
+}
+
+/* FIPS 180-2's test vectors (one block, empty, the padding spilling into a second block) and a million 'a's. */
+static void test_sha256(void)
+{
+    static const struct { const char *in; const char *hex; } v[] = {
+        { "abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" },
+        { "", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" },
+        { "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+          "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1" },
+    };
+    char hex[BAI_SHA256_HEX_LEN + 1];
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        bai_sha256_hex(v[i].in, strlen(v[i].in), hex);
+        CHECK(strcmp(hex, v[i].hex) == 0);
+    }
+    char *a = malloc(1000000);
+    CHECK(a != NULL);
+    if (a) {
+        memset(a, 'a', 1000000);
+        bai_sha256_hex(a, 1000000, hex);
+        CHECK(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0);
+        free(a);
+    }
 }
 
 static void test_format_and_expand(void)
@@ -535,6 +560,7 @@ static void test_quoting(void)
 int main(void)
 {
     test_durations();
+    test_sha256();
     test_format_and_expand();
     test_bounds();
     test_text_bounds();
