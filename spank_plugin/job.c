@@ -613,7 +613,7 @@ static const char *const *const tk_keys[] = {
     [BAI_TK_HOROVOD] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath",
                                               "commandLineArgs", "processCount", NULL },
     [BAI_TK_CUSTOM_MPI] = (const char *const[]){ "!commandLine", "processCount", NULL },
-    [BAI_TK_CUSTOM_TOOLKIT] = (const char *const[]){ "!commandLine", NULL },
+    [BAI_TK_CUSTOM_TOOLKIT] = (const char *const[]){ "commandLine", NULL }, /* optional in 2018-05-01 */
     [BAI_TK_PYTORCH] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
                                               "processCount", "communicationBackend", NULL },
     [BAI_TK_TENSORFLOW] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath",
@@ -670,7 +670,12 @@ static void check_toolkit_rules(struct bai_diag *d, const char *path, struct bai
         jv_child(child, path, "languageType");
         if (t->language_type && !one_of(t->language_type, languages)) {
             bai_diag_add(d, child, "expected \"BrainScript\" or \"Python\"");
-        } else if (t->language_type && strcasecmp(t->language_type, "Python") == 0) {
+        } else if ((t->language_type && strcasecmp(t->language_type, "Python") == 0) ||
+                   (!t->language_type && t->python_script && !t->config_file)) {
+            /* Batch AI took a Python script with no languageType as Python (the official CNTK Python recipe
+             * gives none): say so, for the translation. */
+            if (!t->language_type && !(t->language_type = strdup("Python")))
+                bai_diag_add(d, path, "out of memory");
             if (!t->python_script)
                 bai_diag_add(d, path, "languageType \"Python\" needs pythonScriptFilePath");
             if (t->config_file)

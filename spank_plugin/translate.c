@@ -336,8 +336,8 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
     case BAI_TK_CUSTOM_MPI:
         step(&b, plan, site, true, n, NULL, NULL, t->command_line);
         break;
-    case BAI_TK_CUSTOM_TOOLKIT:
-        step(&b, plan, site, false, 1, "--nodes=1", NULL, t->command_line);
+    case BAI_TK_CUSTOM_TOOLKIT: /* commandLine is optional: a job of preparation alone runs `true` */
+        step(&b, plan, site, false, 1, "--nodes=1", NULL, t->command_line ? t->command_line : "true");
         break;
     case BAI_TK_PYTORCH: {
         bool mpi = t->communication_backend && strcasecmp(t->communication_backend, "MPI") == 0;
