@@ -28,7 +28,6 @@ static void sb_shell_pattern(struct sbuf *b, const char *pattern)
  * other line before the first command is a comment made by sb_comment(), which escapes line breaks. */
 static void render_header(struct sbuf *b, const struct bai_plan *p)
 {
-    const struct bai_job *job = p->job;
     char time[32];
 
     bai_format_time(p->time_limit_seconds, time, sizeof time);
@@ -50,16 +49,16 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     if (p->nice)
         sb_printf(b, "#SBATCH --nice=%d\n", p->nice);
     sb_puts(b, "#\n# Where the lines above come from:\n");
-    sb_comment(b, "  --nodes      nodeCount %d", job->node_count);
-    sb_comment(b, "  --ntasks     %s", job->toolkit.process_count ? "processCount"
+    sb_comment(b, "  --nodes      nodeCount %d", p->origin.node_count);
+    sb_comment(b, "  --ntasks     %s", p->origin.process_count_given ? "processCount"
                                    : "the toolkit's default process count (nodeCount for MPI toolkits)");
     sb_comment(b, "  --time       constraints.maxWallClockTime%s",
-               job->max_wall_seconds == BAI_JOB_DEFAULT_WALL_SECONDS ? " (Batch AI's default: 7 days)" : "");
+               p->origin.default_wall_time ? " (Batch AI's default: 7 days)" : "");
     sb_comment(b, "  --output     stdOutErrPathPrefix \"%s\", resolved through the mounts to the site path,",
-               job->std_out_err_prefix);
+               p->origin.out_err_prefix);
     sb_puts(b, "#                then <job name>/<job id>/stdouterr as Batch AI lays out its logs\n");
-    if (p->partition && job->cluster_id)
-        sb_comment(b, "  --partition  cluster.id \"%s\", through the site's cluster map", job->cluster_id);
+    if (p->partition && p->origin.cluster_id)
+        sb_comment(b, "  --partition  cluster.id \"%s\", through the site's cluster map", p->origin.cluster_id);
     if (p->qos || p->nice)
         sb_comment(b, "  --%s  schedulingPriority, through the site's priority map", p->qos ? "qos " : "nice");
 }
@@ -82,19 +81,19 @@ static void render_environment(struct sbuf *b, const struct bai_plan *p)
     if (p->n_mounts)
         sb_puts(b, "#\n# Mounts (site directories exposed under AZ_BATCHAI_JOB_MOUNT_ROOT on every node):\n");
     for (size_t i = 0; i < p->n_mounts; i++) {
-        const struct bai_mount *m = &p->job->mounts[i];
-        if (p->mounts[i].site_path)
-            sb_comment(b, "  %s -> %s (%s \"%s\")", p->mounts[i].target, p->mounts[i].site_path,
-                       bai_mount_kind_names[m->kind], m->share);
+        const struct bai_plan_mount *m = &p->mounts[i];
+        if (m->site_path)
+            sb_comment(b, "  %s -> %s (%s \"%s\")", m->target, m->site_path, bai_mount_kind_names[m->kind],
+                       m->share);
         else
             sb_comment(b, "  %s <- mountCommand of unmanagedFileSystems, run as the user in a step",
                        p->mounts[i].target);
     }
     if (p->container) {
         sb_puts(b, "#\n");
-        sb_comment(b, "Container: image \"%s\" runs as srun %s", p->job->image, p->container);
-        if (p->job->shm_size)
-            sb_comment(b, "  (shmSize \"%s\" is not applied: /dev/shm is the node's)", p->job->shm_size);
+        sb_comment(b, "Container: image \"%s\" runs as srun %s", p->origin.image, p->container);
+        if (p->origin.shm_size)
+            sb_comment(b, "  (shmSize \"%s\" is not applied: /dev/shm is the node's)", p->origin.shm_size);
     }
 }
 
@@ -217,7 +216,7 @@ char *bai_render_script(const struct bai_plan *p)
                     "port}'; }\n");
     sb_puts(&b, "batchai_addrs >\"$AZ_BATCHAI_MPI_HOST_FILE\"\n");
     render_node_steps(&b, p);
-    sb_printf(&b, "\n# Main step (%s).\nbatchai_log \"main step started\"\n", bai_toolkit_property(p->job->toolkit.kind));
+    sb_printf(&b, "\n# Main step (%s).\nbatchai_log \"main step started\"\n", p->origin.toolkit);
     sb_printf(&b, "%s\nrc=$?\nbatchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
     return sb_finish(&b);
 }

@@ -112,7 +112,7 @@ static char *resolve_host_path(const struct bai_plan *plan, const struct bai_set
     if ((rest = after_var(s, JOB_MOUNT_ROOT_VAR)) != NULL) {
         size_t best = 0, best_i = 0;
         for (size_t i = 0; i < plan->n_mounts; i++) {
-            size_t n = plan->mounts[i].site_path ? mount_covers(plan->job->mounts[i].relative_path, rest) : 0;
+            size_t n = plan->mounts[i].site_path ? mount_covers(plan->mounts[i].relative_path, rest) : 0;
             if (n > best) {
                 best = n;
                 best_i = i;
@@ -210,6 +210,10 @@ static void plan_mounts(struct bai_plan *plan, const struct bai_job *job, const 
         struct bai_plan_mount *pm = &plan->mounts[plan->n_mounts++];
         jv_child(group, "properties.mountVolumes", bai_mount_kind_names[m->kind]);
         jv_item(path, group, group_index[m->kind]++);
+        pm->kind = m->kind;
+        pm->where = strdup(path);
+        pm->share = xstrdup_or_null(m->share);
+        pm->relative_path = strdup(m->relative_path);
         pm->target = fmt("%s/mounts/%s", plan->job_dir, m->relative_path);
         if (m->kind == BAI_MOUNT_UNMANAGED) {
             /* Whether the site runs it is decided at submit time: bai_plan_check_host(). */
@@ -261,12 +265,17 @@ static void plan_env(struct bai_plan *plan, const struct bai_job *job, const str
                                                       o->suffix ? "/" : "", o->suffix ? o->suffix : "") : NULL, 0);
         free(prefix);
     }
-    for (size_t i = 0; i < job->n_env; i++) {
+    for (size_t i = 0, secret = 0; i < job->n_env; i++) {
         const struct bai_env *e = &job->env[i];
-        if (e->secret && !e->value) /* a key-vault reference: refused at submit, see bai_plan_check_host() */
+        if (e->secret && !e->value) /* a key-vault reference: refused by bai_plan_check_policy() */
             rc |= add_env(plan, cap, e->name, NULL, 1);
         else
             rc |= add_env(plan, cap, e->name, strdup(e->value), e->secret);
+        if (e->secret && rc == 0) {
+            char where[JV_PATH_MAX];
+            jv_item(where, "properties.secrets", secret++);
+            rc |= !(plan->env[plan->n_env - 1].where = strdup(where));
+        }
     }
     if (rc)
         bai_diag_add(d, "", "out of memory");
@@ -497,7 +506,14 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
     char *prefix, *job_out;
 
     memset(plan, 0, sizeof *plan);
-    plan->job = job;
+    plan->origin.node_count = job->node_count;
+    plan->origin.process_count_given = job->toolkit.process_count != 0;
+    plan->origin.default_wall_time = job->max_wall_seconds == BAI_JOB_DEFAULT_WALL_SECONDS;
+    plan->origin.toolkit = bai_toolkit_property(job->toolkit.kind);
+    plan->origin.out_err_prefix = xstrdup_or_null(job->std_out_err_prefix);
+    plan->origin.cluster_id = xstrdup_or_null(job->cluster_id);
+    plan->origin.image = xstrdup_or_null(job->image);
+    plan->origin.shm_size = xstrdup_or_null(job->shm_size);
     plan->job_name = opts && opts->job_name ? strdup(opts->job_name) : default_job_name(opts ? opts->job_file : NULL);
     plan->job_dir = fmt("%s/%%j", site->job_root);
     if (!plan->job_name || !plan->job_dir) {
@@ -579,44 +595,31 @@ bool bai_plan_has_node_steps(const struct bai_plan *plan)
 int bai_plan_check_policy(const struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
-    size_t group_index[4] = { 0 };
-    char path[JV_PATH_MAX], group[JV_PATH_MAX];
 
-    for (size_t i = 0; i < plan->n_mounts; i++) {
-        const struct bai_mount *m = &plan->job->mounts[i];
-        jv_child(group, "properties.mountVolumes", bai_mount_kind_names[m->kind]);
-        jv_item(path, group, group_index[m->kind]++);
+    for (size_t i = 0; i < plan->n_mounts; i++)
         if (plan->mounts[i].mount_command && !plan->mount_commands_allowed)
-            bai_diag_add(d, path, "mountCommand is not allowed on this site (allow_mount_command=no): ask the "
-                         "admins to map the file system to a share instead");
-    }
-    for (size_t i = 0, secret = 0; i < plan->job->n_env; i++) {
-        const struct bai_env *e = &plan->job->env[i];
-        if (e->secret && !e->value) {
-            jv_item(path, "properties.secrets", secret);
-            bai_diag_add(d, path, "secret \"%s\" refers to an Azure Key Vault, which this site cannot read: give "
-                         "its value in the file (values of secrets are never logged or stored by Slurm)", e->name);
-        }
-        secret += e->secret;
-    }
+            bai_diag_add(d, plan->mounts[i].where, "mountCommand is not allowed on this site (allow_mount_command=no): "
+                         "ask the admins to map the file system to a share instead");
+    for (size_t i = 0; i < plan->n_env; i++)
+        if (plan->env[i].secret && !plan->env[i].value)
+            bai_diag_add(d, plan->env[i].where, "secret \"%s\" refers to an Azure Key Vault, which this site cannot "
+                         "read: give its value in the file (values of secrets are never logged or stored by Slurm)",
+                         plan->env[i].name);
     return bai_diag_total(d) > before ? -1 : 0;
 }
 
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
-    size_t group_index[4] = { 0 };
-    char path[JV_PATH_MAX], group[JV_PATH_MAX];
+    char path[JV_PATH_MAX];
     struct stat st;
 
     (void)bai_plan_check_policy(plan, d);
     for (size_t i = 0; i < plan->n_mounts; i++) {
-        const struct bai_mount *m = &plan->job->mounts[i];
-        jv_child(group, "properties.mountVolumes", bai_mount_kind_names[m->kind]);
-        jv_item(path, group, group_index[m->kind]++);
-        if (plan->mounts[i].site_path && (stat(plan->mounts[i].site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
-            bai_diag_add(d, path, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
-                         plan->mounts[i].site_path);
+        const struct bai_plan_mount *m = &plan->mounts[i];
+        if (m->site_path && (stat(m->site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
+            bai_diag_add(d, m->where, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
+                         m->site_path);
     }
     if (plan->bundle) {
         char config[4096];
@@ -624,7 +627,7 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
         if (stat(config, &st) != 0) {
             jv_child(path, "properties", "containerSettings.imageSourceRegistry.image");
             bai_diag_add(d, path, "image \"%s\" is not staged on this cluster (no OCI bundle at %s)",
-                         plan->job->image, plan->bundle);
+                         plan->origin.image, plan->bundle);
         }
     }
     return bai_diag_total(d) > before ? -1 : 0;
@@ -633,6 +636,9 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
 void bai_plan_free(struct bai_plan *plan)
 {
     for (size_t i = 0; i < plan->n_mounts; i++) {
+        free(plan->mounts[i].where);
+        free(plan->mounts[i].share);
+        free(plan->mounts[i].relative_path);
         free(plan->mounts[i].target);
         free(plan->mounts[i].site_path);
         free(plan->mounts[i].mount_command);
@@ -642,10 +648,13 @@ void bai_plan_free(struct bai_plan *plan)
             explicit_bzero(plan->env[i].value, strlen(plan->env[i].value));
         free(plan->env[i].name);
         free(plan->env[i].value);
+        free(plan->env[i].where);
     }
     free(plan->mounts); free(plan->env);
     free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir);
     free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
     free(plan->secrets_file);
+    free(plan->origin.out_err_prefix); free(plan->origin.cluster_id); free(plan->origin.image);
+    free(plan->origin.shm_size);
     memset(plan, 0, sizeof *plan);
 }

@@ -1,6 +1,7 @@
 /* Translation of a validated job into a Slurm job: the plan, and the batch script rendered from it.
  *
- * The plan is the single source of truth shared by `batchai-job translate` and the SPANK plugin:
+ * The plan is the single source of truth shared by `batchai-job translate` and the SPANK plugin, and a
+ * plain value: it owns every string it holds and points into no job, so whoever holds it needs nothing else:
  *  - the allocation (what becomes #SBATCH lines),
  *  - the host paths that Batch AI paths resolve to (log directory, mounts),
  *  - the environment every task sees,
@@ -23,6 +24,10 @@
 
 /* One mount: the site directory and where the job sees it. */
 struct bai_plan_mount {
+    enum bai_mount_kind kind;
+    char *where;         /* its JSON path, e.g. "properties.mountVolumes.azureFileShares[0]", for messages */
+    char *share;         /* the share's name; NULL for an unmanaged file system */
+    char *relative_path; /* relativeMountPath */
     char *target;        /* "%j"-pattern path: <job_root>/%j/mounts/<relativeMountPath> */
     char *site_path;     /* the site directory it exposes; NULL for an unmanaged file system */
     char *mount_command; /* unmanaged file systems (only when the admin allows), else NULL */
@@ -34,6 +39,7 @@ struct bai_plan_env {
     char *name;
     char *value;
     int secret;          /* never print or log the value */
+    char *where;         /* a secret's JSON path, e.g. "properties.secrets[0]", for messages; else NULL */
 };
 
 struct bai_plan {
@@ -58,7 +64,16 @@ struct bai_plan {
                           * and the preparation and main steps source; NULL when the job has no secrets */
     char *prep_command;  /* jobPreparation.commandLine, or NULL */
     char *main_step;     /* shell text of the main step (an srun line) */
-    const struct bai_job *job; /* the job this plan was made from (not owned) */
+    /* What the script's comments say the lines came from. */
+    struct {
+        int node_count;
+        bool process_count_given;
+        bool default_wall_time;  /* maxWallClockTime absent: Batch AI's 7 days */
+        char *out_err_prefix;    /* stdOutErrPathPrefix as the file says it */
+        char *cluster_id;        /* cluster.id, or NULL */
+        char *image, *shm_size;  /* containerSettings, or NULL */
+        const char *toolkit;     /* the toolkit's property name, e.g. "horovodSettings" (static) */
+    } origin;
 };
 
 struct bai_translate_opts {
