@@ -7,7 +7,7 @@
 TRAINER=$BUILD/bin/cifar-train
 DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
 [ -x "$TRAINER" ] || skip "$TRAINER is not built"
-[ -f "$DATA/test_batch.bin" ] || skip "no CIFAR-10 data at $DATA (set CIFAR10_DIR)"
+[ -f "$DATA/test_batch.bin" ] || skip_for shared "no CIFAR-10 data at $DATA (set CIFAR10_DIR)"
 cluster_start
 srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix MPI plugin here"
 install -d -m 0755 "$CL/bin"

@@ -12,11 +12,12 @@ PLUGIN=$BUILD/lib/spank_batchai.so
 TEST_USER=batchai-test
 NAME=$(basename "$0" .sh)
 
-skip() { echo "SKIP: $*"; exit 77; }
+skip() { echo "SKIP(dep): $*"; exit 77; }
+skip_for() { local what=$1; shift; echo "SKIP($what): $*"; exit 77; }
 fail() { echo "FAIL: $NAME: $*" >&2; exit 1; }
 pass() { echo "PASS: $NAME: $*"; }
 
-[ "$(id -u)" -eq 0 ] || skip "needs root to start munged, slurmctld and slurmd"
+[ "$(id -u)" -eq 0 ] || skip_for root "needs root to start munged, slurmctld and slurmd"
 for p in munged slurmctld slurmd sbatch runuser; do
     command -v "$p" >/dev/null || skip "$p is not installed (contrib/install-deps.sh)"
 done

@@ -7,10 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/collective/mpi-env.sh
 bench=$BUILD/bin/coll-bench
-[ -x "$bench" ] || { echo "SKIP: $bench not built (no MPI)"; exit 77; }
-[ -f "$BUILD/lib/libcollective_nccl.so" ] || { echo "SKIP: NCCL backend not built (no CUDA/NCCL here)"; exit 77; }
+[ -x "$bench" ] || { echo "SKIP(dep): $bench not built (no MPI)"; exit 77; }
+[ -f "$BUILD/lib/libcollective_nccl.so" ] || { echo "SKIP(gpu): NCCL backend not built (no CUDA/NCCL here)"; exit 77; }
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-[ "${gpus:-0}" -gt 0 ] || { echo "SKIP: no CUDA device"; exit 77; }
+[ "${gpus:-0}" -gt 0 ] || { echo "SKIP(gpu): no CUDA device"; exit 77; }
 np=$((gpus < 4 ? gpus : 4))
 # Small sizes keep it quick; the plugin sits next to coll-bench's ../lib.
 for type in float half bfloat16; do

@@ -6,13 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/collective/mpi-env.sh
 lc=contrib/localcluster/localcluster
-[ -x "$lc" ] || { echo "SKIP: contrib/localcluster not available"; exit 77; }
-[ "$(id -u)" -eq 0 ] || { echo "SKIP: contrib/localcluster needs root"; exit 77; }
+[ -x "$lc" ] || { echo "SKIP(dep): contrib/localcluster not available"; exit 77; }
+[ "$(id -u)" -eq 0 ] || { echo "SKIP(root): contrib/localcluster needs root"; exit 77; }
 dir=$(mktemp -d /tmp/coll-srun.XXXXXX)
 trap '"$lc" stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 "$lc" start "$dir"
 . "$dir/env"
-srun --mpi=list 2>&1 | grep -q pmix || { echo "SKIP: this Slurm has no pmix MPI plugin"; exit 77; }
+srun --mpi=list 2>&1 | grep -q pmix || { echo "SKIP(dep): this Slurm has no pmix MPI plugin"; exit 77; }
 # Two slurmd on one host: Open MPI's shared-memory transport would see peers it cannot map (see
 # shared/docs/architecture.md), so ranks talk over TCP.
 export OMPI_MCA_btl=self,tcp

@@ -6,7 +6,7 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 fuzzer=$BUILD/fuzz/fuzz_job
 if [ ! -x "$fuzzer" ]; then
-    echo "SKIP: $fuzzer not built (needs clang with libFuzzer)"
+    echo "SKIP(dep): $fuzzer not built (needs clang with libFuzzer)"
     exit 77
 fi
 shared=${SHARED_DIR:-../shared}

@@ -9,10 +9,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
-command -v shellcheck >/dev/null || { echo "SKIP: shellcheck is not installed (contrib/install-deps.sh)"; exit 77; }
+command -v shellcheck >/dev/null || { echo "SKIP(dep): shellcheck is not installed (contrib/install-deps.sh)"; exit 77; }
 bin=$PWD/$BUILD/san/bin/batchai-job
 golden=$PWD/tests/jobfile/golden
 shared=${SHARED_DIR:-$PWD/../shared}
+# The recipes are part of the corpus: without them the test would pass on less than it claims.
+[ -d "$shared/reference/batchai/recipes" ] ||
+    { echo "SKIP(shared): no $shared/reference/batchai/recipes (set SHARED_DIR)"; exit 77; }
 mkdir -p "$golden"
 pass=0 fail=0
 

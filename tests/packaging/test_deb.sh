@@ -3,7 +3,7 @@
 # and pins the Slurm version the plugin was built against.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-command -v dpkg-deb >/dev/null || { echo "SKIP: dpkg-deb not available"; exit 77; }
+command -v dpkg-deb >/dev/null || { echo "SKIP(dep): dpkg-deb not available"; exit 77; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 contrib/deb/build-deb "$out"

@@ -422,7 +422,7 @@ int main(int argc, char **argv)
     const int small = argc > 1 && strcmp(argv[1], "--small") == 0;
     char why[256];
     if (kernels_cuda_device_count(why, sizeof why) == 0) {
-        printf("SKIP: no CUDA device (%s)\n", why);
+        printf("SKIP(gpu): no CUDA device (%s)\n", why);
         return 77;
     }
     if (kernels_cuda_open(0, why, sizeof why) != 0) {

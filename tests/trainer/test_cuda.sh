@@ -7,7 +7,7 @@
 set -eu
 BUILD=${BUILD:-build}
 check=$BUILD/tests/trainer/cuda_check
-[ -x "$check" ] || { echo "SKIP: built without CUDA ($check missing: no nvcc or cuBLAS at build time)"; exit 77; }
+[ -x "$check" ] || { echo "SKIP(gpu): built without CUDA ($check missing: no nvcc or cuBLAS at build time)"; exit 77; }
 rc=0
 "$check" || rc=$?
 [ $rc -eq 0 ] || exit $rc # 77 comes with cuda_check's "SKIP: no CUDA device (...)"

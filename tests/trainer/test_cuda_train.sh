@@ -8,8 +8,8 @@
 set -eu
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
-[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP: $DATA not present"; exit 77; }
-/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: python3-h5py/numpy not installed"; exit 77; }
+[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
+/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP(dep): python3-h5py/numpy not installed"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-cuda.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train
@@ -24,7 +24,7 @@ if grep -q 'no CUDA device' "$work/gpu.err"; then
     [ "$(wc -l <"$work/gpu.err")" -eq 1 ] && [ ! -s "$work/gpu.log" ] ||
         { echo "FAIL: --device cuda without a GPU said more than its one error line"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
     echo "without a GPU, --device cuda fails cleanly: $(cat "$work/gpu.err")"
-    echo "SKIP: no CUDA device ($(sed -n 's/.*no CUDA device (\(.*\))$/\1/p' "$work/gpu.err"))"
+    echo "SKIP(gpu): no CUDA device ($(sed -n 's/.*no CUDA device (\(.*\))$/\1/p' "$work/gpu.err"))"
     exit 77
 fi
 [ $rc -eq 0 ] || { echo "FAIL: cifar-train --device cuda exited $rc"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }

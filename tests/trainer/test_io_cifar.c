@@ -219,7 +219,7 @@ static void test_download(void)
 int main(void)
 {
     if (access(SUBSET "/data_batch_1.bin", R_OK) != 0) {
-        printf("SKIP: %s not found (run from the repository root beside ../shared)\n", SUBSET);
+        printf("SKIP(shared): %s not found (run from the repository root beside ../shared)\n", SUBSET);
         return 77;
     }
     test_real_subset();

@@ -6,8 +6,8 @@
 set -eu
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
-command -v mpirun >/dev/null || { echo "SKIP: mpirun not installed"; exit 77; }
-[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP: $DATA not present"; exit 77; }
+command -v mpirun >/dev/null || { echo "SKIP(dep): mpirun not installed"; exit 77; }
+[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp} OMPI_MCA_rmaps_base_oversubscribe=1
 export ASAN_OPTIONS=detect_leaks=0
 mpi="mpirun --allow-run-as-root --oversubscribe -np 2"

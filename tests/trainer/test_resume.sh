@@ -5,8 +5,8 @@
 set -eu
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
-[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP: $DATA not present"; exit 77; }
-/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP: python3-h5py/numpy not installed"; exit 77; }
+[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
+/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP(dep): python3-h5py/numpy not installed"; exit 77; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-resume.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train
