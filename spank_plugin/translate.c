@@ -431,9 +431,18 @@ static void plan_container(struct bai_plan *plan, const struct bai_job *job, con
     }
     target = bai_settings_image_target(site, job->image);
     if (site->runtime == BAI_RUNTIME_PYXIS) {
-        /* pyxis (enroot) names an image of a given registry REGISTRY#IMAGE. */
-        if (job->registry_server)
-            with_registry = fmt("%s#%s", job->registry_server, job->image);
+        /* pyxis (enroot) names an image of a given registry REGISTRY#IMAGE, REGISTRY a host[:port]: the
+         * serverUrl loses its scheme and path, and the image the registry host the recipes repeat in it
+         * ("myreg.azurecr.io/name:tag"). */
+        if (job->registry_server) {
+            const char *host = job->registry_server;
+            host += strncmp(host, "https://", 8) == 0 ? 8 : strncmp(host, "http://", 7) == 0 ? 7 : 0;
+            size_t n = strcspn(host, "/");
+            const char *image = job->image;
+            if (strncmp(image, host, n) == 0 && image[n] == '/')
+                image += n + 1;
+            with_registry = fmt("%.*s#%s", (int)n, host, image);
+        }
         value = job->registry_server ? with_registry : target;
         sb_puts(&b, "--container-image=");
     } else if (target && safe_host_path(target)) {

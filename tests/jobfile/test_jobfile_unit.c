@@ -308,6 +308,29 @@ static void test_translation(void)
     bai_plan_free(&plan);
     bai_diag_free(&d);
 
+    /* pyxis: REGISTRY#IMAGE with the registry a bare host[:port], named once. */
+    static const struct { const char *server, *image, *want; } reg[] = {
+        { "https://myreg.azurecr.io", "myreg.azurecr.io/team/app:1.0", "--container-image='myreg.azurecr.io#team/app:1.0'" },
+        { "myreg.io:5000", "app", "--container-image='myreg.io:5000#app'" },
+        { "http://r.example/v2", "r.example/x@sha256:0123456789abcdef0123456789abcdef",
+          "--container-image='r.example#x@sha256:0123456789abcdef0123456789abcdef'" },
+    };
+    for (size_t i = 0; i < sizeof reg / sizeof reg[0]; i++) {
+        char text[512];
+        struct bai_job jr;
+        snprintf(text, sizeof text, "{\"nodeCount\": 1, \"stdOutErrPathPrefix\": \"/logs\", \"containerSettings\": "
+                 "{\"imageSourceRegistry\": {\"serverUrl\": \"%s\", \"image\": \"%s\"}}, "
+                 "\"customToolkitSettings\": {\"commandLine\": \"true\"}}", reg[i].server, reg[i].image);
+        CHECK(bai_job_parse(text, strlen(text), &jr, &d) == 0);
+        CHECK(bai_translate(&jr, &s, &opts, &plan, &d) == 0);
+        CHECK(plan.container && strcmp(plan.container, reg[i].want) == 0);
+        if (plan.container && strcmp(plan.container, reg[i].want) != 0)
+            fprintf(stderr, "  got %s\n", plan.container);
+        bai_plan_free(&plan);
+        bai_job_free(&jr);
+        bai_diag_free(&d);
+    }
+
     /* A log directory that escapes its share is refused. */
     const char *esc = "{\"nodeCount\": 1, \"stdOutErrPathPrefix\": \"$AZ_BATCHAI_JOB_MOUNT_ROOT/logs/../../etc\", "
                       "\"customToolkitSettings\": {\"commandLine\": \"true\"}}";
