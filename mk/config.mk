@@ -2,8 +2,13 @@
 # and `make config` (or any build) says what was found, as llm.c does.
 
 BUILD   ?= build
+# Install layout, named as distro packagers pass it (make install DESTDIR=/stage PREFIX=/usr LIBDIR=/usr/lib64):
+# LIBDIR is where libraries and libcollective.pc go (/usr/lib64 on RHEL, /usr/lib/<multiarch> on Debian).
+# Every install rule installs programs 0755 and shared objects 0644, as Debian policy and RHEL's rpmbuild
+# (brp-elfperms) have them: the loader needs no x bit.
 PREFIX  ?= /usr/local
 DESTDIR ?=
+LIBDIR  ?= $(PREFIX)/lib
 VERSION := 0.1.0
 
 CC      ?= cc

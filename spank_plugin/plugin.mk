@@ -25,7 +25,7 @@ ALL += $(SPANK_SO)
 # is where slurm.conf lives. Both honour DESTDIR.
 SLURM_SYSCONF_DIR ?= /etc/slurm
 install-spank-plugin: $(SPANK_SO)
-	install -D -m 0755 $(SPANK_SO) $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so
+	install -D -m 0644 $(SPANK_SO) $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so
 	install -D -m 0644 contrib/plugstack/batchai.conf $(DESTDIR)$(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example
 	@echo "installed $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so; enable it by copying"
 	@echo "  $(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example to batchai.conf (see spank_plugin/README.md)"
