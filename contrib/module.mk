@@ -2,4 +2,4 @@
 deb: all
 	contrib/deb/build-deb $(BUILD)
 .PHONY: deb
-TESTS += tests/packaging/test_deb.sh tests/packaging/test_install.sh
+TESTS += tests/packaging/test_deb.sh tests/packaging/test_install.sh tests/packaging/test_man.sh

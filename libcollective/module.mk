@@ -47,6 +47,7 @@ install-libcollective: $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH)
 	install -m 644 libcollective/include/collective.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBCOLL_A) $(LIBCOLL_SO) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO)) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(COLL_BENCH) $(DESTDIR)$(PREFIX)/bin/
+	$(call install-man,libcollective/coll-bench.1)
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
 	    -e 's|@LIBS_PRIVATE@|$(strip $(LIBCOLL_LIBS))|' libcollective/libcollective.pc.in \
 	    >$(DESTDIR)$(LIBDIR)/pkgconfig/libcollective.pc

@@ -9,6 +9,7 @@ BUILD   ?= build
 PREFIX  ?= /usr/local
 DESTDIR ?=
 LIBDIR  ?= $(PREFIX)/lib
+MANDIR  ?= $(PREFIX)/share/man
 VERSION := 0.1.0
 
 CC      ?= cc

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # make install as distro packagers run it. A staged install (DESTDIR, PREFIX=/usr, LIBDIR=/usr/lib64 as on
-# RHEL) puts every library and libcollective.pc in LIBDIR and none in PREFIX/lib, programs 0755 and every
-# other file 0644, and a libcollective.pc naming the final PREFIX and LIBDIR. A small program then builds
-# with `pkg-config --cflags --libs libcollective` and runs a collective: against the staged tree (through
-# PKG_CONFIG_SYSROOT_DIR, as package builds use a staged .pc), against a real install into a prefix with a
-# multiarch LIBDIR (PKG_CONFIG_PATH alone), and statically through the .pc's Libs.private.
+# RHEL) puts every library and libcollective.pc in LIBDIR and none in PREFIX/lib, the manual pages in
+# PREFIX/share/man, programs 0755 and every other file 0644, and a libcollective.pc naming the final PREFIX
+# and LIBDIR. A small program then builds with `pkg-config --cflags --libs libcollective` and runs a
+# collective: against the staged tree (through PKG_CONFIG_SYSROOT_DIR, as package builds use a staged .pc),
+# against a real install into a prefix with a multiarch LIBDIR (PKG_CONFIG_PATH alone), and statically
+# through the .pc's Libs.private.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -16,7 +17,9 @@ fail() { echo "FAIL: $*"; exit 1; }
 stage=$tmp/stage
 make --no-print-directory install BUILD="$BUILD" DESTDIR="$stage" PREFIX=/usr LIBDIR=/usr/lib64 >"$tmp/log"
 for f in usr/bin/batchai-job usr/bin/cifar-train usr/bin/coll-bench usr/include/collective.h \
-         usr/lib64/libcollective.so usr/lib64/libcollective.a usr/lib64/pkgconfig/libcollective.pc; do
+         usr/lib64/libcollective.so usr/lib64/libcollective.a usr/lib64/pkgconfig/libcollective.pc \
+         usr/share/man/man1/batchai-job.1 usr/share/man/man1/cifar-train.1 usr/share/man/man1/coll-bench.1 \
+         usr/share/man/man8/spank_batchai.8; do
     [ -f "$stage/$f" ] || fail "make install did not stage /$f"
 done
 misplaced=$(find "$stage" -type f \( -name 'lib*.so' -o -name '*.a' -o -name '*.pc' \) ! -path "$stage/usr/lib64/*")
