@@ -1,5 +1,5 @@
-# contrib/: packaging. `make deb` builds build/slurm-batchai_<version>_<arch>.deb.
+# contrib/: packaging. `make deb` builds build/slurm-batchai_<version>_<arch>.deb from the current build.
 deb: all
-	contrib/deb/build-deb $(BUILD)
+	BUILD=$(BUILD) contrib/deb/build-deb $(BUILD)
 .PHONY: deb
 TESTS += tests/packaging/test_deb.sh tests/packaging/test_install.sh tests/packaging/test_man.sh
