@@ -6,4 +6,4 @@ rpm: all
 	BUILD=$(BUILD) SLURM_INCLUDE=$(SLURM_INCLUDE) contrib/rpm/build-rpm $(BUILD)
 .PHONY: deb rpm
 TESTS += tests/packaging/test_deb.sh tests/packaging/test_rpm.sh tests/packaging/test_install.sh \
-         tests/packaging/test_man.sh
+         tests/packaging/test_man.sh tests/packaging/test_site_slurm.sh

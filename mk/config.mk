@@ -34,8 +34,10 @@ pkgconf = $(shell pkg-config $(1) $(2) 2>/dev/null)
 CJSON_CFLAGS := $(or $(call pkgconf,--cflags,libcjson),-I/usr/include/cjson)
 CJSON_LIBS   := $(or $(call pkgconf,--libs,libcjson),-lcjson)
 
-# Slurm headers (Debian: libslurm-dev)
-SLURM_INCLUDE ?= /usr/include
+# Slurm headers (Debian: libslurm-dev; RHEL: slurm-devel). A Slurm installed elsewhere is found through its
+# slurm.pc (PKG_CONFIG_PATH=/opt/slurm/lib/pkgconfig), which also gives SLURM_PLUGIN_DIR below; the plugin
+# accepts the Slurm releases spank_plugin/spank_slurm.h names.
+SLURM_INCLUDE ?= $(or $(call pkgconf,--variable=includedir,slurm),/usr/include)
 HAVE_SLURM := $(if $(wildcard $(SLURM_INCLUDE)/slurm/spank.h),1,)
 SLURM_PLUGIN_DIR ?= $(or $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed 's,$$,/slurm,'),/usr/lib/x86_64-linux-gnu/slurm-wlm)
 

@@ -11,7 +11,9 @@ SPANK_SO   := $(BUILD)/lib/spank_batchai.so
 SPANK_LDS  := spank_plugin/spank_batchai.lds
 
 # Hidden by default; the dispatch file and the linker script export only slurm_spank_* and plugin_*.
-$(SPANK_OBJS): spank_plugin_CFLAGS += -fvisibility=hidden $(if $(filter-out /usr/include,$(SLURM_INCLUDE)),-I$(SLURM_INCLUDE))
+# A site's Slurm outside /usr/include is a system directory too: its headers' own warnings (slurm.h has
+# unprototyped function pointers) are not ours to fix under -Werror.
+$(SPANK_OBJS): spank_plugin_CFLAGS += -fvisibility=hidden $(if $(filter-out /usr/include,$(SLURM_INCLUDE)),-isystem $(SLURM_INCLUDE))
 
 $(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS)
 	@mkdir -p $(@D)
