@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # make deb: the package builds from the current build in Debian's multiarch layout; every entry is root's
-# with the modes of lib.sh; it holds the plugin, the commands, the library with its header and pkg-config
+# with the modes of lib.bash; it holds the plugin, the commands, the library with its header and pkg-config
 # file, and the manual pages; it pins the Slurm version the plugin was built against.
-# shellcheck source=tests/packaging/lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/packaging/lib.bash
+source "$(dirname "$0")/lib.bash"
 command -v dpkg-deb >/dev/null || { echo "SKIP: dpkg-deb not available"; exit 77; }
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

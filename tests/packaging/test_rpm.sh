@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # make rpm: Debian's rpmbuild builds the package from the current build in RHEL's layout (/usr/lib64, the
-# plugin in /usr/lib64/slurm); every entry is root's with the modes of lib.sh; it holds what the .deb holds;
+# plugin in /usr/lib64/slurm); every entry is root's with the modes of lib.bash; it holds what the .deb holds;
 # it requires the Slurm release the plugin was built against (rpm -qpR), its library dependencies are
 # generated from the ELF files but leave out the CUDA toolkit's, and it provides pkgconfig(libcollective).
-# shellcheck source=tests/packaging/lib.sh
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/packaging/lib.bash
+source "$(dirname "$0")/lib.bash"
 command -v rpmbuild >/dev/null || { echo "SKIP: rpmbuild is not installed (package rpm)"; exit 77; }
 [ -e "$BUILD/lib/spank_batchai.so" ] || { echo "SKIP: the plugin is not built (no Slurm headers)"; exit 77; }
 out=$(mktemp -d)

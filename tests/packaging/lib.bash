@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2034 # failed is read by the tests that source this file
-# tests/packaging/lib.sh: what the .deb and the rpm must both hold (sourced by test_deb.sh, test_rpm.sh).
+# tests/packaging/lib.bash: what the .deb and the rpm must both hold (sourced by test_deb.sh, test_rpm.sh).
 # A package's contents come as a listing, one entry per line: "PERMS OWNER/GROUP /PATH".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
