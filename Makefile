@@ -4,7 +4,7 @@
 #                     N skipped); make check-run runs the suite alone
 #   make bench        benchmarks (numbers, not assertions)
 #   make demo         install deps, build, start a throwaway Slurm cluster, run the tutorial's job
-#   make install      PREFIX=/usr/local DESTDIR=
+#   make install      PREFIX=/usr/local LIBDIR=$(PREFIX)/lib MANDIR=$(PREFIX)/share/man DESTDIR= (mk/config.mk)
 #   make deps         install the Debian packages the project needs (idempotent, root or sudo)
 # Each component describes itself in its module.mk by adding to these lists:
 #   ALL      files `make` builds          TEST_BINS  files `make check` builds first

@@ -3,6 +3,7 @@
 #   build/lib/libcollective.{a,so}   the library; needs MPI only
 #   build/lib/libcollective_nccl.so  the NCCL backend, dlopen'ed by coll_init() when a device is asked for
 #   build/bin/coll-bench             nccl-tests-style benchmark
+#   make install                     also libcollective.pc (pkg-config) into LIBDIR/pkgconfig
 LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
 # CUDA headers as system headers: their own warnings are not ours to fix.
 libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-isystem $(CUDA_HOME)/include)
@@ -40,12 +41,17 @@ $(COLL_BENCH): $(call obj-of,libcollective/bench/coll_bench.c) $(LIBCOLL_A)
 	$(CC) $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS) $(if $(HAVE_CUDA),$(CUDA_LIBS))
 
 .PHONY: install-libcollective
+# libcollective.pc is written here, not at build time, so that it names the PREFIX and LIBDIR of this install.
 install-libcollective: $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH)
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/bin
 	install -m 644 libcollective/include/collective.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(LIBCOLL_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBCOLL_SO) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO)) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(LIBCOLL_A) $(LIBCOLL_SO) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO)) $(DESTDIR)$(LIBDIR)/
 	install -m 755 $(COLL_BENCH) $(DESTDIR)$(PREFIX)/bin/
+	$(call install-man,libcollective/coll-bench.1)
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
+	    -e 's|@LIBS_PRIVATE@|$(strip $(LIBCOLL_LIBS))|' libcollective/libcollective.pc.in \
+	    >$(DESTDIR)$(LIBDIR)/pkgconfig/libcollective.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libcollective.pc
 
 # Tests: sanitizer builds of the library and the test programs, run under mpirun by the scripts.
 # The explicit pattern rule (shorter stem than the generic one) gives tests/collective/ the library's flags

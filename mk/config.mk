@@ -2,8 +2,14 @@
 # and `make config` (or any build) says what was found, as llm.c does.
 
 BUILD   ?= build
+# Install layout, named as distro packagers pass it (make install DESTDIR=/stage PREFIX=/usr LIBDIR=/usr/lib64):
+# LIBDIR is where libraries and libcollective.pc go (/usr/lib64 on RHEL, /usr/lib/<multiarch> on Debian).
+# Every install rule installs programs 0755 and shared objects 0644, as Debian policy and RHEL's rpmbuild
+# (brp-elfperms) have them: the loader needs no x bit.
 PREFIX  ?= /usr/local
 DESTDIR ?=
+LIBDIR  ?= $(PREFIX)/lib
+MANDIR  ?= $(PREFIX)/share/man
 VERSION := 0.1.0
 
 CC      ?= cc
@@ -28,8 +34,10 @@ pkgconf = $(shell pkg-config $(1) $(2) 2>/dev/null)
 CJSON_CFLAGS := $(or $(call pkgconf,--cflags,libcjson),-I/usr/include/cjson)
 CJSON_LIBS   := $(or $(call pkgconf,--libs,libcjson),-lcjson)
 
-# Slurm headers (Debian: libslurm-dev)
-SLURM_INCLUDE ?= /usr/include
+# Slurm headers (Debian: libslurm-dev; RHEL: slurm-devel). A Slurm installed elsewhere is found through its
+# slurm.pc (PKG_CONFIG_PATH=/opt/slurm/lib/pkgconfig), which also gives SLURM_PLUGIN_DIR below; the plugin
+# accepts the Slurm releases spank_plugin/spank_slurm.h names.
+SLURM_INCLUDE ?= $(or $(call pkgconf,--variable=includedir,slurm),/usr/include)
 HAVE_SLURM := $(if $(wildcard $(SLURM_INCLUDE)/slurm/spank.h),1,)
 SLURM_PLUGIN_DIR ?= $(or $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed 's,$$,/slurm,'),/usr/lib/x86_64-linux-gnu/slurm-wlm)
 

@@ -15,3 +15,6 @@ $(BUILD)/san/%.o: %.c
 # obj-of / san-of: map a list of sources to their objects.
 obj-of = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 san-of = $(patsubst %.c,$(BUILD)/san/%.o,$(1))
+
+# install-man: a manual page (mdoc source, installed as is) into MANDIR/man<section>, section from its suffix.
+install-man = install -D -m 0644 $(1) $(DESTDIR)$(MANDIR)/man$(patsubst .%,%,$(suffix $(1)))/$(notdir $(1))

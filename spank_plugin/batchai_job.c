@@ -39,8 +39,8 @@ static const char usage_text[] =
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
-    "Settings keys, defaults and the mapping of every job.json field are described in\n"
-    "spank_plugin/README.md. Exit status: 0 success, 1 invalid job or failed command, 2 usage error.\n";
+    "Settings keys and defaults: spank_batchai(8); the commands in full: batchai-job(1).\n"
+    "Exit status: 0 success, 1 invalid job or failed command, 2 usage error.\n";
 
 struct cli {
     struct bai_settings site;

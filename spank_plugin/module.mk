@@ -28,6 +28,7 @@ ALL += $(BUILD)/bin/batchai-job
 
 install-batchai-job: $(BUILD)/bin/batchai-job
 	install -D -m 0755 $< $(DESTDIR)$(PREFIX)/bin/batchai-job
+	$(call install-man,spank_plugin/batchai-job.1)
 INSTALL_RULES += install-batchai-job
 .PHONY: install-batchai-job
 

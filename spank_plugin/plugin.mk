@@ -11,7 +11,9 @@ SPANK_SO   := $(BUILD)/lib/spank_batchai.so
 SPANK_LDS  := spank_plugin/spank_batchai.lds
 
 # Hidden by default; the dispatch file and the linker script export only slurm_spank_* and plugin_*.
-$(SPANK_OBJS): spank_plugin_CFLAGS += -fvisibility=hidden $(if $(filter-out /usr/include,$(SLURM_INCLUDE)),-I$(SLURM_INCLUDE))
+# A site's Slurm outside /usr/include is a system directory too: its headers' own warnings (slurm.h has
+# unprototyped function pointers) are not ours to fix under -Werror.
+$(SPANK_OBJS): spank_plugin_CFLAGS += -fvisibility=hidden $(if $(filter-out /usr/include,$(SLURM_INCLUDE)),-isystem $(SLURM_INCLUDE))
 
 $(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS)
 	@mkdir -p $(@D)
@@ -20,13 +22,14 @@ $(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS)
 
 ALL += $(SPANK_SO)
 
-# make install: the plugin into Slurm's plugin directory and an example plugstack.conf.d entry.
+# make install: the plugin into Slurm's plugin directory, an example plugstack.conf.d entry, spank_batchai(8).
 # SLURM_PLUGIN_DIR comes from pkg-config (Debian: /usr/lib/x86_64-linux-gnu/slurm-wlm); SLURM_SYSCONF_DIR
 # is where slurm.conf lives. Both honour DESTDIR.
 SLURM_SYSCONF_DIR ?= /etc/slurm
 install-spank-plugin: $(SPANK_SO)
-	install -D -m 0755 $(SPANK_SO) $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so
+	install -D -m 0644 $(SPANK_SO) $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so
 	install -D -m 0644 contrib/plugstack/batchai.conf $(DESTDIR)$(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example
+	$(call install-man,spank_plugin/spank_batchai.8)
 	@echo "installed $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so; enable it by copying"
 	@echo "  $(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example to batchai.conf (see spank_plugin/README.md)"
 INSTALL_RULES += install-spank-plugin

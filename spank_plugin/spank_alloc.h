@@ -4,7 +4,7 @@
 #ifndef BAI_SPANK_ALLOC_H
 #define BAI_SPANK_ALLOC_H
 
-#include <slurm/spank.h>
+#include "spank_slurm.h"
 
 int bai_alloc_init(spank_t sp, int ac, char **av);
 int bai_alloc_post_opt(spank_t sp, int ac, char **av);

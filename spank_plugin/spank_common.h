@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include <slurm/spank.h>
+#include "spank_slurm.h"
 
 #include "diag.h"
 #include "job.h"

@@ -5,7 +5,7 @@
  *   slurmd (at start)           spank_prolog.c  job_root checked
  *   job script (prolog/epilog)  spank_prolog.c  per-job directories, mounts, log directory
  * Only these slurm_spank_* functions and the plugin_* symbols are exported (spank_batchai.lds). */
-#include <slurm/spank.h>
+#include "spank_slurm.h"
 
 #include "spank_alloc.h"
 #include "spank_prolog.h"

@@ -8,7 +8,7 @@
 #ifndef BAI_SPANK_PROLOG_H
 #define BAI_SPANK_PROLOG_H
 
-#include <slurm/spank.h>
+#include "spank_slurm.h"
 
 /* The whole prolog, and the epilog, are done well within Slurm's PrologEpilogTimeout: past this, what
  * still runs is killed and the node is reported as not prepared. */

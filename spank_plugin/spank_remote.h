@@ -4,7 +4,7 @@
 #ifndef BAI_SPANK_REMOTE_H
 #define BAI_SPANK_REMOTE_H
 
-#include <slurm/spank.h>
+#include "spank_slurm.h"
 
 int bai_remote_init(spank_t sp, int ac, char **av);
 int bai_remote_task_init(spank_t sp, int ac, char **av);

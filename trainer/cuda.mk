@@ -39,8 +39,9 @@ $(TRAINER_CUDA_SO): $(TRAINER_CUDA_OBJ)
 	$(CC) -shared $(LDHARDEN) -o $@ $^ $(TRAINER_CUDA_LIBS)
 ALL += $(TRAINER_CUDA_SO)
 
+# cifar-train looks for it in ../lib beside itself, then on the loader's path, which holds a distro's LIBDIR.
 install-trainer-cuda: $(TRAINER_CUDA_SO)
-	install -D -m 0755 $(TRAINER_CUDA_SO) $(DESTDIR)$(PREFIX)/lib/libcifar_train_cuda.so
+	install -D -m 0644 $(TRAINER_CUDA_SO) $(DESTDIR)$(LIBDIR)/libcifar_train_cuda.so
 INSTALL_RULES += install-trainer-cuda
 .PHONY: install-trainer-cuda
 

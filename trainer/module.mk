@@ -56,6 +56,7 @@ INSTALL_RULES += install-trainer
 .PHONY: install-trainer
 install-trainer: $(BUILD)/bin/cifar-train
 	install -D -m 0755 $(BUILD)/bin/cifar-train $(DESTDIR)$(PREFIX)/bin/cifar-train
+	$(call install-man,trainer/cifar-train.1)
 
 $(call obj-of,$(TRAINER_MAIN)): CFLAGS += -DTRAINER_VERSION='"$(VERSION)"'
 

@@ -70,13 +70,29 @@ static size_t parse_size(const char *s)
     return (size_t)x;
 }
 
+/* --help: every option on stdout, exit 0 (manual page: libcollective/coll-bench.1). */
 static void usage(void)
 {
     if (rank == 0)
-        fprintf(stderr, "usage: coll-bench [-b minbytes] [-e maxbytes] [-f factor] [-n iters] [-w warmup] "
-                        "[-o sum|avg] [-d float|int32|int64|uint8|half|bfloat16] [-c 0|1] [--fused K] "
-                        "[--fused-sizes n1,n2,...] [--mem host|device] [--rounds R]\n");
-    exit(2);
+        fputs("usage: coll-bench [options]    libcollective's allreduce in the nccl-tests table, beside MPI_Allreduce\n"
+              "Run one process per rank under mpirun or srun --mpi=pmix; a single process needs no launcher.\n"
+              "  -b SIZE                 smallest message in bytes, suffix K/M/G allowed (default 4M)\n"
+              "  -e SIZE                 largest message (default 64M)\n"
+              "  -f FACTOR               size ratio of one row to the next (default 2)\n"
+              "  -n ITERS                timed iterations per row (default 20)\n"
+              "  -w WARMUP               untimed iterations before them (default 5)\n"
+              "  -o sum|avg              reduction (default sum)\n"
+              "  -d float|int32|int64|uint8|half|bfloat16\n"
+              "                          element type (default float; half and bfloat16 need --mem device)\n"
+              "  -c 0|1                  count elements that differ from the exact result (default 1)\n"
+              "  --fused K               split each message into K tensors, fused by the library (default 1)\n"
+              "  --fused-sizes N1,N2,... one row: tensors of these element counts, against one MPI_Allreduce\n"
+              "                          of their total\n"
+              "  --mem host|device       buffers in host memory (MPI) or on the GPU (NCCL) (default host)\n"
+              "  --rounds R              interleaved rounds per row, the best kept (default 3)\n"
+              "  -h, --help              this text\n",
+              stdout);
+    exit(0);
 }
 
 static void parse(int argc, char **argv, struct opts *o)

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The plugin built against a site's own Slurm, as spank_plugin/README.md tells admins to. The site's Slurm
+# is the installed headers copied under a prefix of their own (/opt/slurm style) and renumbered 22.05.9, so
+# that the plugin's version stamp shows which headers it was built from:
+#   1. make SLURM_INCLUDE=... ; make install SLURM_INCLUDE=... SLURM_PLUGIN_DIR=... (staged in DESTDIR):
+#      the plugin landed in the plugin directory, carries the site's version in plugin_version (what Slurm
+#      compares when it loads it), and exports only slurm_spank_* and plugin_* (nm -D --defined-only);
+#   2. the same Slurm found through its slurm.pc (PKG_CONFIG_PATH), plugin only: headers and plugin
+#      directory both come from it;
+#   3. spank_slurm.h's range: the plugin's code compiles against Slurm 21.08.0 and 25.11.7 and the build
+#      stops with the supported range named against 20.11.9 and 26.05.0.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ -e /usr/include/slurm/spank.h ] || { echo "SKIP(dep): no Slurm headers (libslurm-dev)"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+fail() { echo "FAIL: $*"; failed=1; }
+
+# site DIR VERSION_NUMBER: a Slurm under DIR: the installed headers in DIR/include, numbered VERSION_NUMBER.
+site() {
+    mkdir -p "$1/include"
+    cp -r /usr/include/slurm "$1/include/"
+    sed -i "s/^#define SLURM_VERSION_NUMBER .*/#define SLURM_VERSION_NUMBER $2/" "$1/include/slurm/slurm_version.h"
+}
+
+# plugin_ok PLUGIN VERSION_NUMBER: PLUGIN is stamped with that Slurm version and exports exactly what Slurm
+# looks up (the version node BATCHAI_1.0 of the linker script aside).
+plugin_ok() {
+    local addr stamp
+    [ -f "$1" ] || { fail "no plugin at $1"; return; }
+    addr=$(nm -D --defined-only "$1" | awk '$3 ~ /^plugin_version@/ {print $1}')
+    # objdump prints the 4 bytes little-endian: " 1201c 08051600  ...." is 0x00160508.
+    stamp=$(objdump -s -j .rodata --start-address="0x$addr" --stop-address="$(printf '0x%x' $((0x$addr + 4)))" "$1" |
+            awk 'END {b = $2; print substr(b, 7, 2) substr(b, 5, 2) substr(b, 3, 2) substr(b, 1, 2)}')
+    [ "$stamp" = "$(printf '%08x' "$2")" ] || fail "$1 is stamped 0x$stamp, not $2: not built from the site's headers"
+    nm -D --defined-only "$1" | awk '$2 != "A" {sub(/@.*/, "", $3); print $3}' | sort >"$tmp/exports"
+    if grep -vxE 'slurm_spank_[a-z_]+|plugin_(name|type|version)|spank_plugin_version' "$tmp/exports"; then
+        fail "$1 exports the symbols above"
+    fi
+    for sym in plugin_name plugin_type plugin_version slurm_spank_init slurm_spank_init_post_opt \
+               slurm_spank_task_init slurm_spank_job_prolog slurm_spank_job_epilog slurm_spank_exit; do
+        grep -qx "$sym" "$tmp/exports" || fail "$1 does not export $sym"
+    done
+}
+
+# 1. The README's steps, names given.
+opt=$tmp/opt/slurm
+site "$opt" 0x160509
+make --no-print-directory BUILD="$tmp/build" SLURM_INCLUDE="$opt/include" >"$tmp/log" 2>&1 ||
+    { tail -n 30 "$tmp/log"; fail "make against $opt failed"; exit 1; }
+make --no-print-directory install BUILD="$tmp/build" SLURM_INCLUDE="$opt/include" \
+    SLURM_PLUGIN_DIR="$opt/lib/slurm" DESTDIR="$tmp/stage" >"$tmp/log" 2>&1 ||
+    { tail -n 30 "$tmp/log"; fail "make install failed"; exit 1; }
+plugin_ok "$tmp/stage$opt/lib/slurm/spank_batchai.so" 0x160509
+
+# 2. Found through slurm.pc, as Slurm's RPMs (slurm-devel) and its own installs since 24.05 write it.
+pc=$tmp/pc/slurm
+site "$pc" 0x160509
+mkdir -p "$pc/lib/pkgconfig"
+printf 'libdir=%s\nincludedir=%s\n\nName: slurm\nDescription: Slurm Workload Manager\nVersion: 22.05.9\n' \
+    "$pc/lib" "$pc/include" >"$pc/lib/pkgconfig/slurm.pc"
+PKG_CONFIG_PATH=$pc/lib/pkgconfig make --no-print-directory BUILD="$tmp/build-pc" DESTDIR="$tmp/stage-pc" \
+    install-spank-plugin >"$tmp/log" 2>&1 || { tail -n 30 "$tmp/log"; fail "make install-spank-plugin with slurm.pc failed"; }
+plugin_ok "$tmp/stage-pc$pc/lib/slurm/spank_batchai.so" 0x160509
+
+# 3. The supported range, at both ends, on the plugin's own translation unit and flags.
+for case in 0x150800:accept 0x190b07:accept 0x140b09:refuse 0x1a0500:refuse; do
+    number=${case%:*} dir=$tmp/v$number
+    site "$dir" "$number"
+    if make --no-print-directory BUILD="$dir/build" SLURM_INCLUDE="$dir/include" \
+        "$dir/build/obj/spank_plugin/spank_dispatch.o" >"$tmp/log" 2>&1; then
+        [ "${case#*:}" = accept ] || fail "Slurm $number was accepted"
+    elif [ "${case#*:}" = accept ]; then
+        tail -n 20 "$tmp/log"; fail "Slurm $number was refused"
+    elif ! grep -q 'spank_batchai supports Slurm 21.08 to 25.11' "$tmp/log" || ! grep -q "NUMBER $number" "$tmp/log"; then
+        tail -n 20 "$tmp/log"; fail "Slurm $number: the build failed without naming the range and the version"
+    fi
+done
+[ "$failed" -eq 0 ] || exit 1
+echo "ok: plugin built from a site's headers (names and slurm.pc), installed and exporting only $(paste -sd' ' "$tmp/exports"); 21.08-25.11 accepted, 20.11 and 26.05 refused"
