@@ -1,10 +1,12 @@
-# spank_plugin/: the job-file library (parse, validate, site settings, translation), the batchai-job
-# command, and the SPANK plugin (spank_plugin/plugin.mk).
-spank_plugin_CFLAGS := $(CJSON_CFLAGS) -Ispank_plugin -DBAI_VERSION='"$(VERSION)"'
+# spank_plugin/: three parts.
+#   jobfile/   the job-file library: parse, validate, site settings, translation into a plan and a batch
+#              script. Pure C: it knows nothing of Slurm, and it is what the fuzzer and the goldens test.
+#   .          the batchai-job command (batchai_job.c, monitor.c).
+#   spank/     the SPANK plugin, one file per context (spank_plugin/plugin.mk).
+spank_plugin_CFLAGS := $(CJSON_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -DBAI_VERSION='"$(VERSION)"'
 
-JOBLIB_SRCS := spank_plugin/diag.c spank_plugin/jsonv.c spank_plugin/job.c spank_plugin/settings.c \
-               spank_plugin/translate.c spank_plugin/render.c spank_plugin/sbuf.c \
-               spank_plugin/sha256.c
+JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c job.c settings.c translate.c render.c sbuf.c \
+                                                 sha256.c)
 MONITOR_SRCS := spank_plugin/monitor.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a
 JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a

@@ -3,12 +3,11 @@
 # installed (libslurm-dev): the plugin must match the Slurm it is loaded by.
 ifneq ($(HAVE_SLURM),)
 
-SPANK_SRCS := spank_plugin/spank_dispatch.c spank_plugin/spank_common.c spank_plugin/spank_alloc.c \
-              spank_plugin/spank_remote.c spank_plugin/spank_prolog.c spank_plugin/spank_user.c \
-              spank_plugin/rootfs.c
+SPANK_SRCS := $(addprefix spank_plugin/spank/,spank_dispatch.c spank_common.c spank_alloc.c spank_remote.c \
+                                              spank_prolog.c spank_user.c rootfs.c)
 SPANK_OBJS := $(call obj-of,$(SPANK_SRCS))
 SPANK_SO   := $(BUILD)/lib/spank_batchai.so
-SPANK_LDS  := spank_plugin/spank_batchai.lds
+SPANK_LDS  := spank_plugin/spank/spank_batchai.lds
 
 # Hidden by default; the dispatch file and the linker script export only slurm_spank_* and plugin_*.
 # A site's Slurm outside /usr/include is a system directory too: its headers' own warnings (slurm.h has

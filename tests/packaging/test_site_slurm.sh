@@ -69,7 +69,7 @@ for case in 0x150800:accept 0x190b07:accept 0x140b09:refuse 0x1a0500:refuse; do
     number=${case%:*} dir=$tmp/v$number
     site "$dir" "$number"
     if make --no-print-directory BUILD="$dir/build" SLURM_INCLUDE="$dir/include" \
-        "$dir/build/obj/spank_plugin/spank_dispatch.o" >"$tmp/log" 2>&1; then
+        "$dir/build/obj/spank_plugin/spank/spank_dispatch.o" >"$tmp/log" 2>&1; then
         [ "${case#*:}" = accept ] || fail "Slurm $number was accepted"
     elif [ "${case#*:}" = accept ]; then
         tail -n 20 "$tmp/log"; fail "Slurm $number was refused"
