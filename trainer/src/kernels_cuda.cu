@@ -603,7 +603,6 @@ int kernels_cuda_open(int device, char *err, size_t len)
     }
     cudaError_t e;
     cublasStatus_t s;
-    const char *tf32 = getenv("CIFAR_TRAIN_TF32");
     if ((e = cudaSetDevice(device)) != cudaSuccess ||
         (e = cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking)) != cudaSuccess) {
         snprintf(err, len, "CUDA device %d: %s", device, cudaGetErrorString(e));
@@ -635,16 +634,21 @@ int kernels_cuda_open(int device, char *err, size_t len)
             kernels_cuda_close();
             return -1;
         }
-    const cublasMath_t math = tf32 && strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
     if ((s = cublasCreate(&g.blas)) != CUBLAS_STATUS_SUCCESS ||
         (s = cublasSetStream(g.blas, g.stream)) != CUBLAS_STATUS_SUCCESS ||
-        (s = cublasSetMathMode(g.blas, math)) != CUBLAS_STATUS_SUCCESS) {
+        (s = cublasSetMathMode(g.blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
         snprintf(err, len, "cuBLAS on CUDA device %d: %s", device, cublasGetStatusString(s));
         kernels_cuda_close();
         return -1;
     }
     g.device = device;
     return 0;
+}
+
+void kernels_cuda_set_tf32(int on)
+{
+    require_open();
+    CHECK(cublasSetMathMode(g.blas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
 }
 
 void kernels_cuda_close(void)
