@@ -53,4 +53,17 @@ $(CUDA_CHECK): $(call obj-of,tests/trainer/cuda_check.c $(TRAINER_SRCS)) $(TRAIN
 	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS)
 
 TEST_BINS += $(CUDA_CHECK)
+
+# `make bench-gpu` (bench/gpu-vs-torch.sh): the GPU step and end-to-end training timed like the PyTorch
+# peer; like cifar-train it loads the CUDA table on demand, so it links no CUDA itself.
+TRAINER_GPU_BENCH := $(BUILD)/bin/trainer-gpu-bench
+$(call obj-of,bench/trainer_gpu_bench.c): OPT := -O3 -g
+$(TRAINER_GPU_BENCH): $(call obj-of,bench/trainer_gpu_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+ALL += $(TRAINER_GPU_BENCH)
 endif
+
+.PHONY: bench-gpu
+bench-gpu: all
+	@BUILD=$(BUILD) bench/gpu-vs-torch.sh
