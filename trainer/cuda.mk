@@ -6,7 +6,7 @@
 #                                           loads it on demand (trainer/src/cuda_plugin.c)
 #   build/tests/trainer/cuda_check          GPU kernels, layers and a full step against the CPU table
 #                                           (built by `make check` so CI proves it compiles; it reports
-#                                           "SKIP: no CUDA device" where there is no GPU)
+#                                           "SKIP(gpu): ..." only where the machine has no GPU)
 # tests/trainer/test_cuda*.sh are registered with the other test_*.sh scripts by module.mk.
 # NVCC_FLAGS (mk/config.mk) compiles for sm_90 (H100/H200) plus compute_90 PTX, which the driver JIT-compiles
 # for newer GPUs; for older ones build with e.g. NVCC_FLAGS='-O3 -std=c++17 -arch=sm_80 -Xcompiler -fPIC'.
