@@ -5,6 +5,12 @@ python3-torch, oneDNN, channels_last), for side-by-side speed and accuracy.
   torch_peer.py bench DATA_DIR THREADS [BATCH] [SECONDS]   training img/s (order + augmentation + step on the
                                                            same thread) and inference img/s
   torch_peer.py train DATA_DIR EPOCHS [THREADS]            the recipe on DATA_DIR; prints val_acc per epoch
+  torch_peer.py gpu DATA_DIR BATCH SECONDS fp32|tf32 train|step eager|compile
+                                                           bench/gpu-vs-torch.sh's measurement, timed as
+                                                           trainer-gpu-bench times ours (5 warm-up steps,
+                                                           wall clock, device drained at the end); step: one
+                                                           batch already on the GPU; compile: torch.compile
+                                                           (mode reduce-overhead: CUDA graphs)
 (SEED=N in the environment picks the seed, default 1. DEVICE=cuda trains on the GPU: a CUDA build of torch,
 not Debian's; augmentation stays on the CPU as in cifar-train, and TF32 is off as in cifar-train's cuBLAS
 default, TORCH_TF32=1 turns it on, cudnn.benchmark picks the fastest convolution algorithms.)
@@ -140,6 +146,47 @@ def main():
                 torch.cuda.synchronize()
         dt = time.perf_counter() - start
         print("torch inference threads=%d batch=%d%s: %7.1f img/s (%d images in %.1f s)" % (threads, batch, where, n / dt, n, dt))
+    elif mode == "gpu":
+        batch, seconds, math, what, how = int(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
+        tf32 = math == "tf32"
+        torch.backends.cudnn.allow_tf32 = tf32
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        torch.set_num_threads(int(os.environ.get("THREADS", "1")))
+        t = Trainer()
+        if how == "compile":
+            if not hasattr(torch, "compile"):
+                print("torch %-5s batch=%d math=%s %s: not measured (this torch has no torch.compile)" % (what, batch, math, how))
+                return
+            t.m = torch.compile(t.m, mode="reduce-overhead")
+        fixed = None
+        if what == "step":
+            idx = torch.arange(batch)
+            fixed = (augment(xtr[idx]).to(DEVICE), ytr[idx].to(DEVICE))
+        steps, start, s = 0, None, 0
+        order = torch.randperm(len(ytr))
+        while True:
+            i = (s * batch) % (len(ytr) - batch + 1)
+            if s == 5:
+                torch.cuda.synchronize()
+                start = time.perf_counter()
+            if fixed is None:
+                idx = order[i:i + batch]
+                t.step(xtr[idx], ytr[idx])
+            else:
+                t.m.train()
+                loss = keras_loss(t.m(fixed[0]), fixed[1])
+                t.opt.zero_grad(set_to_none=True)
+                loss.backward()
+                t.opt.step()
+                t.sched.step()
+            s += 1
+            if start is not None:
+                steps += 1
+                if time.perf_counter() - start >= seconds:
+                    break
+        torch.cuda.synchronize()
+        dt = time.perf_counter() - start
+        print("torch %-5s batch=%d math=%s %s: %9.1f img/s (%d steps in %.1f s)" % (what, batch, math, how, steps * batch / dt, steps, dt))
     elif mode == "train":
         epochs = int(sys.argv[3])
         torch.set_num_threads(int(sys.argv[4]) if len(sys.argv) > 4 else os.cpu_count())

@@ -6,7 +6,7 @@
 #                                           loads it on demand (trainer/src/cuda_plugin.c)
 #   build/tests/trainer/cuda_check          GPU kernels, layers and a full step against the CPU table
 #                                           (built by `make check` so CI proves it compiles; it reports
-#                                           "SKIP: no CUDA device" where there is no GPU)
+#                                           "SKIP(gpu): ..." only where the machine has no GPU)
 # tests/trainer/test_cuda*.sh are registered with the other test_*.sh scripts by module.mk.
 # NVCC_FLAGS (mk/config.mk) compiles for sm_90 (H100/H200) plus compute_90 PTX, which the driver JIT-compiles
 # for newer GPUs; for older ones build with e.g. NVCC_FLAGS='-O3 -std=c++17 -arch=sm_80 -Xcompiler -fPIC'.
@@ -54,4 +54,17 @@ $(CUDA_CHECK): $(call obj-of,tests/trainer/cuda_check.c $(TRAINER_SRCS)) $(TRAIN
 	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS)
 
 TEST_BINS += $(CUDA_CHECK)
+
+# `make bench-gpu` (bench/gpu-vs-torch.sh): the GPU step and end-to-end training timed like the PyTorch
+# peer; like cifar-train it loads the CUDA table on demand, so it links no CUDA itself.
+TRAINER_GPU_BENCH := $(BUILD)/bin/trainer-gpu-bench
+$(call obj-of,bench/trainer_gpu_bench.c): OPT := -O3 -g
+$(TRAINER_GPU_BENCH): $(call obj-of,bench/trainer_gpu_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+ALL += $(TRAINER_GPU_BENCH)
 endif
+
+.PHONY: bench-gpu
+bench-gpu: all
+	@BUILD=$(BUILD) bench/gpu-vs-torch.sh

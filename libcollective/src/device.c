@@ -92,7 +92,8 @@ int coll_device_open(void)
         /* One visible GPU (e.g. Slurm's --gpus-per-task sets CUDA_VISIBLE_DEVICES) is ours; otherwise the
          * local rank picks, as Horovod does. */
         device = count == 1 ? 0 : coll_g.local_rank;
-        if (coll_g.rank == 0)
+        /* A single rank opens no communicator (nccl_plugin.h), so it needs no id either. */
+        if (coll_g.rank == 0 && coll_g.size > 1)
             rc = p->unique_id(id, err);
     }
     if (!all_ok(rc == COLL_OK)) {
@@ -102,7 +103,7 @@ int coll_device_open(void)
         }
         return coll_fail(rc, "%s", err);
     }
-    if (coll_g.use_mpi) {
+    if (coll_g.use_mpi && coll_g.size > 1) {
         int mrc = MPI_Bcast(id, COLL_NCCL_ID_BYTES, MPI_BYTE, 0, coll_g.ctrl);
         if (mrc != MPI_SUCCESS)
             return coll_fail(coll_mpi_error(err, "MPI_Bcast (NCCL unique id)", mrc), "%s", err);

@@ -1,6 +1,10 @@
-/* The NCCL backend, built into the plugin libcollective_nccl.so (see nccl_plugin.h): one communicator,
- * one CUDA stream, collectives and fusion-buffer copies queued on that stream. Plain C against the CUDA
- * runtime and NCCL headers; no kernels of its own (COLL_AVERAGE is NCCL's ncclAvg). */
+/* The NCCL backend, built into the plugin libcollective_nccl.so (see nccl_plugin.h): one communicator
+ * (none for a single rank), one CUDA stream, collectives and fusion-buffer copies queued on that stream.
+ * Plain C against the CUDA runtime and NCCL headers; no kernels of its own (COLL_AVERAGE is NCCL's ncclAvg).
+ *
+ * Latency: cudaSetDevice is made once per calling thread (it is per-thread state, and the calls come from
+ * the progress thread or the caller), and sync() waits only when something was queued since the last
+ * one, so an in-place single-rank allreduce costs no CUDA call at all. */
 #include "nccl_plugin.h"
 
 #include <cuda_runtime.h>
@@ -8,9 +12,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static ncclComm_t comm;
+static ncclComm_t comm; /* NULL with a single rank */
 static cudaStream_t stream;
 static int device = -1;
+static int queued;                           /* work on `stream` since the last sync() */
+static _Thread_local int thread_device = -1; /* the device this thread last bound */
 
 _Static_assert(sizeof(ncclUniqueId) == COLL_NCCL_ID_BYTES, "COLL_NCCL_ID_BYTES must match ncclUniqueId");
 
@@ -42,25 +48,55 @@ static int nccl_fail(ncclResult_t r, const char *call, char *err)
             return nccl_fail(r_, #call, err);                                                                 \
     } while (0)
 
-static int nccl_type(enum coll_dtype t, ncclDataType_t *out)
+/* NCCL's type and its size in bytes (the plugin links nothing of libcollective, so not coll_dtype_size). */
+static size_t nccl_type(enum coll_dtype t, ncclDataType_t *out)
 {
     switch (t) {
-    case COLL_FLOAT32: *out = ncclFloat32; return 1;
-    case COLL_FLOAT16: *out = ncclFloat16; return 1;
-    case COLL_BFLOAT16: *out = ncclBfloat16; return 1;
-    case COLL_INT32: *out = ncclInt32; return 1;
-    case COLL_INT64: *out = ncclInt64; return 1;
+    case COLL_FLOAT32: *out = ncclFloat32; return 4;
+    case COLL_FLOAT16: *out = ncclFloat16; return 2;
+    case COLL_BFLOAT16: *out = ncclBfloat16; return 2;
+    case COLL_INT32: *out = ncclInt32; return 4;
+    case COLL_INT64: *out = ncclInt64; return 8;
     case COLL_UINT8: *out = ncclUint8; return 1;
     }
     return 0;
 }
 
+/* Declares var (the NCCL type) and var##_bytes (its size), or fails the call. */
 #define TYPE(t, var, err)                                                                                     \
     ncclDataType_t var;                                                                                       \
-    if (!nccl_type(t, &var)) {                                                                                \
+    const size_t var##_bytes = nccl_type(t, &var);                                                            \
+    if (!var##_bytes) {                                                                                       \
         snprintf(err, COLL_PLUGIN_ERRLEN, "libcollective: data type %d has no NCCL equivalent", (int)(t));   \
         return COLL_ERR_ARG;                                                                                  \
     }
+
+/* Binds the calling thread to our device, once per thread. */
+static int bind(char *err)
+{
+    if (thread_device != device) {
+        CUDA(cudaSetDevice(device));
+        thread_device = device;
+    }
+    return COLL_OK;
+}
+
+#define BIND(err)                                                                                             \
+    do {                                                                                                      \
+        int rc_ = bind(err);                                                                                  \
+        if (rc_)                                                                                              \
+            return rc_;                                                                                       \
+    } while (0)
+
+/* A single rank's collective: the data stays, out of place it is copied. */
+static int local_copy(void *dst, const void *src, size_t bytes, char *err)
+{
+    if (dst == src || !bytes)
+        return COLL_OK;
+    CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    queued = 1;
+    return COLL_OK;
+}
 
 static int device_count(int *count, char *err)
 {
@@ -84,10 +120,12 @@ static int open_comm(int dev, const unsigned char id[COLL_NCCL_ID_BYTES], int ra
 {
     ncclUniqueId uid;
     memcpy(&uid, id, sizeof uid);
-    CUDA(cudaSetDevice(dev));
     device = dev;
+    thread_device = -1;
+    BIND(err);
     CUDA(cudaStreamCreate(&stream)); /* a blocking stream: ordered after the legacy default stream */
-    NCCL(ncclCommInitRank(&comm, size, uid, rank));
+    if (size > 1)
+        NCCL(ncclCommInitRank(&comm, size, uid, rank));
     return COLL_OK;
 }
 
@@ -100,6 +138,7 @@ static void close_comm(void)
     comm = NULL;
     stream = NULL;
     device = -1;
+    queued = 0;
 }
 
 static int is_device_ptr(const void *p)
@@ -114,7 +153,7 @@ static int is_device_ptr(const void *p)
 
 static int alloc(void **p, size_t bytes, char *err)
 {
-    CUDA(cudaSetDevice(device));
+    BIND(err);
     CUDA(cudaMalloc(p, bytes));
     return COLL_OK;
 }
@@ -126,39 +165,55 @@ static void release(void *p)
 
 static int copy(void *dst, const void *src, size_t bytes, char *err)
 {
-    CUDA(cudaSetDevice(device));
+    BIND(err);
     CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream));
+    queued = 1;
     return COLL_OK;
 }
 
 static int allreduce(const void *send, void *recv, size_t count, enum coll_dtype type, enum coll_op op, char *err)
 {
     TYPE(type, t, err);
-    CUDA(cudaSetDevice(device));
+    BIND(err);
+    if (!comm)
+        return local_copy(recv, send, count * t_bytes, err);
     NCCL(ncclAllReduce(send, recv, count, t, op == COLL_AVERAGE ? ncclAvg : ncclSum, comm, stream));
+    queued = 1;
     return COLL_OK;
 }
 
 static int broadcast(void *buf, size_t count, enum coll_dtype type, int root, char *err)
 {
     TYPE(type, t, err);
-    CUDA(cudaSetDevice(device));
+    BIND(err);
+    (void)t_bytes;
+    if (!comm)
+        return COLL_OK; /* a single rank is its own root */
     NCCL(ncclBroadcast(buf, buf, count, t, root, comm, stream));
+    queued = 1;
     return COLL_OK;
 }
 
 static int allgather(const void *send, void *recv, size_t count, enum coll_dtype type, char *err)
 {
     TYPE(type, t, err);
-    CUDA(cudaSetDevice(device));
+    BIND(err);
+    if (!comm)
+        return local_copy(recv, send, count * t_bytes, err);
     NCCL(ncclAllGather(send, recv, count, t, comm, stream));
+    queued = 1;
     return COLL_OK;
 }
 
 static int sync_stream(char *err)
 {
-    CUDA(cudaSetDevice(device));
+    if (!queued)
+        return COLL_OK;
+    BIND(err);
     CUDA(cudaStreamSynchronize(stream));
+    queued = 0;
+    if (!comm)
+        return COLL_OK;
     ncclResult_t async = ncclSuccess;
     NCCL(ncclCommGetAsyncError(comm, &async));
     if (async != ncclSuccess)

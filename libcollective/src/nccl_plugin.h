@@ -4,8 +4,13 @@
  *
  * Every function returns COLL_OK or a negative coll_status and, on failure, writes the CUDA/NCCL message
  * into err (COLL_PLUGIN_ERRLEN bytes). Collectives and copies are queued on the plugin's one stream;
- * sync() waits for them and reports asynchronous NCCL errors. All calls after open() come from
- * libcollective's progress thread, except is_device_ptr(), which any thread may call.
+ * sync() waits for them and reports asynchronous NCCL errors. All calls after open() come from one thread
+ * at a time (the progress thread, or the caller's thread in a process without MPI), except
+ * is_device_ptr(), which any thread may call.
+ *
+ * open() with size 1 creates no NCCL communicator (and ignores id): one rank has nothing to exchange, so
+ * allreduce and allgather are a device copy when out of place and nothing in place, broadcast is nothing,
+ * and a process that never needed NCCL never initialises it.
  */
 #ifndef COLL_NCCL_PLUGIN_H
 #define COLL_NCCL_PLUGIN_H

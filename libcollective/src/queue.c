@@ -59,21 +59,30 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
     r->d = d;
     r->send = send;
     r->recv = recv;
+    /* One process without MPI has nobody to agree with and nothing to exchange: the request runs here, at
+     * once, instead of waking the progress thread (its hand-off alone cost more than NCCL's own latency).
+     * Nothing is ever queued in that case, so this cannot overtake an earlier request. */
+    const int inline_run = !coll_g.use_mpi;
     pthread_mutex_lock(&coll_g.lock);
     r->seq = coll_g.next_seq++;
-    if (coll_g.pending_tail)
-        coll_g.pending_tail->pending_next = r;
-    else
-        coll_g.pending_head = r;
-    coll_g.pending_tail = r;
+    if (!inline_run) {
+        if (coll_g.pending_tail)
+            coll_g.pending_tail->pending_next = r;
+        else
+            coll_g.pending_head = r;
+        coll_g.pending_tail = r;
+    }
     r->live_prev = coll_g.live_tail;
     if (coll_g.live_tail)
         coll_g.live_tail->live_next = r;
     else
         coll_g.live_head = r;
     coll_g.live_tail = r;
-    pthread_cond_signal(&coll_g.work_cv);
+    if (!inline_run)
+        pthread_cond_signal(&coll_g.work_cv);
     pthread_mutex_unlock(&coll_g.lock);
+    if (inline_run)
+        coll_fusion_run(&r, 1);
     *handle = r;
     return COLL_OK;
 }

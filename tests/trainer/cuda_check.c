@@ -1,19 +1,25 @@
 /* cuda_check: the CUDA table (kernels_cuda) against the CPU table (kernels_cpu) on random inputs: every
- * kernel, the layers' forward and backward passes, the model's gradients and a full training step
- * (forward, loss, all 12 gradients, RMSprop update).
+ * kernel, the layers' forward and backward passes, the model's gradients, a full training step
+ * (forward, loss, all 12 gradients, RMSprop update), and the input ring with the GPU augmentation against
+ * augment.c (the reference) on the same draws.
  *
  *   cuda_check [--small]    --small: a smaller model batch, for runs under compute-sanitizer
  *
- * Exit 0 when everything agrees, 1 naming each difference, 77 with "SKIP: no CUDA device (...)" where no
- * GPU is visible. Tolerances: data movement (im2col, col2im's gathered sums, pooling, dropout, ReLU) must be
+ * Exit 0 when everything agrees, 1 naming each difference or any CUDA failure, 77 with "SKIP(gpu): ..." only
+ * where the machine has no GPU at all (no /dev/nvidia* node): a GPU the runtime cannot use (driver too old,
+ * no kernel image for it) is a failure, not a skip. Tolerances: data movement (im2col, col2im's gathered sums, pooling, dropout, ReLU) must be
  * bit-identical, because the GPU kernels do the same float operations in the same order; everything that
  * sums in another order or uses another exp (GEMM, bias gradients, softmax) is compared relative to the
  * largest magnitude of the tensor, with a tolerance of a few float roundings per summed term. */
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "augment.h"
+#include "cifar_data.h"
+#include "input_ring.h"
 #include "kernels_cuda.h"
 #include "keras_h5.h"
 #include "layers.h"
@@ -361,6 +367,67 @@ static void check_dense(int B, int in, int out)
     drop(x), drop(kern), drop(bias), drop(y), drop(dy), drop(dk), drop(dx);
 }
 
+/* ---- input: the GPU augmentation against augment.c, through the real input ring ---- */
+
+/* B CIFAR images through input_ring_feed (pinned slot, copy stream, events, augment kernel) for several
+ * batches in a row (so both slots are reused), each against augment_batch / augment_convert_batch on the
+ * host with the same draws: the trainer's draws (augment_params_from_uniform of rng_uniform) and, in the
+ * first batch, hand-made extremes (whole-pixel and huge shifts, flips, the [-3.2, 3.2) range's ends). The
+ * augmentation is at most a float rounding or two away (FMA contraction), the plain conversion exact. */
+static void check_augment(int B, int batches)
+{
+    const int set_n = 3 * B + 1;
+    uint8_t *set = xmalloc((size_t)set_n * CIFAR_IMAGE_BYTES), *labels = xmalloc(B);
+    uint32_t *index = xmalloc((size_t)B * sizeof *index);
+    struct augment_params *params = xmalloc((size_t)B * sizeof *params);
+    float *want = xmalloc((size_t)B * CIFAR_IMAGE_BYTES * sizeof(float));
+    for (size_t i = 0; i < (size_t)set_n * CIFAR_IMAGE_BYTES; i++)
+        set[i] = (uint8_t)(rng_u64(rng_key(8, 0, 0, 0, 97), i) >> 56);
+    struct model m = {.max_batch = B};
+    m.x = GPU->alloc((size_t)B * CIFAR_IMAGE_BYTES * sizeof(float));
+    m.labels = GPU->alloc(B);
+    struct input_ring ring;
+    if (!m.x || !m.labels || input_ring_create(&ring, GPU->input, GPU, B) != 0) {
+        fprintf(stderr, "cuda_check: out of memory for the input ring at batch %d\n", B);
+        exit(1);
+    }
+    static const struct augment_params extremes[] = {
+        {0, 0, 0}, {0, 0, 1}, {1, 0, 0}, {0, -1, 1}, {3.2f, -3.2f, 0}, {-3.19999f, 3.19999f, 1}, {40, -40, 1}, {0.5f, 0.25f, 1},
+    };
+    for (int n = 0; n < batches; n++) {
+        const uint64_t key = rng_key(4, 1, (uint32_t)n, 0, RNG_AUGMENT);
+        for (int i = 0; i < B; i++) {
+            index[i] = rng_below(key, 1000 + (uint64_t)i, (uint32_t)set_n);
+            labels[i] = (uint8_t)(index[i] % 10);
+            params[i] = n == 0 && i < (int)(sizeof extremes / sizeof *extremes)
+                            ? extremes[i]
+                            : augment_params_from_uniform(rng_uniform(key, 3 * (uint64_t)i), rng_uniform(key, 3 * (uint64_t)i + 1),
+                                                          rng_uniform(key, 3 * (uint64_t)i + 2), CIFAR_H, CIFAR_W);
+        }
+        const int aug = n != 1; /* batch 1: --no-augmentation's conversion */
+        if (input_ring_feed(&ring, set, index, labels, B, aug ? params : NULL, &m) != 0) {
+            printf("FAIL input_ring_feed refused batch %d\n", n);
+            failures++;
+            continue;
+        }
+        if (aug)
+            augment_batch(set, index, B, params, want);
+        else
+            augment_convert_batch(set, index, B, want);
+        float *got = back(GPU, m.x, (size_t)B * CIFAR_IMAGE_BYTES * sizeof(float));
+        uint8_t *got_labels = back(GPU, m.labels, B);
+        char what[96];
+        snprintf(what, sizeof what, "input ring B=%d batch %d %s", B, n, aug ? "augment" : "convert");
+        compare(what, want, got, (size_t)B * CIFAR_IMAGE_BYTES, aug ? 1e-6 : 0.0);
+        compare_bytes("input ring labels", labels, got_labels, B);
+        free(got), free(got_labels);
+    }
+    input_ring_destroy(&ring);
+    GPU->release(m.x);
+    GPU->release(m.labels);
+    free(set), free(labels), free(index), free(params), free(want);
+}
+
 /* ---- the model: one full training step ---- */
 
 static void check_step(int B)
@@ -422,8 +489,12 @@ int main(int argc, char **argv)
     const int small = argc > 1 && strcmp(argv[1], "--small") == 0;
     char why[256];
     if (kernels_cuda_device_count(why, sizeof why) == 0) {
-        printf("SKIP(gpu): no CUDA device (%s)\n", why);
-        return 77;
+        glob_t nodes;
+        const int none = glob("/dev/nvidia*", 0, NULL, &nodes) != 0;
+        if (!none)
+            globfree(&nodes);
+        printf(none ? "SKIP(gpu): no /dev/nvidia* (%s)\n" : "cuda_check: FAILED: /dev/nvidia* exists but %s\n", why);
+        return none ? 77 : 1;
     }
     if (kernels_cuda_open(0, why, sizeof why) != 0) {
         fprintf(stderr, "cuda_check: %s\n", why);
@@ -449,6 +520,7 @@ int main(int argc, char **argv)
     check_conv(3, 9, 8, 4, 0, 6);
     check_conv(2, 32, 32, 3, 1, 32);
     check_dense(5, 300, 17);
+    check_augment(small ? 9 : 32, 5);
     check_step(small ? 2 : 32);
     if (!small)
         check_step(7);

@@ -4,8 +4,12 @@
 # attributes, the same model_config), with finite weights; `cifar-train evaluate` of the GPU model agrees
 # with the run's own last line on the GPU and within two images on the CPU; one epoch under
 # compute-sanitizer memcheck where it is installed; with two GPUs or more, a 2-rank run over NCCL.
-# Where no GPU is visible it checks that --device cuda fails cleanly ("no CUDA device", exit 1), then SKIPs.
+# Where the machine has no GPU (tests/gpu-env.sh) it checks that --device cuda fails cleanly ("no CUDA
+# device", exit 1), then SKIPs; where it has one, every failure fails (a GPU the runtime cannot use too).
+# A single process opens no NCCL communicator, so the memcheck epoch must report no CUDA API error at all.
 set -eu
+cd "$(dirname "$0")/../.."
+. tests/gpu-env.sh
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
 [ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
@@ -19,15 +23,16 @@ mkdir "$work/gpu" "$work/cpu" "$work/san" "$work/nccl" # --checkpoint-dir must e
 
 rc=0
 (cd "$work" && "$bin" "${common[@]}" --device cuda --dir gpu --checkpoint-dir gpu >gpu.log 2>gpu.err) || rc=$?
-if grep -q 'no CUDA device' "$work/gpu.err"; then
-    [ $rc -eq 1 ] || { echo "FAIL: --device cuda without a GPU exited $rc, not 1"; cat "$work/gpu.err"; exit 1; }
+if gpu_absent; then
+    [ $rc -eq 1 ] && grep -q 'no CUDA device' "$work/gpu.err" ||
+        { echo "FAIL: --device cuda without a GPU exited $rc, not 1 with 'no CUDA device'"; cat "$work/gpu.err"; exit 1; }
     [ "$(wc -l <"$work/gpu.err")" -eq 1 ] && [ ! -s "$work/gpu.log" ] ||
         { echo "FAIL: --device cuda without a GPU said more than its one error line"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
     echo "without a GPU, --device cuda fails cleanly: $(cat "$work/gpu.err")"
     echo "SKIP(gpu): no CUDA device ($(sed -n 's/.*no CUDA device (\(.*\))$/\1/p' "$work/gpu.err"))"
     exit 77
 fi
-[ $rc -eq 0 ] || { echo "FAIL: cifar-train --device cuda exited $rc"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
+[ $rc -eq 0 ] || { echo "FAIL: a GPU is here ($(gpu_seen)) but cifar-train --device cuda exited $rc"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
 (cd "$work" && "$bin" "${common[@]}" --device cpu --dir cpu --checkpoint-dir cpu >cpu.log)
 cat "$work/gpu.log"
 /usr/bin/python3 - "$work/cpu" "$work/gpu" <<'PY'
@@ -69,7 +74,7 @@ PY
 sanitizer=${COMPUTE_SANITIZER:-$(command -v compute-sanitizer || echo "${CUDA_HOME:-/usr/local/cuda}/bin/compute-sanitizer")}
 if [ -x "$sanitizer" ]; then
     echo "== compute-sanitizer memcheck: one epoch of 64 images"
-    (cd "$work" && "$sanitizer" --tool memcheck --leak-check full --error-exitcode 1 \
+    (cd "$work" && "$sanitizer" --tool memcheck --leak-check full --report-api-errors explicit --error-exitcode 1 \
         "$bin" --data "$data" --limit-train 64 --limit-test 32 --epochs 1 --device cuda --dir san --checkpoint-dir san)
 else
     echo "note: $sanitizer not installed: device memory accesses not checked"

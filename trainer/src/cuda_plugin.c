@@ -60,8 +60,9 @@ const struct cuda_plugin *cuda_plugin_load(char *why, size_t len)
             plugin.device_count = (int (*)(char *, size_t))dlsym(h, "kernels_cuda_device_count");
             plugin.open = (int (*)(int, char *, size_t))dlsym(h, "kernels_cuda_open");
             plugin.close = (void (*)(void))dlsym(h, "kernels_cuda_close");
+            plugin.set_tf32 = (void (*)(int))dlsym(h, "kernels_cuda_set_tf32");
             plugin.table = (const struct kernels *)dlsym(h, "kernels_cuda");
-            if (plugin.device_count && plugin.open && plugin.close && plugin.table)
+            if (plugin.device_count && plugin.open && plugin.close && plugin.set_tf32 && plugin.table)
                 state = 1;
             else
                 snprintf(reason, sizeof reason, "%s lacks the kernels_cuda entry points", CUDA_LIBRARY);

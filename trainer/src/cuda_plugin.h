@@ -16,6 +16,7 @@ struct cuda_plugin {
     int (*device_count)(char *why, size_t len); /* kernels_cuda_device_count */
     int (*open)(int device, char *err, size_t len); /* kernels_cuda_open */
     void (*close)(void);                        /* kernels_cuda_close */
+    void (*set_tf32)(int on);                   /* kernels_cuda_set_tf32 */
     const struct kernels *table;                /* &kernels_cuda */
 };
 

@@ -19,6 +19,8 @@
 
 #include "rng.h"
 
+struct input_engine; /* input_ring.h */
+
 /* Inverted dropout's rule, shared by every device: unit i of a layer whose stream key is `key` is kept
  * when the i-th 16-bit draw is >= rate * 65536 (four draws per 64-bit number: a quarter of the hashing). */
 static inline TRAINER_HD int dropout_kept(uint64_t key, size_t i, float rate)
@@ -80,6 +82,10 @@ struct kernels {
      * work this table has queued is done, so that another library may read its buffers: the gradients
      * handed to libcollective's NCCL stream, which is ordered only after the legacy default stream. */
     void (*sync)(void);
+
+    /* Optional; NULL where batches are converted on the host and uploaded as floats by model_forward
+     * (the CPU). A device table sets it to feed raw batches through input_ring.h and augment them there. */
+    const struct input_engine *input;
 };
 
 extern const struct kernels kernels_cpu;

@@ -10,6 +10,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+#include "augment.h"
+#include "cifar_data.h"
+#include "input_ring.h"
 #include "rng.h"
 
 namespace {
@@ -25,6 +28,10 @@ struct state {
     double *row_loss = nullptr, *host_loss = nullptr;
     int *row_right = nullptr, *host_right = nullptr;
     size_t rows_cap = 0;
+    /* The input ring's copy stream and per-slot events (input_ring.h): `arrived` recorded on the copy
+     * stream after a slot's upload, `consumed` on the compute stream after its last reader. */
+    cudaStream_t copy = nullptr;
+    cudaEvent_t arrived[INPUT_RING_SLOTS] = {}, consumed[INPUT_RING_SLOTS] = {};
 };
 state g;
 
@@ -479,6 +486,93 @@ void cuda_rmsprop(float *p, const float *gr, float *a, size_t n, float lr, float
     LAUNCHED("rmsprop");
 }
 
+/* ---- input: raw batches through pinned buffers (input_ring.h) and augmentation on the GPU ---- */
+
+void *input_host_alloc(size_t bytes)
+{
+    void *p = nullptr;
+    if (cudaMallocHost(&p, bytes ? bytes : 1) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return nullptr;
+    }
+    return p;
+}
+
+void input_host_free(void *p) { CHECK(cudaFreeHost(p)); }
+
+void input_upload(int slot, void *dev, const void *host, size_t bytes)
+{
+    CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, g.copy));
+    CHECK(cudaEventRecord(g.arrived[slot], g.copy));
+}
+
+void input_wait_arrived(int slot) { CHECK(cudaStreamWaitEvent(g.stream, g.arrived[slot], 0)); }
+
+void input_mark_consumed(int slot) { CHECK(cudaEventRecord(g.consumed[slot], g.stream)); }
+
+/* An event never recorded counts as complete, so the first use of a slot does not wait. */
+void input_wait_consumed(int slot) { CHECK(cudaEventSynchronize(g.consumed[slot])); }
+
+/* augment_image (augment.c) per output value: the same clamped taps, the same weights with 1/255 folded
+ * in, the same order of the four products; nvcc may fuse them into FMAs, so the result matches the CPU
+ * within a float rounding or two (cuda_check compares at 1e-6), and params == NULL is exactly value/255
+ * as augment_convert. One thread per output byte of the batch; thread b < B also copies label b. */
+__global__ void augment_kernel(const uint8_t *images, const augment_params *params, const uint8_t *labels_in, int B,
+                               float *x, uint8_t *labels, unsigned n)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < (unsigned)B)
+        labels[i] = labels_in[i];
+    if (i >= n)
+        return;
+    constexpr int h = CIFAR_H, w = CIFAR_W, c = CIFAR_C;
+    const float scale = 1.0f / 255.0f;
+    const int ch = i % c;
+    unsigned t = i / c;
+    const int col = t % w;
+    t /= w;
+    const int r = t % h, b = t / h;
+    const uint8_t *in = images + (size_t)b * CIFAR_IMAGE_BYTES;
+    if (!params) {
+        x[i] = (float)in[((size_t)r * w + col) * c + ch] * scale;
+        return;
+    }
+    const augment_params p = params[b];
+    const float sr = fminf(fmaxf(p.shift_rows, (float)-h - 1.0f), (float)h + 1.0f);
+    const float sc = fminf(fmaxf(p.shift_cols, (float)-w - 1.0f), (float)w + 1.0f);
+    const float floor_r = floorf(sr), floor_c = floorf(sc);
+    const float fr = sr - floor_r, fc = sc - floor_c;
+    const int ir = (int)floor_r, ic = (int)floor_c;
+    const float w00 = (1.0f - fr) * (1.0f - fc) * scale, w01 = (1.0f - fr) * fc * scale;
+    const float w10 = fr * (1.0f - fc) * scale, w11 = fr * fc * scale;
+    const auto clampi = [](int v, int hi) { return v < 0 ? 0 : v > hi ? hi : v; };
+    const int top = clampi(r + ir, h - 1), bot = clampi(r + ir + 1, h - 1);
+    const int src_col = (p.flip ? w - 1 - col : col) + ic;
+    const int left = clampi(src_col, w - 1), right = clampi(src_col + 1, w - 1);
+    const auto at = [&](int y, int xx) { return (float)in[((size_t)y * w + xx) * c + ch]; };
+    x[i] = w00 * at(top, left) + w01 * at(top, right) + w10 * at(bot, left) + w11 * at(bot, right);
+}
+
+void input_augment(const uint8_t *images, const augment_params *params, const uint8_t *labels_in, int B, float *x,
+                   uint8_t *labels)
+{
+    const unsigned n = count32((size_t)B * CIFAR_IMAGE_BYTES, "augment");
+    if (!n)
+        return;
+    augment_kernel<<<blocks(n), THREADS, 0, g.stream>>>(images, params, labels_in, B, x, labels, n);
+    LAUNCHED("augment");
+}
+
+const input_engine cuda_input = {
+    .host_alloc = input_host_alloc,
+    .host_free = input_host_free,
+    .upload = input_upload,
+    .wait_arrived = input_wait_arrived,
+    .mark_consumed = input_mark_consumed,
+    .wait_consumed = input_wait_consumed,
+    .augment = input_augment,
+};
+
 } // namespace
 
 /* ---- the table and its lifetime ---- */
@@ -509,7 +603,6 @@ int kernels_cuda_open(int device, char *err, size_t len)
     }
     cudaError_t e;
     cublasStatus_t s;
-    const char *tf32 = getenv("CIFAR_TRAIN_TF32");
     if ((e = cudaSetDevice(device)) != cudaSuccess ||
         (e = cudaStreamCreateWithFlags(&g.stream, cudaStreamNonBlocking)) != cudaSuccess) {
         snprintf(err, len, "CUDA device %d: %s", device, cudaGetErrorString(e));
@@ -529,16 +622,33 @@ int kernels_cuda_open(int device, char *err, size_t len)
         kernels_cuda_close();
         return -1;
     }
-    const cublasMath_t math = tf32 && strcmp(tf32, "1") == 0 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+    if ((e = cudaStreamCreateWithFlags(&g.copy, cudaStreamNonBlocking)) != cudaSuccess) {
+        snprintf(err, len, "CUDA device %d: copy stream: %s", device, cudaGetErrorString(e));
+        kernels_cuda_close();
+        return -1;
+    }
+    for (int i = 0; i < INPUT_RING_SLOTS; i++)
+        if ((e = cudaEventCreateWithFlags(&g.arrived[i], cudaEventDisableTiming)) != cudaSuccess ||
+            (e = cudaEventCreateWithFlags(&g.consumed[i], cudaEventDisableTiming)) != cudaSuccess) {
+            snprintf(err, len, "CUDA device %d: events: %s", device, cudaGetErrorString(e));
+            kernels_cuda_close();
+            return -1;
+        }
     if ((s = cublasCreate(&g.blas)) != CUBLAS_STATUS_SUCCESS ||
         (s = cublasSetStream(g.blas, g.stream)) != CUBLAS_STATUS_SUCCESS ||
-        (s = cublasSetMathMode(g.blas, math)) != CUBLAS_STATUS_SUCCESS) {
+        (s = cublasSetMathMode(g.blas, CUBLAS_DEFAULT_MATH)) != CUBLAS_STATUS_SUCCESS) {
         snprintf(err, len, "cuBLAS on CUDA device %d: %s", device, cublasGetStatusString(s));
         kernels_cuda_close();
         return -1;
     }
     g.device = device;
     return 0;
+}
+
+void kernels_cuda_set_tf32(int on)
+{
+    require_open();
+    CHECK(cublasSetMathMode(g.blas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
 }
 
 void kernels_cuda_close(void)
@@ -552,6 +662,16 @@ void kernels_cuda_close(void)
     cudaFree(g.row_right);
     cudaFreeHost(g.host_loss);
     cudaFreeHost(g.host_right);
+    if (g.copy)
+        cudaStreamSynchronize(g.copy);
+    for (int i = 0; i < INPUT_RING_SLOTS; i++) {
+        if (g.arrived[i])
+            cudaEventDestroy(g.arrived[i]);
+        if (g.consumed[i])
+            cudaEventDestroy(g.consumed[i]);
+    }
+    if (g.copy)
+        cudaStreamDestroy(g.copy);
     if (g.stream)
         cudaStreamDestroy(g.stream);
     (void)cudaGetLastError(); /* closing after a failed open may leave an error behind */
@@ -576,4 +696,5 @@ const struct kernels kernels_cuda = {
     .softmax_xent = cuda_softmax_xent,
     .rmsprop = cuda_rmsprop,
     .sync = cuda_sync,
+    .input = &cuda_input,
 };

@@ -3,7 +3,7 @@
  * - One non-blocking stream per process carries every kernel, copy and cuBLAS call of the table in order;
  *   download() and sync() wait for it. Buffers are cudaMalloc'ed and zero-filled on that stream.
  * - GEMMs are cuBLAS SGEMMs in full FP32 (CUBLAS_DEFAULT_MATH: no TF32), so results agree with the CPU
- *   table within float rounding; CIFAR_TRAIN_TF32=1 in the environment allows TF32 tensor cores instead
+ *   table within float rounding; kernels_cuda_set_tf32(1) (cifar-train --tf32) allows TF32 tensor cores instead
  *   (faster, about 1e-3 relative error per product). Everything else is the project's own kernels,
  *   following kernels_cpu.c step for step (same dropout draws, same pooling argmax rule).
  * - Reductions use fixed partitions (bias gradients: fixed row chunks, then a fixed tree), so a run is
@@ -30,6 +30,10 @@ int kernels_cuda_device_count(char *why, size_t len);
 /* Binds the table to `device` (cudaSetDevice on the calling thread) and creates its stream and cuBLAS
  * handle. Returns 0, or -1 with the reason in err. Must succeed before kernels_cuda is used. */
 int kernels_cuda_open(int device, char *err, size_t len);
+
+/* GEMMs in TF32 on tensor cores (on != 0: CUBLAS_TF32_TENSOR_OP_MATH) or full FP32 (0, the default).
+ * After kernels_cuda_open. */
+void kernels_cuda_set_tf32(int on);
 
 /* Releases the stream, the cuBLAS handle and the table's scratch buffers (not the caller's buffers). */
 void kernels_cuda_close(void);

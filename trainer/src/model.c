@@ -125,8 +125,10 @@ void model_forward(struct model *m, const float *x, const uint8_t *labels, int B
     const struct kernels *k = m->k;
     const float r0 = train ? model_dropout_rates[0] : 0.0f, r1 = train ? model_dropout_rates[1] : 0.0f,
                 r2 = train ? model_dropout_rates[2] : 0.0f;
-    k->upload(m->x, x, (size_t)B * SZ_X * sizeof(float));
-    k->upload(m->labels, labels, (size_t)B);
+    if (x != m->x) /* else the batch is already there (input_ring.h: augmented on the device) */
+        k->upload(m->x, x, (size_t)B * SZ_X * sizeof(float));
+    if (labels != m->labels)
+        k->upload(m->labels, labels, (size_t)B);
     layer_conv3x3_forward(k, m->x, B, 32, 32, 3, 1, W(m, 0), W(m, 1), 32, 1, m->col1, m->a1);
     layer_conv3x3_forward(k, m->a1, B, 32, 32, 32, 0, W(m, 2), W(m, 3), 32, 1, m->col2, m->a2);
     k->pool_dropout(m->a2, B, 30, 30, 32, r0, rng_u64(dropout_key, 0), m->p1, m->idx1);

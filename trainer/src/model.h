@@ -53,7 +53,9 @@ void model_destroy(struct model *m);
 void model_set_params(struct model *m, const float *host_params);
 void model_get_params(const struct model *m, float *host_params);
 
-/* Forward pass over B <= max_batch images x (host, float NHWC, B*32*32*3) with labels (host, 0..9).
+/* Forward pass over B <= max_batch images x (host, float NHWC, B*32*32*3) with labels (host, 0..9);
+ * x == m->x and labels == m->labels mean the batch is already in the model's input (a device table's
+ * input ring put it there), and nothing is uploaded.
  * train != 0 applies dropout with masks from dropout_key (rng_key(seed, epoch, step, rank, RNG_DROPOUT);
  * layer i uses rng_u64(dropout_key, i) as its key) and keeps what backward needs. Adds the summed loss
  * and the correct count to *loss_sum and *correct. */

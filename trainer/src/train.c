@@ -11,6 +11,7 @@
 #include "augment.h"
 #include "cifar_data.h"
 #include "collective.h"
+#include "input_ring.h"
 #include "keras_h5.h"
 #include "progress.h"
 #include "rng.h"
@@ -245,6 +246,7 @@ struct run {
     uint8_t *labels;
     uint32_t *order;
     struct augment_params *aug;
+    struct input_ring ring; /* device tables only (ring.e set): raw batches, augmented on the device */
     struct keras_train_state state;
     FILE *json;
 };
@@ -340,11 +342,21 @@ static int run_epoch(struct run *r, int epoch)
                 r->aug[i] = augment_params_from_uniform(rng_uniform(key, 3 * (uint64_t)i),
                                                         rng_uniform(key, 3 * (uint64_t)i + 1),
                                                         rng_uniform(key, 3 * (uint64_t)i + 2), CIFAR_H, CIFAR_W);
-            augment_batch(r->train.images, idx, B, r->aug, r->x);
-        } else
+            if (!r->ring.e)
+                augment_batch(r->train.images, idx, B, r->aug, r->x);
+        } else if (!r->ring.e)
             augment_convert_batch(r->train.images, idx, B, r->x);
         gather_labels(&r->train, idx, B, r->labels);
-        if (step_core_step(&r->core, r->x, r->labels, B, rng_key(seed, epoch, s, r->rank, RNG_DROPOUT), &loss_sum,
+        const float *x = r->x;
+        const uint8_t *labels = r->labels;
+        if (r->ring.e) { /* a device table: raw batch to the GPU, augmented there (input_ring.h) */
+            if (input_ring_feed(&r->ring, r->train.images, idx, r->labels, B, o->augment ? r->aug : NULL,
+                                &r->core.model) != 0)
+                return -1;
+            x = r->core.model.x;
+            labels = r->core.model.labels;
+        }
+        if (step_core_step(&r->core, x, labels, B, rng_key(seed, epoch, s, r->rank, RNG_DROPOUT), &loss_sum,
                            &correct) != 0)
             return -1;
         seen += B;
@@ -426,6 +438,8 @@ static int finish(struct run *r)
 
 static void run_free(struct run *r)
 {
+    if (r->ring.e)
+        input_ring_destroy(&r->ring);
     step_core_destroy(&r->core);
     cifar_free(&r->train);
     cifar_free(&r->test);
@@ -457,7 +471,8 @@ static int setup(struct run *r, const struct train_options *o)
     r->labels = malloc((size_t)o->batch);
     r->aug = malloc((size_t)o->batch * sizeof *r->aug);
     if (!r->host_params || !r->host_acc || !r->x || !r->labels || !r->aug ||
-        step_core_create(&r->core, o->kernels, o->batch, 1e-4, r->size) != 0) {
+        step_core_create(&r->core, o->kernels, o->batch, 1e-4, r->size) != 0 ||
+        (o->kernels->input && input_ring_create(&r->ring, o->kernels->input, o->kernels, o->batch) != 0)) {
         fprintf(stderr, "cifar-train: out of memory (%s buffers for batch %d)\n", o->kernels->name, o->batch);
         return -1;
     }
