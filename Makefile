@@ -27,8 +27,10 @@ include $(sort $(wildcard */module.mk))
 .PHONY: all check check-run bench install deps fuzz clean config demo demo-stop
 all: $(ALL)
 
+# The dependencies found, what each is for and the Debian package that provides it.
 config:
-	@true
+	@printf '  %-30s %-8s %s\n' dependency found 'package; what needs it'
+	@$(foreach d,$(DEPS),printf '  %-30s %-8s %s\n' '$(dep_name_$(d))' '$(call found,$(dep_have_$(d)))' '$(dep_pkg_$(d))';)
 
 # check installs what is missing first, then runs in a new make, which detects what was just installed.
 check:

@@ -24,21 +24,21 @@ endif
 
 $(LIBCOLL_A): $(call obj-of,$(LIBCOLL_SRCS))
 	@mkdir -p $(@D)
-	rm -f $@ && ar rcs $@ $^
+	$(Q)$(call quiet,AR)rm -f $@ && ar rcs $@ $^
 
 $(LIBCOLL_SO): $(call obj-of,$(LIBCOLL_SRCS))
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libcollective.so $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS)
+	$(Q)$(call quiet,LD)$(CC) -shared -Wl,-soname,libcollective.so $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS)
 
 $(LIBCOLL_NCCL_SO): $(call obj-of,libcollective/src/nccl_backend.c)
 	@mkdir -p $(@D)
-	$(CC) -shared -Wl,-soname,libcollective_nccl.so $(LDHARDEN) -o $@ $^ $(CUDA_LIBS) $(NCCL_LIBS)
+	$(Q)$(call quiet,LD)$(CC) -shared -Wl,-soname,libcollective_nccl.so $(LDHARDEN) -o $@ $^ $(CUDA_LIBS) $(NCCL_LIBS)
 
 # coll-bench allocates device buffers itself for --mem device, so where CUDA exists it links libcudart.
 $(call obj-of,libcollective/bench/coll_bench.c): CFLAGS += $(if $(HAVE_CUDA),-DCOLL_BENCH_CUDA)
 $(COLL_BENCH): $(call obj-of,libcollective/bench/coll_bench.c) $(LIBCOLL_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS) $(if $(HAVE_CUDA),$(CUDA_LIBS))
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $^ $(LIBCOLL_LIBS) $(if $(HAVE_CUDA),$(CUDA_LIBS))
 
 .PHONY: install-libcollective
 # libcollective.pc is written here, not at build time, so that it names the PREFIX and LIBDIR of this install.
@@ -61,16 +61,17 @@ COLL_TEST_BINS := $(addprefix $(BUILD)/tests/collective/,$(COLL_TEST_PROGS))
 
 $(BUILD)/san/tests/collective/%.o: tests/collective/%.c
 	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) $(libcollective_CFLAGS) -c $< -o $@
+	$(Q)$(call quiet,CC)$(CC) $(SAN_CFLAGS) $(libcollective_CFLAGS) -c $< -o $@
 
 # Static pattern rule: the objects are named targets, so make keeps them between builds.
 $(COLL_TEST_BINS): $(BUILD)/tests/collective/%: $(BUILD)/san/tests/collective/%.o \
                    $(BUILD)/san/tests/collective/testlib.o $(call san-of,$(LIBCOLL_SRCS))
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $^ $(LIBCOLL_LIBS)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^ $(LIBCOLL_LIBS)
 
 ifneq ($(HAVE_MPI),)
 TEST_BINS += $(COLL_TEST_BINS) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
+endif
+# Counted whether or not MPI is here: without it they skip, saying why (tests/collective/mpi-env.sh).
 TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_nccl.sh \
          tests/collective/test_srun.sh
-endif

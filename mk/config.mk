@@ -71,7 +71,46 @@ NVCC_FLAGS  ?= -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC
 # libFuzzer needs clang.
 CLANG := $(shell command -v clang 2>/dev/null)
 
+# What was found, one row per dependency: name, found (non-empty) and where to get it. `make config` prints
+# the table; every build prints one line of it. A part whose dependency is missing is not built, and its
+# tests report SKIP(dep) (tests/run-tests), so they never vanish from the count.
+HAVE_CJSON := $(if $(wildcard $(patsubst -I%,%,$(filter -I%,$(CJSON_CFLAGS)))/cJSON.h /usr/include/cjson/cJSON.h),1,)
+HAVE_DNNL  := $(if $(wildcard /usr/include/dnnl.h /usr/include/oneapi/dnnl/dnnl.h),1,)
+HAVE_BLAS  := $(if $(shell pkg-config --exists openblas 2>/dev/null && echo 1)$(wildcard /usr/include/*/openblas-pthread/cblas.h),1,)
+HAVE_FUZZ  := $(if $(CLANG),$(if $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a),1,),)
+DEPS := slurm mpi cjson hdf5 dnnl blas cuda nccl cudnn fuzz
+dep_name_slurm := Slurm headers (spank.h)
+dep_have_slurm := $(HAVE_SLURM)
+dep_pkg_slurm  := libslurm-dev; the plugin, the cluster tests
+dep_name_mpi   := Open MPI
+dep_have_mpi   := $(HAVE_MPI)
+dep_pkg_mpi    := libopenmpi-dev openmpi-bin; libcollective, cifar-train
+dep_name_cjson := cJSON
+dep_have_cjson := $(HAVE_CJSON)
+dep_pkg_cjson  := libcjson-dev; batchai-job, the plugin
+dep_name_hdf5  := HDF5
+dep_have_hdf5  := $(HAVE_HDF5)
+dep_pkg_hdf5   := libhdf5-dev; cifar-train
+dep_name_dnnl  := oneDNN
+dep_have_dnnl  := $(HAVE_DNNL)
+dep_pkg_dnnl   := libdnnl-dev; cifar-train (convolutions)
+dep_name_blas  := OpenBLAS
+dep_have_blas  := $(HAVE_BLAS)
+dep_pkg_blas   := libopenblas-dev; cifar-train (dense layers)
+dep_name_cuda  := CUDA toolkit ($(CUDA_HOME))
+dep_have_cuda  := $(HAVE_CUDA)
+dep_pkg_cuda   := the NVIDIA CUDA toolkit; the GPU table of cifar-train
+dep_name_nccl  := NCCL
+dep_have_nccl  := $(HAVE_NCCL)
+dep_pkg_nccl   := libnccl-dev (NVIDIA); the device backend of libcollective
+dep_name_cudnn := cuDNN
+dep_have_cudnn := $(HAVE_CUDNN)
+dep_pkg_cudnn  := nvidia-cudnn; the per-layer cuDNN benchmark
+dep_name_fuzz  := clang with libFuzzer
+dep_have_fuzz  := $(HAVE_FUZZ)
+dep_pkg_fuzz   := clang libclang-rt-dev; the job-file fuzzer
+
 found = $(if $(1),yes,no)
-ifeq ($(filter clean deps help check demo demo-stop,$(MAKECMDGOALS)),)
-$(info config: slurm headers $(call found,$(HAVE_SLURM)), mpi $(call found,$(HAVE_MPI)), hdf5 $(call found,$(HAVE_HDF5)), cuda $(call found,$(HAVE_CUDA)), nccl $(call found,$(HAVE_NCCL)), cudnn $(call found,$(HAVE_CUDNN)), clang/libFuzzer $(call found,$(CLANG)))
+ifeq ($(filter clean deps help check demo demo-stop config,$(MAKECMDGOALS)),)
+$(info config: $(foreach d,$(DEPS),$(d) $(call found,$(dep_have_$(d)))) (make config: what each is for))
 endif

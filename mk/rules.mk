@@ -1,4 +1,13 @@
 # Generic rules shared by every component.
+# Quiet by default, one line per target ("  CC  build/obj/x.o"); V=1 prints every command line in full.
+ifeq ($(V),1)
+Q :=
+quiet =
+else
+Q := @
+quiet = printf '  %-5s %s\n' '$(1)' '$@';
+endif
+
 # Objects: $(BUILD)/obj/<path>.o (release flags) and $(BUILD)/san/<path>.o (sanitizers, for tests).
 # A component sets per-directory flags with <dir>_CFLAGS, e.g. `spank_plugin_CFLAGS := ...`.
 
@@ -6,11 +15,11 @@ dirflags = $($(subst /,_,$(firstword $(subst /, ,$(1))))_CFLAGS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) $(call dirflags,$<) -c $< -o $@
+	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(call dirflags,$<) -c $< -o $@
 
 $(BUILD)/san/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(SAN_CFLAGS) $(call dirflags,$<) -c $< -o $@
+	$(Q)$(call quiet,CC)$(CC) $(SAN_CFLAGS) $(call dirflags,$<) -c $< -o $@
 
 # obj-of / san-of: map a list of sources to their objects.
 obj-of = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

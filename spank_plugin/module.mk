@@ -13,18 +13,18 @@ JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a
 
 $(JOBLIB): $(call obj-of,$(JOBLIB_SRCS))
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	$(Q)$(call quiet,AR)$(AR) rcs $@ $^
 $(JOBLIB_SAN): $(call san-of,$(JOBLIB_SRCS))
 	@mkdir -p $(@D)
-	$(AR) rcs $@ $^
+	$(Q)$(call quiet,AR)$(AR) rcs $@ $^
 
 $(BUILD)/bin/batchai-job: $(call obj-of,spank_plugin/batchai_job.c $(MONITOR_SRCS)) $(JOBLIB)
 	@mkdir -p $(@D)
-	$(CC) $(LDHARDEN) -o $@ $^ $(CJSON_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $^ $(CJSON_LIBS) -lm
 # The same command built with sanitizers: the golden tests run it.
 $(BUILD)/san/bin/batchai-job: $(call san-of,spank_plugin/batchai_job.c $(MONITOR_SRCS)) $(JOBLIB_SAN)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^ $(CJSON_LIBS) -lm
 
 ALL += $(BUILD)/bin/batchai-job
 

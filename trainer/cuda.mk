@@ -12,9 +12,9 @@
 # for newer GPUs; for older ones build with e.g. NVCC_FLAGS='-O3 -std=c++17 -arch=sm_80 -Xcompiler -fPIC'.
 
 HAVE_CUBLAS := $(if $(wildcard $(CUDA_HOME)/include/cublas_v2.h),$(HAVE_CUDA),)
-TRAINER_CUDA := $(HAVE_CUBLAS)
+TRAINER_CUDA := $(and $(HAVE_CUBLAS),$(TRAINER_RUN_OK))
 
-ifeq ($(filter clean deps help check demo demo-stop,$(MAKECMDGOALS)),)
+ifeq ($(filter clean deps help check demo demo-stop config,$(MAKECMDGOALS)),)
 $(info config: trainer CUDA table $(if $(TRAINER_CUDA),yes ($(NVCC) $(NVCC_FLAGS); cuBLAS, libcudart in $(CUDA_HOME)/lib64),no ($(if $(HAVE_CUDA),no cuBLAS header,no nvcc) in $(CUDA_HOME)): cifar-train is CPU-only))
 endif
 
@@ -29,14 +29,14 @@ NVCC_WARN := -Xcompiler -Wall,-Wextra --Werror all-warnings
 
 $(TRAINER_CUDA_OBJ): trainer/src/kernels_cuda.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVCC_FLAGS) $(NVCC_WARN) -Itrainer/src -MMD -MP -MF $(@:.o=.d) -c $< -o $@
+	$(Q)$(call quiet,NVCC)$(NVCC) $(NVCC_FLAGS) $(NVCC_WARN) -Itrainer/src -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
 # The table is a library cifar-train loads on demand (trainer/src/cuda_plugin.c), so the same binary runs
 # on nodes without CUDA.
 TRAINER_CUDA_SO := $(BUILD)/lib/libcifar_train_cuda.so
 $(TRAINER_CUDA_SO): $(TRAINER_CUDA_OBJ)
 	@mkdir -p $(@D)
-	$(CC) -shared $(LDHARDEN) -o $@ $^ $(TRAINER_CUDA_LIBS)
+	$(Q)$(call quiet,LD)$(CC) -shared $(LDHARDEN) -o $@ $^ $(TRAINER_CUDA_LIBS)
 ALL += $(TRAINER_CUDA_SO)
 
 # cifar-train looks for it in ../lib beside itself, then on the loader's path, which holds a distro's LIBDIR.
@@ -51,7 +51,7 @@ INSTALL_RULES += install-trainer-cuda
 CUDA_CHECK := $(BUILD)/tests/trainer/cuda_check
 $(CUDA_CHECK): $(call obj-of,tests/trainer/cuda_check.c $(TRAINER_SRCS)) $(TRAINER_CUDA_OBJ) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS)
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS)
 
 TEST_BINS += $(CUDA_CHECK)
 
@@ -61,7 +61,7 @@ TRAINER_GPU_BENCH := $(BUILD)/bin/trainer-gpu-bench
 $(call obj-of,bench/trainer_gpu_bench.c): OPT := -O3 -g
 $(TRAINER_GPU_BENCH): $(call obj-of,bench/trainer_gpu_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
 ALL += $(TRAINER_GPU_BENCH)
 endif
 

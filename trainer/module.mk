@@ -22,7 +22,7 @@ $(call obj-of,$(TRAINER_SRCS) $(TRAINER_MAIN)): OPT := -O3 -g
 
 $(BUILD)/bin/cifar-train: $(call obj-of,$(TRAINER_MAIN) $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
 
 # Unit tests: one program per tests/trainer/test_*.c, linked with the sanitizer build of the trainer
 # core; test_mpi_*.c programs also get the training run and libcollective (they run under mpirun).
@@ -33,26 +33,28 @@ TRAINER_MPI_TESTS := $(filter $(BUILD)/tests/trainer/test_mpi_%,$(TRAINER_TEST_B
 TRAINER_TEST_TOOLS := $(BUILD)/tests/trainer/step_dump
 $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_TOOLS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(TRAINER_CORE))
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_LIBS)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_LIBS)
 $(TRAINER_MPI_TESTS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
 
 # Tests that are scripts (MPI runs, numpy/h5py references) use the programs above and cifar-train.
 TRAINER_TEST_SCRIPTS := $(wildcard tests/trainer/test_*.sh)
 
-# cifar-train and the MPI tests need libcollective; until its module exists only the core is built.
-ifneq ($(wildcard libcollective/module.mk),)
-ALL += $(BUILD)/bin/cifar-train
-TEST_BINS += $(TRAINER_TEST_BINS) $(TRAINER_TEST_TOOLS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench
-TESTS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_SCRIPTS)
-else
-TEST_BINS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS))
-TESTS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS))
+# The core needs HDF5, oneDNN and OpenBLAS; cifar-train, trainer-bench and the MPI tests also libcollective
+# (Open MPI). What cannot be built is left out, and its tests skip saying so (make config says why).
+TRAINER_OK := $(and $(HAVE_HDF5),$(HAVE_DNNL),$(HAVE_BLAS))
+TRAINER_RUN_OK := $(and $(TRAINER_OK),$(HAVE_MPI))
+ifneq ($(TRAINER_OK),)
+TEST_BINS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_TOOLS)
 endif
+ifneq ($(TRAINER_RUN_OK),)
+ALL += $(BUILD)/bin/cifar-train
+TEST_BINS += $(TRAINER_MPI_TESTS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench
 BENCHES += bench/trainer-bench.sh
 INSTALL_RULES += install-trainer
-
+endif
+TESTS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_SCRIPTS)
 .PHONY: install-trainer
 install-trainer: $(BUILD)/bin/cifar-train
 	install -D -m 0755 $(BUILD)/bin/cifar-train $(DESTDIR)$(PREFIX)/bin/cifar-train
@@ -68,4 +70,4 @@ $(call obj-of,bench/trainer_bench.c): OPT := -O3 -g
 bench_CFLAGS := $(trainer_CFLAGS)
 $(BUILD)/bin/trainer-bench: $(call obj-of,bench/trainer_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)

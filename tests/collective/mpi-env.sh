@@ -1,6 +1,8 @@
 # Sourced by the tests/collective scripts: where the binaries are and how to start real ranks here.
 BUILD=${BUILD:-build}
 BIN=$BUILD/tests/collective
+[ -x "$BIN/test_collective" ] ||
+    { echo "SKIP(dep): libcollective's tests are not built (they need Open MPI: libopenmpi-dev)"; exit 77; }
 # As root in a container: --allow-run-as-root; more ranks than the 2 cores: --oversubscribe, and
 # yield when idle so oversubscribed ranks do not starve each other.
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)

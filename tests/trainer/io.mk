@@ -23,7 +23,7 @@ $(call san-of,$(patsubst %,tests/trainer/%.c,$(IO_TESTS))): CFLAGS += -Itrainer/
 
 $(IO_TEST_BINS): $(BUILD)/tests/trainer/%: $(BUILD)/san/tests/trainer/%.o $(call san-of,$(TRAINER_IO_SRCS))
 	@mkdir -p $(@D)
-	$(CC) $(SAN_FLAGS) -o $@ $^ $(HDF5_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^ $(HDF5_LIBS) -lm
 
 TEST_BINS += $(IO_TEST_BINS)
 TESTS += $(IO_TEST_BINS)

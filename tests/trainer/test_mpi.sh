@@ -5,6 +5,7 @@
 # ASan's leak check is off for the MPI programs: Open MPI keeps allocations until exit by design.
 set -eu
 BUILD=${BUILD:-build}
+[ -x "$BUILD/bin/cifar-train" ] || { echo "SKIP(dep): cifar-train is not built (make config says what it lacks)"; exit 77; }
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
 command -v mpirun >/dev/null || { echo "SKIP(dep): mpirun not installed"; exit 77; }
 [ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
