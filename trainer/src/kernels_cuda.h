@@ -11,6 +11,11 @@
  * - A CUDA or cuBLAS failure inside a table function is fatal: it prints the failing call with CUDA's
  *   message and exits with status 1 (the functions return nothing, and a failed kernel leaves the CUDA
  *   context unusable anyway). alloc() returns NULL when device memory runs out, as kernels.h asks.
+ * - Graphs (kernels.h graph_engine): the stream is captured in thread-local mode and instantiated as one
+ *   CUDA graph; cuBLAS works in a workspace of the table's own (cublasSetWorkspace), for plain calls as
+ *   well, so captured and plain GEMMs choose alike. A failure inside a capture is reported by
+ *   capture_end (NULL, with a one-line warning on stderr), not fatal; a scratch buffer growing inside a
+ *   capture is fatal (the caller's warm-up steps must have grown it).
  * - Single-threaded: the table is used from one host thread, the one that called kernels_cuda_open(). */
 #ifndef TRAINER_KERNELS_CUDA_H
 #define TRAINER_KERNELS_CUDA_H
