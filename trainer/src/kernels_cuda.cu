@@ -763,6 +763,12 @@ void kernels_cuda_set_tf32(int on)
     CHECK(cublasSetMathMode(g.blas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
 }
 
+void *kernels_cuda_stream(void)
+{
+    require_open();
+    return g.stream;
+}
+
 void kernels_cuda_close(void)
 {
     if (g.stream)

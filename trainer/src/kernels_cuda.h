@@ -40,6 +40,9 @@ int kernels_cuda_open(int device, char *err, size_t len);
  * After kernels_cuda_open. */
 void kernels_cuda_set_tf32(int on);
 
+/* The table's stream (a cudaStream_t), for benchmarks that time other libraries' calls in its order. */
+void *kernels_cuda_stream(void);
+
 /* Releases the stream, the cuBLAS handle and the table's scratch buffers (not the caller's buffers). */
 void kernels_cuda_close(void);
 
