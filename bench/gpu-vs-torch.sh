@@ -58,4 +58,15 @@ for batch in 32 256 1024; do
         done
     done
 done
+# Per convolution layer: the table's im2col + SGEMM against cuDNN's fastest algorithm (conv-cudnn-bench).
+cudnn=$BUILD/bin/conv-cudnn-bench
+if [ -x "$cudnn" ]; then
+    for batch in 32 256; do
+        for math in fp32 tf32; do
+            "$cudnn" "$batch" "$math"
+        done
+    done
+else
+    echo "(no $cudnn: built only where cudnn.h and libcudnn are found)"
+fi
 [ $have_torch = 1 ] || echo "(no CUDA build of torch at $TORCH_PYTHON: no PyTorch figures; set TORCH_PYTHON)"

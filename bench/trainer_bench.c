@@ -39,8 +39,8 @@ int main(int argc, char **argv)
     model_init_params(params, 1);
     model_set_params(&core.model, params);
 
-    double loss = 0.0, t0 = 0.0;
-    int correct = 0, steps = 0, per_epoch = (int)(train.n / batch);
+    double t0 = 0.0;
+    int steps = 0, per_epoch = (int)(train.n / batch);
     for (int s = 0;; s++) {
         if (s == 5)
             t0 = progress_now(); /* after warm-up (oneDNN JIT, first-touch of buffers) */
@@ -59,7 +59,7 @@ int main(int argc, char **argv)
         augment_batch(train.images, order + (size_t)i * batch, batch, aug, x);
         for (int j = 0; j < batch; j++)
             labels[j] = train.labels[order[(size_t)i * batch + j]];
-        step_core_step(&core, x, labels, batch, rng_key(1, e, i, 0, RNG_DROPOUT), &loss, &correct);
+        step_core_step(&core, x, labels, batch, rng_key(1, e, i, 0, RNG_DROPOUT));
         if (s >= 5)
             steps++;
         if (s >= 5 && progress_now() - t0 >= seconds)
@@ -75,7 +75,7 @@ int main(int argc, char **argv)
             t0 = progress_now(), images = 0;
         for (size_t i = 0; i + batch <= test.n; i += batch) {
             augment_convert(test.images + i * CIFAR_IMAGE_BYTES, (size_t)batch * CIFAR_IMAGE_BYTES, x);
-            model_forward(&core.model, x, test.labels + i, batch, 0, 0, &loss, &correct);
+            model_forward(&core.model, x, test.labels + i, batch, 0);
             images += batch;
         }
         if (rounds >= 1 && progress_now() - t0 >= seconds / 2)

@@ -55,8 +55,8 @@ int main(int argc, char **argv)
     model_init_params(params, 1);
     model_set_params(&core.model, params);
 
-    double loss = 0.0, t0 = 0.0;
-    int correct = 0, steps = 0;
+    double t0 = 0.0;
+    int steps = 0;
     for (int s = 0;; s++) {
         if (s == 5) {
             k->sync(); /* warm-up done (cuBLAS heuristics, scratch buffers) */
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
             if (input_ring_feed(&ring, train.images, order + (size_t)i * batch, labels, batch, aug, &core.model) != 0)
                 return 1;
         }
-        step_core_step(&core, core.model.x, core.model.labels, batch, rng_key(1, e, i, 0, RNG_DROPOUT), &loss, &correct);
+        step_core_step(&core, core.model.x, core.model.labels, batch, rng_key(1, e, i, 0, RNG_DROPOUT));
         if (s >= 5)
             steps++;
         if (s >= 5 && progress_now() - t0 >= seconds)

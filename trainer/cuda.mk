@@ -63,6 +63,18 @@ $(TRAINER_GPU_BENCH): $(call obj-of,bench/trainer_gpu_bench.c $(TRAINER_SRCS)) $
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
 ALL += $(TRAINER_GPU_BENCH)
+
+# `make bench-gpu` also times each convolution layer with the table's im2col + SGEMM against cuDNN
+# (bench/conv_cudnn_bench.c), where cuDNN's header and library are both found.
+HAVE_LIBCUDNN := $(if $(wildcard $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so),$(HAVE_CUDNN),)
+ifneq ($(HAVE_LIBCUDNN),)
+CONV_CUDNN_BENCH := $(BUILD)/bin/conv-cudnn-bench
+$(call obj-of,bench/conv_cudnn_bench.c): bench_CFLAGS += -isystem $(CUDA_HOME)/include
+$(CONV_CUDNN_BENCH): $(call obj-of,bench/conv_cudnn_bench.c $(TRAINER_SRCS)) $(TRAINER_CUDA_OBJ) $(LIBCOLLECTIVE_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS) -lcudnn
+ALL += $(CONV_CUDNN_BENCH)
+endif
 endif
 
 .PHONY: bench-gpu

@@ -1,7 +1,8 @@
 /* cuda_check: the CUDA table (kernels_cuda) against the CPU table (kernels_cpu) on random inputs: every
  * kernel, the layers' forward and backward passes, the model's gradients, a full training step
- * (forward, loss, all 12 gradients, RMSprop update), and the input ring with the GPU augmentation against
- * augment.c (the reference) on the same draws.
+ * (forward, loss, all 12 gradients, RMSprop update), the input ring with the GPU augmentation against
+ * augment.c (the reference) on the same draws, and training steps replayed from a CUDA graph against the
+ * same steps launched one by one.
  *
  *   cuda_check [--small]    --small: a smaller model batch, for runs under compute-sanitizer
  *
@@ -227,8 +228,11 @@ static void check_pool(int B, int H, int W, int C)
         struct pair x = both_random(nx, 14, -1, 1), y = both_random(ny, 15, -1, 1);
         uint8_t *idx_c = with_idx ? CPU->alloc(ny) : NULL, *idx_g = with_idx ? GPU->alloc(ny) : NULL;
         const uint64_t key = rng_key(3, 1, 2, 0, RNG_DROPOUT);
-        CPU->pool_dropout(x.c, B, H, W, C, rate, key, y.c, idx_c);
-        GPU->pool_dropout(x.g, B, H, W, C, rate, key, y.g, idx_g);
+        uint64_t *key_c = on(CPU, &key, sizeof key), *key_g = on(GPU, &key, sizeof key);
+        CPU->pool_dropout(x.c, B, H, W, C, rate, key_c, y.c, idx_c);
+        GPU->pool_dropout(x.g, B, H, W, C, rate, key_g, y.g, idx_g);
+        CPU->release(key_c);
+        GPU->release(key_g);
         char what[64];
         snprintf(what, sizeof what, "pool_dropout %dx%dx%dx%d rate %g%s", B, H, W, C, rate, with_idx ? "" : " no idx");
         check_pair(what, y, 0);
@@ -256,12 +260,15 @@ static void check_dropout(size_t n)
 {
     struct pair x = both_random(n, 17, -1, 1);
     const uint64_t key = rng_key(4, 0, 7, 1, RNG_DROPOUT);
-    CPU->dropout(x.c, n, 0.5f, key);
-    GPU->dropout(x.g, n, 0.5f, key);
+    uint64_t *key_c = on(CPU, &key, sizeof key), *key_g = on(GPU, &key, sizeof key);
+    CPU->dropout(x.c, n, 0.5f, key_c);
+    GPU->dropout(x.g, n, 0.5f, key_g);
     check_pair("dropout rate 0.5", x, 0);
-    CPU->dropout(x.c, n, 0.0f, key);
-    GPU->dropout(x.g, n, 0.0f, key);
+    CPU->dropout(x.c, n, 0.0f, NULL);
+    GPU->dropout(x.g, n, 0.0f, NULL);
     check_pair("dropout rate 0 (no-op)", x, 0);
+    CPU->release(key_c);
+    GPU->release(key_g);
     drop(x);
 }
 
@@ -274,10 +281,15 @@ static void check_softmax(int B, float spread)
     for (int b = 0; b < B; b++)
         labels[b] = (uint8_t)rng_below(rng_key(5, 0, 0, 0, 98), b, classes);
     uint8_t *lc = on(CPU, labels, B), *lg = on(GPU, labels, B);
-    double loss_c = 0.5, loss_g = 0.5; /* both add to what is there */
-    int right_c = 1, right_g = 1;
-    CPU->softmax_xent(z.c, lc, B, classes, probs.c, dz.c, &loss_c, &right_c);
-    GPU->softmax_xent(z.g, lg, B, classes, probs.g, dz.g, &loss_g, &right_g);
+    const double start[2] = {0.5, 1.0}, zero[2] = {0.0, 0.0}; /* both add to what is there */
+    double *sc = on(CPU, start, sizeof start), *sg = on(GPU, start, sizeof start);
+    CPU->softmax_xent(z.c, lc, B, classes, probs.c, dz.c, sc);
+    GPU->softmax_xent(z.g, lg, B, classes, probs.g, dz.g, sg);
+    double got_c[2], got_g[2];
+    CPU->download(got_c, sc, sizeof got_c);
+    GPU->download(got_g, sg, sizeof got_g);
+    const double loss_c = got_c[0], loss_g = got_g[0];
+    const int right_c = (int)got_c[1], right_g = (int)got_g[1];
     char what[64];
     snprintf(what, sizeof what, "softmax_xent probs B=%d spread %g", B, spread);
     check_pair(what, probs, 1e-6);
@@ -288,16 +300,22 @@ static void check_softmax(int B, float spread)
            spread, loss_c, right_c, loss_g, right_g);
     failures += !ok;
     /* Inference form: no probs, no dlogits. */
-    double l2c = 0, l2g = 0;
-    int r2c = 0, r2g = 0;
-    CPU->softmax_xent(z.c, lc, B, classes, NULL, NULL, &l2c, &r2c);
-    GPU->softmax_xent(z.g, lg, B, classes, NULL, NULL, &l2g, &r2g);
+    CPU->upload(sc, zero, sizeof zero);
+    GPU->upload(sg, zero, sizeof zero);
+    CPU->softmax_xent(z.c, lc, B, classes, NULL, NULL, sc);
+    GPU->softmax_xent(z.g, lg, B, classes, NULL, NULL, sg);
+    CPU->download(got_c, sc, sizeof got_c);
+    GPU->download(got_g, sg, sizeof got_g);
+    const double l2c = got_c[0], l2g = got_g[0];
+    const int r2c = (int)got_c[1], r2g = (int)got_g[1];
     const int ok2 = fabs(l2g - l2c) <= 1e-5 * fabs(l2c) && r2c == r2g;
     printf("%s softmax_xent inference B=%d: cpu %.9g / %d, gpu %.9g / %d\n", ok2 ? "ok  " : "FAIL", B, l2c, r2c, l2g,
            r2g);
     failures += !ok2;
     CPU->release(lc);
     GPU->release(lg);
+    CPU->release(sc);
+    GPU->release(sg);
     free(labels);
     drop(z), drop(probs), drop(dz);
 }
@@ -305,12 +323,16 @@ static void check_softmax(int B, float spread)
 static void check_rmsprop(size_t n)
 {
     struct pair p = both_random(n, 21, -1, 1), gr = both_random(n, 22, -0.01f, 0.01f), a = both_random(n, 23, 0, 1e-4f);
+    const float lr = 1e-3f;
+    float *lr_c = on(CPU, &lr, sizeof lr), *lr_g = on(GPU, &lr, sizeof lr);
     for (int step = 0; step < 3; step++) {
-        CPU->rmsprop(p.c, gr.c, a.c, n, 1e-3f, 0.9f, 1e-7f);
-        GPU->rmsprop(p.g, gr.g, a.g, n, 1e-3f, 0.9f, 1e-7f);
+        CPU->rmsprop(p.c, gr.c, a.c, n, lr_c, 0.9f, 1e-7f);
+        GPU->rmsprop(p.g, gr.g, a.g, n, lr_g, 0.9f, 1e-7f);
     }
     check_pair("rmsprop params (3 steps)", p, 1e-6);
     check_pair("rmsprop accumulators (3 steps)", a, 1e-6);
+    CPU->release(lr_c);
+    GPU->release(lr_g);
     drop(p), drop(gr), drop(a);
 }
 
@@ -447,10 +469,12 @@ static void check_step(int B)
     for (int b = 0; b < B; b++)
         labels[b] = (uint8_t)rng_below(rng_key(6, 0, 0, 0, 98), b, MODEL_CLASSES);
     const uint64_t dkey = rng_key(7, 0, 3, 0, RNG_DROPOUT);
-    double loss_c = 0, loss_g = 0;
-    int right_c = 0, right_g = 0;
-    step_core_step(&c, x, labels, B, dkey, &loss_c, &right_c);
-    step_core_step(&g, x, labels, B, dkey, &loss_g, &right_g);
+    double loss_c, loss_g;
+    int right_c, right_g;
+    step_core_step(&c, x, labels, B, dkey);
+    step_core_step(&g, x, labels, B, dkey);
+    model_read_sums(&c.model, &loss_c, &right_c);
+    model_read_sums(&g.model, &loss_g, &right_g);
     const int ok = fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c) && right_c == right_g;
     printf("%s step B=%d loss/correct: cpu %.9g / %d, gpu %.9g / %d\n", ok ? "ok  " : "FAIL", B, loss_c, right_c,
            loss_g, right_g);
@@ -482,6 +506,65 @@ static void check_step(int B)
     free(gc), free(gg), free(pc), free(pg), free(params), free(x), free(labels);
     step_core_destroy(&c);
     step_core_destroy(&g);
+}
+
+/* ---- CUDA graphs: replayed steps against the same steps launched one by one ---- */
+
+/* Ten steps on two GPU step cores, graphs on and off, with fresh inputs, dropout keys and (decay 0.05) a
+ * learning rate that changes every step, so that a replay frozen on its captured values shows. Sizes b, B:
+ * b's warm-up, capture and replay; B invalidates b's graph (and grows the scratch buffers), warms up,
+ * captures, replays; a partial batch b runs uncaptured between two replays of B. Both cores run the same
+ * kernels in the same order on the same buffers' contents, so they must agree bit for bit. */
+static void check_graph(int B)
+{
+    const int b = B - 3, sizes[10] = {b, b, b, b, B, B, B, B, b, B};
+    struct step_core plain, graph;
+    if (step_core_create(&plain, GPU, B, 1e-3, 1) != 0 || step_core_create(&graph, GPU, B, 1e-3, 1) != 0) {
+        fprintf(stderr, "cuda_check: out of memory for the model at batch %d\n", B);
+        exit(1);
+    }
+    step_core_set_graphs(&plain, 0);
+    plain.opt.decay = graph.opt.decay = 0.05;
+    float *params = xmalloc(MODEL_NPARAMS * sizeof(float));
+    model_init_params(params, 12);
+    model_set_params(&plain.model, params);
+    model_set_params(&graph.model, params);
+    uint8_t *labels = xmalloc(B);
+    int captured = 0;
+    for (int s = 0; s < 10; s++) {
+        float *x = random_floats((size_t)sizes[s] * 32 * 32 * 3, 50 + s, 0, 1);
+        for (int i = 0; i < sizes[s]; i++)
+            labels[i] = (uint8_t)rng_below(rng_key(8, 0, s, 0, 98), i, MODEL_CLASSES);
+        const uint64_t dkey = rng_key(9, 0, s, 0, RNG_DROPOUT);
+        step_core_step(&plain, x, labels, sizes[s], dkey);
+        step_core_step(&graph, x, labels, sizes[s], dkey);
+        captured += graph.graph != NULL;
+        free(x);
+    }
+    /* A graph exists after steps 3-4 (b's) and 7-10 (B's, kept over the partial batch): 6. */
+    const int ok = captured == 6 && graph.opt.iterations == plain.opt.iterations;
+    printf("%s graph B=%d/%d: a graph existed after %d of 10 steps (6 expected), iterations %llu / %llu\n",
+           ok ? "ok  " : "FAIL", b, B, captured, (unsigned long long)plain.opt.iterations,
+           (unsigned long long)graph.opt.iterations);
+    failures += !ok;
+    double lp, lg;
+    int rp, rg;
+    model_read_sums(&plain.model, &lp, &rp);
+    model_read_sums(&graph.model, &lg, &rg);
+    const int ok2 = lp == lg && rp == rg;
+    printf("%s graph B=%d/%d loss/correct over 10 steps: plain %.17g / %d, graph %.17g / %d\n", ok2 ? "ok  " : "FAIL",
+           b, B, lp, rp, lg, rg);
+    failures += !ok2;
+    float *pp = back(GPU, plain.model.params, MODEL_NPARAMS * sizeof(float));
+    float *pg = back(GPU, graph.model.params, MODEL_NPARAMS * sizeof(float));
+    compare("graph vs plain: weights after 10 steps", pp, pg, MODEL_NPARAMS, 0);
+    free(pp), free(pg);
+    pp = back(GPU, plain.opt.acc, MODEL_NPARAMS * sizeof(float));
+    pg = back(GPU, graph.opt.acc, MODEL_NPARAMS * sizeof(float));
+    compare("graph vs plain: RMSprop accumulators", pp, pg, MODEL_NPARAMS, 0);
+    free(pp), free(pg), free(params), free(labels);
+    step_core_destroy(&plain);
+    step_core_destroy(&graph);
 }
 
 int main(int argc, char **argv)
@@ -524,6 +607,7 @@ int main(int argc, char **argv)
     check_step(small ? 2 : 32);
     if (!small)
         check_step(7);
+    check_graph(small ? 5 : 32);
     kernels_cuda_close();
     printf("%s\n", failures ? "cuda_check: FAILED" : "cuda_check: GPU table equals the CPU table");
     return failures ? 1 : 0;

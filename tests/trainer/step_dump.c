@@ -71,12 +71,14 @@ int main(int argc, char **argv)
     put_mask(f, rng_u64(dkey, 1), B * 6 * 6 * 64, model_dropout_rates[1]);
     put_mask(f, rng_u64(dkey, 2), B * 512, model_dropout_rates[2]);
 
-    double loss = 0.0;
-    int correct = 0;
+    double loss;
+    int correct;
     const float lr_t = rmsprop_lr_t(&opt);
-    model_forward(&m, x, labels, B, 1, dkey, &loss, &correct);
+    model_set_step(&m, dkey, lr_t);
+    model_forward(&m, x, labels, B, 1);
     model_backward(&m, B, NULL, NULL);
-    rmsprop_step(&opt, k, m.params, m.grads);
+    rmsprop_step(&opt, k, m.params, m.grads, &m.step->lr_t);
+    model_read_sums(&m, &loss, &correct);
     float scalars[4] = {lr_t, 0.9f, 1e-7f, (float)(loss / B)};
     put(f, scalars, 4);
     k->download(p, m.grads, MODEL_NPARAMS * 4);

@@ -49,11 +49,9 @@ int main(void)
         fails++;
     }
     model_set_params(&c.model, p);
-    double loss = 0;
-    int correct = 0;
     for (int s = 0; s < STEPS; s++) {
         batch_of(rank, s, x, labels);
-        if (step_core_step(&c, x, labels, B, rng_key(9, 0, s, rank, RNG_DROPOUT), &loss, &correct) != 0)
+        if (step_core_step(&c, x, labels, B, rng_key(9, 0, s, rank, RNG_DROPOUT)) != 0)
             return 1;
     }
     model_get_params(&c.model, p);
@@ -75,13 +73,14 @@ int main(void)
             memset(g, 0, MODEL_NPARAMS * 4);
             for (int r = 0; r < 2; r++) {
                 batch_of(r, s, x, labels);
-                model_forward(&ref.model, x, labels, B, 1, rng_key(9, 0, s, r, RNG_DROPOUT), &loss, &correct);
+                model_set_step(&ref.model, rng_key(9, 0, s, r, RNG_DROPOUT), rmsprop_lr_t(&ref.opt));
+                model_forward(&ref.model, x, labels, B, 1);
                 model_backward(&ref.model, B, NULL, NULL);
                 for (size_t i = 0; i < MODEL_NPARAMS; i++)
                     g[i] += 0.5f * ref.model.grads[i];
             }
             memcpy(ref.model.grads, g, MODEL_NPARAMS * 4);
-            rmsprop_step(&ref.opt, &kernels_cpu, ref.model.params, ref.model.grads);
+            rmsprop_step(&ref.opt, &kernels_cpu, ref.model.params, ref.model.grads, &ref.model.step->lr_t);
         }
         double worst = 0, scale = 0;
         for (size_t i = 0; i < MODEL_NPARAMS; i++) {

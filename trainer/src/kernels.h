@@ -10,7 +10,10 @@
  *    columns (ky, kx, c), so a convolution is col[P x 9Cin] * kernel[9Cin x Cout] with no conversion;
  *  - dense kernels in x out; Flatten of NHWC is a no-op.
  * All sizes are element counts. Functions are synchronous from the caller's point of view on the CPU;
- * a device table may queue them on one stream, with download() as the synchronisation point. */
+ * a device table may queue them on one stream, with download() as the synchronisation point.
+ * Values that change from step to step (dropout keys, the learning rate) and the loss sums are passed
+ * through pointers to this table's memory, read or written when the kernel runs, never by value: a device
+ * table may record a step once (graph below) and replay it with new values uploaded before each replay. */
 #ifndef TRAINER_KERNELS_H
 #define TRAINER_KERNELS_H
 
@@ -20,6 +23,7 @@
 #include "rng.h"
 
 struct input_engine; /* input_ring.h */
+struct graph_engine; /* below */
 
 /* Inverted dropout's rule, shared by every device: unit i of a layer whose stream key is `key` is kept
  * when the i-th 16-bit draw is >= rate * 65536 (four draws per 64-bit number: a quarter of the hashing). */
@@ -57,26 +61,30 @@ struct kernels {
                           float *dbias);
 
     /* 2x2 max-pool, stride 2 (floor: a last odd row/column is dropped), then inverted dropout:
-     * y = max * (kept ? 1/(1-rate) : 0), kept = dropout_kept(key, i, rate), i the index into y.
-     * rate 0 (inference) keeps everything and then idx may be NULL. idx[i] records, for backward, the
-     * argmax (bits 0-1: dy*2+dx, first maximum in row-major order) and whether it was kept (bit 2). */
-    void (*pool_dropout)(const float *x, int B, int H, int W, int C, float rate, uint64_t key, float *y,
+     * y = max * (kept ? 1/(1-rate) : 0), kept = dropout_kept(*key, i, rate), i the index into y, *key in
+     * this table's memory. rate 0 (inference) keeps everything and then key and idx may be NULL. idx[i]
+     * records, for backward, the argmax (bits 0-1: dy*2+dx, first maximum in row-major order) and whether
+     * it was kept (bit 2). */
+    void (*pool_dropout)(const float *x, int B, int H, int W, int C, float rate, const uint64_t *key, float *y,
                          uint8_t *idx);
     /* dx = gradient w.r.t. x (overwritten, shape B,H,W,C) from dy (B,H/2,W/2,C). */
     void (*pool_dropout_grad)(const float *dy, const uint8_t *idx, int B, int H, int W, int C, float rate,
                               float *dx);
-    /* In-place inverted dropout on n values, same rule and key use as pool_dropout. */
-    void (*dropout)(float *x, size_t n, float rate, uint64_t key);
+    /* In-place inverted dropout on n values, same rule and key use as pool_dropout (key may be NULL at
+     * rate 0). */
+    void (*dropout)(float *x, size_t n, float rate, const uint64_t *key);
 
     /* Softmax + categorical cross-entropy as Keras 2.x computes it: p = softmax(z), q = p / sum(p),
      * loss = -log(clip(q[label], 1e-7, 1 - 1e-7)). For B rows of `classes` logits: writes probs (may be
-     * NULL), dlogits = d(mean loss)/dz (may be NULL: inference), and adds to *loss_sum (sum over rows) and
-     * *correct (argmax == label). */
+     * NULL), dlogits = d(mean loss)/dz (may be NULL: inference), and adds to sums[0] the batch's summed
+     * loss and to sums[1] its correct count (argmax == label); sums: 2 doubles in this table's memory, so
+     * that a device adds there without the host waiting for each batch. */
     void (*softmax_xent)(const float *logits, const uint8_t *labels, int B, int classes, float *probs,
-                         float *dlogits, double *loss_sum, int *correct);
+                         float *dlogits, double *sums);
 
-    /* RMSprop step on n values: a = rho*a + (1-rho)*g^2; p -= lr * g / (sqrt(a) + eps). */
-    void (*rmsprop)(float *p, const float *g, float *a, size_t n, float lr, float rho, float eps);
+    /* RMSprop step on n values: a = rho*a + (1-rho)*g^2; p -= *lr * g / (sqrt(a) + eps), *lr in this
+     * table's memory. */
+    void (*rmsprop)(float *p, const float *g, float *a, size_t n, const float *lr, float rho, float eps);
 
     /* Optional; NULL when every call above has finished when it returns (the CPU). Blocks until all the
      * work this table has queued is done, so that another library may read its buffers: the gradients
@@ -86,6 +94,26 @@ struct kernels {
     /* Optional; NULL where batches are converted on the host and uploaded as floats by model_forward
      * (the CPU). A device table sets it to feed raw batches through input_ring.h and augment them there. */
     const struct input_engine *input;
+
+    /* Optional; NULL where calls run as they are made (the CPU). Graphs of this table's calls. */
+    const struct graph_engine *graph;
+};
+
+/* A recorded sequence of a device table's calls, replayed with the same arguments: every buffer address
+ * is fixed at capture, the buffers' contents are read when the replay runs. Between capture_begin and
+ * capture_end the table's calls are recorded, not run, and nothing may wait for the device (download,
+ * sync) or upload from the host. */
+struct kernel_graph;
+struct graph_engine {
+    void (*capture_begin)(void);
+    /* The graph recorded since capture_begin, or NULL when it could not be recorded or instantiated
+     * (nothing of it ran: run the calls again without capturing). */
+    struct kernel_graph *(*capture_end)(void);
+    void (*replay)(struct kernel_graph *g); /* queued like any other call of the table */
+    /* Whether the table moved a scratch buffer that g uses since it was captured (a larger batch grew
+     * it): such a graph must be destroyed and captured again. */
+    int (*stale)(const struct kernel_graph *g);
+    void (*destroy)(struct kernel_graph *g); /* NULL is a no-op */
 };
 
 extern const struct kernels kernels_cpu;

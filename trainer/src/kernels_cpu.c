@@ -272,10 +272,11 @@ static void unpool_pixel(const float *restrict g, const uint8_t *restrict k, flo
     }
 }
 
-static void cpu_pool_dropout(const float *x, int B, int H, int W, int C, float rate, uint64_t key, float *y,
-                             uint8_t *idx)
+static void cpu_pool_dropout(const float *x, int B, int H, int W, int C, float rate, const uint64_t *keyp,
+                             float *y, uint8_t *idx)
 {
     const int OH = H / 2, OW = W / 2;
+    const uint64_t key = rate > 0.0f ? *keyp : 0;
     const float scale = rate > 0.0f ? 1.0f / (1.0f - rate) : 1.0f;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int b = 0; b < B; b++)
@@ -320,10 +321,11 @@ static void cpu_pool_dropout_grad(const float *dy, const uint8_t *idx, int B, in
             memset(dx + ((size_t)b * H + H - 1) * W * C, 0, sizeof(float) * W * C);
 }
 
-static void cpu_dropout(float *x, size_t n, float rate, uint64_t key)
+static void cpu_dropout(float *x, size_t n, float rate, const uint64_t *keyp)
 {
     if (rate <= 0.0f)
         return;
+    const uint64_t key = *keyp;
     const float scale = 1.0f / (1.0f - rate);
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++)
@@ -331,7 +333,7 @@ static void cpu_dropout(float *x, size_t n, float rate, uint64_t key)
 }
 
 static void cpu_softmax_xent(const float *logits, const uint8_t *labels, int B, int classes, float *probs,
-                             float *dlogits, double *loss_sum, int *correct)
+                             float *dlogits, double *sums)
 {
     const float eps = 1e-7f, hi = 1.0f - 1e-7f;
     double loss = 0.0;
@@ -378,13 +380,13 @@ static void cpu_softmax_xent(const float *logits, const uint8_t *labels, int B, 
                 dz[k] = p[k] * (dp[k] - dot) / (float)B;
         }
     }
-    *loss_sum += loss;
-    *correct += right;
+    sums[0] += loss;
+    sums[1] += right;
 }
 
-static void cpu_rmsprop(float *p, const float *g, float *a, size_t n, float lr, float rho, float eps)
+static void cpu_rmsprop(float *p, const float *g, float *a, size_t n, const float *lrp, float rho, float eps)
 {
-    const float one_minus_rho = 1.0f - rho;
+    const float one_minus_rho = 1.0f - rho, lr = *lrp;
 #pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) {
         float ai = rho * a[i] + one_minus_rho * g[i] * g[i];

@@ -22,12 +22,18 @@ struct state {
     cudaStream_t stream = nullptr;
     cublasHandle_t blas = nullptr;
     /* Scratch, grown on demand: bias_act_grad's per-chunk column sums; softmax_xent's per-row loss and
-     * correctness on the device and (pinned) on the host. */
+     * correctness. `generation` counts the moves, so that a graph knows when its addresses are stale. */
     float *partial = nullptr;
     size_t partial_cap = 0;
-    double *row_loss = nullptr, *host_loss = nullptr;
-    int *row_right = nullptr, *host_right = nullptr;
+    double *row_loss = nullptr;
+    int *row_right = nullptr;
     size_t rows_cap = 0;
+    unsigned generation = 0;
+    /* cuBLAS's workspace, ours rather than its pool: a captured GEMM must not allocate. */
+    void *blas_workspace = nullptr;
+    /* Stream capture in progress (graph_engine); the first failure inside it, reported by capture_end. */
+    bool capturing = false;
+    char capture_failure[256] = "";
     /* The input ring's copy stream and per-slot events (input_ring.h): `arrived` recorded on the copy
      * stream after a slot's upload, `consumed` on the compute stream after its last reader. */
     cudaStream_t copy = nullptr;
@@ -41,16 +47,26 @@ state g;
     exit(EXIT_FAILURE);
 }
 
+/* Inside a capture a failure is remembered, not fatal: nothing has run yet, and capture_end's caller runs
+ * the same calls again uncaptured, where a real error is fatal as usual. */
+void failed(const char *call, const char *why)
+{
+    if (!g.capturing)
+        fatal(call, why);
+    if (!g.capture_failure[0])
+        snprintf(g.capture_failure, sizeof g.capture_failure, "%s: %s", call, why);
+}
+
 void check(cudaError_t e, const char *call)
 {
     if (e != cudaSuccess)
-        fatal(call, cudaGetErrorString(e));
+        failed(call, cudaGetErrorString(e));
 }
 
 void check(cublasStatus_t s, const char *call)
 {
     if (s != CUBLAS_STATUS_SUCCESS)
-        fatal(call, cublasGetStatusString(s));
+        failed(call, cublasGetStatusString(s));
 }
 
 #define CHECK(call) check((call), #call)
@@ -123,15 +139,18 @@ void cuda_download(void *host_dst, const void *src, size_t bytes)
 /* The GPU needs no host threads: CPU-side work (augmentation) sizes itself through kernels_cpu. */
 void cuda_set_threads(int) {}
 
-/* Grows a device (or pinned host) scratch buffer; only the first steps of a run get here. */
-template <typename T> void grow(T **p, size_t count, bool host)
+/* Grows a device scratch buffer; only the first steps of a run, or of a larger batch, get here. */
+template <typename T> void grow(T **p, size_t count)
 {
+    if (g.capturing) /* graph_plan's warm-up steps exist so that this cannot happen */
+        fatal("kernels_cuda", "a scratch buffer grew during graph capture");
     if (*p) {
         cuda_sync();
-        CHECK(host ? cudaFreeHost(*p) : cudaFree(*p));
+        CHECK(cudaFree(*p));
         *p = nullptr;
     }
-    CHECK(host ? cudaMallocHost((void **)p, count * sizeof(T)) : cudaMalloc((void **)p, count * sizeof(T)));
+    CHECK(cudaMalloc((void **)p, count * sizeof(T)));
+    g.generation++;
 }
 
 /* ---- GEMM ---- */
@@ -291,7 +310,7 @@ void cuda_bias_act_grad(float *dy, const float *y, size_t rows, int cols, int re
     if (chunks > 65535)
         fatal("bias_act_grad", "more than 65535 * 256 rows (use a smaller batch)");
     if (g.partial_cap < chunks * cols) {
-        grow(&g.partial, chunks * cols, false);
+        grow(&g.partial, chunks * cols);
         g.partial_cap = chunks * cols;
     }
     const dim3 grid((cols + GRAD_COLS - 1) / GRAD_COLS, (unsigned)chunks), block(GRAD_COLS, GRAD_LANES);
@@ -303,8 +322,8 @@ void cuda_bias_act_grad(float *dy, const float *y, size_t rows, int cols, int re
 
 /* ---- pooling and dropout ---- */
 
-__global__ void pool_dropout_kernel(const float *x, int H, int W, int C, float rate, float scale, uint64_t key,
-                                    float *y, uint8_t *idx, unsigned n)
+__global__ void pool_dropout_kernel(const float *x, int H, int W, int C, float rate, float scale,
+                                    const uint64_t *key, float *y, uint8_t *idx, unsigned n)
 {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -324,13 +343,13 @@ __global__ void pool_dropout_kernel(const float *x, int H, int W, int C, float r
             m = q[k];
             arg = k;
         }
-    const int kept = rate <= 0.0f || dropout_kept(key, i, rate);
+    const int kept = rate <= 0.0f || dropout_kept(*key, i, rate);
     y[i] = kept ? m * scale : 0.0f;
     if (idx)
         idx[i] = (uint8_t)(arg | (kept << 2));
 }
 
-void cuda_pool_dropout(const float *x, int B, int H, int W, int C, float rate, uint64_t key, float *y,
+void cuda_pool_dropout(const float *x, int B, int H, int W, int C, float rate, const uint64_t *key, float *y,
                        uint8_t *idx)
 {
     const unsigned n = count32((size_t)B * (H / 2) * (W / 2) * C, "pool_dropout");
@@ -374,14 +393,14 @@ void cuda_pool_dropout_grad(const float *dy, const uint8_t *idx, int B, int H, i
     LAUNCHED("pool_dropout_grad");
 }
 
-__global__ void dropout_kernel(float *x, float rate, float scale, uint64_t key, unsigned n)
+__global__ void dropout_kernel(float *x, float rate, float scale, const uint64_t *key, unsigned n)
 {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
-        x[i] = dropout_kept(key, i, rate) ? x[i] * scale : 0.0f;
+        x[i] = dropout_kept(*key, i, rate) ? x[i] * scale : 0.0f;
 }
 
-void cuda_dropout(float *x, size_t n, float rate, uint64_t key)
+void cuda_dropout(float *x, size_t n, float rate, const uint64_t *key)
 {
     const unsigned n32 = count32(n, "dropout");
     if (rate <= 0.0f || !n32)
@@ -394,7 +413,7 @@ void cuda_dropout(float *x, size_t n, float rate, uint64_t key)
 
 /* One thread per row. The CPU keeps p[] and q[] in arrays; here p_k = exp(z_k - m) / s is recomputed
  * where needed (the same float operations, so the same values), which needs no bound on `classes`. The
- * row's loss (double) and correctness go to scratch; the host adds them in row order as the CPU does. */
+ * row's loss (double) and correctness go to scratch; softmax_sums adds them up. */
 __global__ void softmax_xent_kernel(const float *logits, const uint8_t *labels, int B, int classes, float *probs,
                                     float *dlogits, double *row_loss, int *row_right)
 {
@@ -437,47 +456,68 @@ __global__ void softmax_xent_kernel(const float *logits, const uint8_t *labels, 
     }
 }
 
+/* The batch's loss and correct count into sums[0..1], on the device so that no step waits for the host:
+ * one block, each thread a fixed stride of rows, then a fixed tree; deterministic, though in another
+ * order than the CPU's row-by-row sum (a rounding of the double, far below the printed digits). */
+constexpr int SUMS_THREADS = 256;
+
+__global__ void softmax_sums(const double *row_loss, const int *row_right, int B, double *sums)
+{
+    __shared__ double loss[SUMS_THREADS];
+    __shared__ int right[SUMS_THREADS];
+    double l = 0.0;
+    int r = 0;
+    for (int b = threadIdx.x; b < B; b += SUMS_THREADS) {
+        l += row_loss[b];
+        r += row_right[b];
+    }
+    loss[threadIdx.x] = l;
+    right[threadIdx.x] = r;
+    __syncthreads();
+    for (unsigned half = SUMS_THREADS / 2; half > 0; half /= 2) {
+        if (threadIdx.x < half) {
+            loss[threadIdx.x] += loss[threadIdx.x + half];
+            right[threadIdx.x] += right[threadIdx.x + half];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        sums[0] += loss[0];
+        sums[1] += right[0];
+    }
+}
+
 void cuda_softmax_xent(const float *logits, const uint8_t *labels, int B, int classes, float *probs, float *dlogits,
-                       double *loss_sum, int *correct)
+                       double *sums)
 {
     if (B <= 0)
         return;
     if (g.rows_cap < (size_t)B) {
-        grow(&g.row_loss, B, false);
-        grow(&g.row_right, B, false);
-        grow(&g.host_loss, B, true);
-        grow(&g.host_right, B, true);
+        grow(&g.row_loss, B);
+        grow(&g.row_right, B);
         g.rows_cap = B;
     }
     softmax_xent_kernel<<<(B + 127) / 128, 128, 0, g.stream>>>(logits, labels, B, classes, probs, dlogits,
                                                                  g.row_loss, g.row_right);
     LAUNCHED("softmax_xent");
-    CHECK(cudaMemcpyAsync(g.host_loss, g.row_loss, B * sizeof(double), cudaMemcpyDeviceToHost, g.stream));
-    CHECK(cudaMemcpyAsync(g.host_right, g.row_right, B * sizeof(int), cudaMemcpyDeviceToHost, g.stream));
-    cuda_sync();
-    double loss = 0.0;
-    int right = 0;
-    for (int b = 0; b < B; b++) {
-        loss += g.host_loss[b];
-        right += g.host_right[b];
-    }
-    *loss_sum += loss;
-    *correct += right;
+    softmax_sums<<<1, SUMS_THREADS, 0, g.stream>>>(g.row_loss, g.row_right, B, sums);
+    LAUNCHED("softmax_xent (sums)");
 }
 
 /* ---- optimizer ---- */
 
-__global__ void rmsprop_kernel(float *p, const float *gr, float *a, float lr, float rho, float eps, unsigned n)
+__global__ void rmsprop_kernel(float *p, const float *gr, float *a, const float *lr, float rho, float eps,
+                               unsigned n)
 {
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
     const float gi = gr[i], ai = rho * a[i] + (1.0f - rho) * gi * gi;
     a[i] = ai;
-    p[i] -= lr * gi / (sqrtf(ai) + eps);
+    p[i] -= *lr * gi / (sqrtf(ai) + eps);
 }
 
-void cuda_rmsprop(float *p, const float *gr, float *a, size_t n, float lr, float rho, float eps)
+void cuda_rmsprop(float *p, const float *gr, float *a, size_t n, const float *lr, float rho, float eps)
 {
     const unsigned n32 = count32(n, "rmsprop");
     if (!n32)
@@ -573,6 +613,66 @@ const input_engine cuda_input = {
     .augment = input_augment,
 };
 
+/* ---- graphs: the table's stream captured and replayed ---- */
+
+} // namespace
+
+struct kernel_graph {
+    cudaGraphExec_t exec;
+    unsigned generation; /* g.generation at capture */
+};
+
+namespace {
+
+/* Thread-local mode: only this thread's calls that are unsafe during a capture (cudaMalloc, a sync) fail;
+ * the table is single-threaded, and another library's threads are none of its business. */
+void graph_capture_begin(void)
+{
+    require_open();
+    g.capture_failure[0] = 0;
+    CHECK(cudaStreamBeginCapture(g.stream, cudaStreamCaptureModeThreadLocal));
+    g.capturing = true;
+}
+
+kernel_graph *graph_capture_end(void)
+{
+    cudaGraph_t graph = nullptr;
+    check(cudaStreamEndCapture(g.stream, &graph), "cudaStreamEndCapture");
+    g.capturing = false;
+    cudaGraphExec_t exec = nullptr;
+    if (!g.capture_failure[0])
+        check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate"); /* fatal now: not capturing */
+    if (graph)
+        cudaGraphDestroy(graph);
+    if (g.capture_failure[0]) {
+        fprintf(stderr, "kernels_cuda: CUDA graph capture failed (%s); continuing without graphs\n",
+                g.capture_failure);
+        (void)cudaGetLastError();
+        return nullptr;
+    }
+    return new kernel_graph{exec, g.generation};
+}
+
+void graph_replay(kernel_graph *kg) { CHECK(cudaGraphLaunch(kg->exec, g.stream)); }
+
+int graph_stale(const kernel_graph *kg) { return kg->generation != g.generation; }
+
+void graph_destroy(kernel_graph *kg)
+{
+    if (!kg)
+        return;
+    CHECK(cudaGraphExecDestroy(kg->exec));
+    delete kg;
+}
+
+const graph_engine cuda_graph = {
+    .capture_begin = graph_capture_begin,
+    .capture_end = graph_capture_end,
+    .replay = graph_replay,
+    .stale = graph_stale,
+    .destroy = graph_destroy,
+};
+
 } // namespace
 
 /* ---- the table and its lifetime ---- */
@@ -641,6 +741,18 @@ int kernels_cuda_open(int device, char *err, size_t len)
         kernels_cuda_close();
         return -1;
     }
+    /* After cublasSetStream, which resets the workspace to cuBLAS's pool. The same workspace for plain and
+     * captured GEMMs keeps their algorithms, hence their results, the same; 32 MiB is what cuBLAS's
+     * documentation recommends for Hopper. */
+    const size_t workspace = (size_t)32 << 20;
+    if ((e = cudaMalloc(&g.blas_workspace, workspace)) != cudaSuccess ||
+        (s = cublasSetWorkspace(g.blas, g.blas_workspace, workspace)) != CUBLAS_STATUS_SUCCESS) {
+        snprintf(err, len, "cuBLAS workspace on CUDA device %d: %s", device,
+                 e != cudaSuccess ? cudaGetErrorString(e) : cublasGetStatusString(s));
+        (void)cudaGetLastError();
+        kernels_cuda_close();
+        return -1;
+    }
     g.device = device;
     return 0;
 }
@@ -649,6 +761,12 @@ void kernels_cuda_set_tf32(int on)
 {
     require_open();
     CHECK(cublasSetMathMode(g.blas, on ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+}
+
+void *kernels_cuda_stream(void)
+{
+    require_open();
+    return g.stream;
 }
 
 void kernels_cuda_close(void)
@@ -660,8 +778,7 @@ void kernels_cuda_close(void)
     cudaFree(g.partial);
     cudaFree(g.row_loss);
     cudaFree(g.row_right);
-    cudaFreeHost(g.host_loss);
-    cudaFreeHost(g.host_right);
+    cudaFree(g.blas_workspace);
     if (g.copy)
         cudaStreamSynchronize(g.copy);
     for (int i = 0; i < INPUT_RING_SLOTS; i++) {
@@ -697,4 +814,5 @@ const struct kernels kernels_cuda = {
     .rmsprop = cuda_rmsprop,
     .sync = cuda_sync,
     .input = &cuda_input,
+    .graph = &cuda_graph,
 };

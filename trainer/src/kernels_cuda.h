@@ -11,6 +11,11 @@
  * - A CUDA or cuBLAS failure inside a table function is fatal: it prints the failing call with CUDA's
  *   message and exits with status 1 (the functions return nothing, and a failed kernel leaves the CUDA
  *   context unusable anyway). alloc() returns NULL when device memory runs out, as kernels.h asks.
+ * - Graphs (kernels.h graph_engine): the stream is captured in thread-local mode and instantiated as one
+ *   CUDA graph; cuBLAS works in a workspace of the table's own (cublasSetWorkspace), for plain calls as
+ *   well, so captured and plain GEMMs choose alike. A failure inside a capture is reported by
+ *   capture_end (NULL, with a one-line warning on stderr), not fatal; a scratch buffer growing inside a
+ *   capture is fatal (the caller's warm-up steps must have grown it).
  * - Single-threaded: the table is used from one host thread, the one that called kernels_cuda_open(). */
 #ifndef TRAINER_KERNELS_CUDA_H
 #define TRAINER_KERNELS_CUDA_H
@@ -34,6 +39,9 @@ int kernels_cuda_open(int device, char *err, size_t len);
 /* GEMMs in TF32 on tensor cores (on != 0: CUBLAS_TF32_TENSOR_OP_MATH) or full FP32 (0, the default).
  * After kernels_cuda_open. */
 void kernels_cuda_set_tf32(int on);
+
+/* The table's stream (a cudaStream_t), for benchmarks that time other libraries' calls in its order. */
+void *kernels_cuda_stream(void);
 
 /* Releases the stream, the cuBLAS handle and the table's scratch buffers (not the caller's buffers). */
 void kernels_cuda_close(void);

@@ -32,6 +32,8 @@ static const char usage[] =
     "                      cuda each process takes the GPU of its local rank and gradients go over NCCL\n"
     "  --tf32              with cuda: GEMMs in TF32 on tensor cores (faster, ~1e-3 relative per product;\n"
     "                      the default is full FP32)\n"
+    "  --no-cuda-graph     with cuda: launch each step's kernels one by one instead of replaying the step\n"
+    "                      recorded once as a CUDA graph\n"
     "  --resume FILE       continue from a checkpoint-{epoch}.h5\n"
     "  --limit-train N     use the first N training images\n"
     "  --limit-test N      use the first N test images\n"
@@ -145,7 +147,7 @@ static void device_close(const struct kernels *k)
 static int parse(int argc, char **argv, struct train_options *o, const char **device, int *tf32)
 {
     enum { O_DIR = 256, O_DATA, O_DOWNLOAD, O_EPOCHS, O_BATCH, O_LR, O_NOAUG, O_SEED, O_THREADS, O_RESUME,
-           O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_DEVICE, O_TF32, O_VERSION, O_HELP };
+           O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_DEVICE, O_TF32, O_NOGRAPH, O_VERSION, O_HELP };
     static const struct option opts[] = {
         {"dir", required_argument, 0, O_DIR},          {"data", required_argument, 0, O_DATA},
         {"download", no_argument, 0, O_DOWNLOAD},      {"epochs", required_argument, 0, O_EPOCHS},
@@ -156,7 +158,7 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         {"shard", no_argument, 0, O_SHARD},            {"log-json", required_argument, 0, O_JSON},
         {"log-every", required_argument, 0, O_EVERY},  {"checkpoint-dir", required_argument, 0, O_CKDIR},
         {"device", required_argument, 0, O_DEVICE},    {"tf32", no_argument, 0, O_TF32},
-        {"version", no_argument, 0, O_VERSION},
+        {"no-cuda-graph", no_argument, 0, O_NOGRAPH},  {"version", no_argument, 0, O_VERSION},
         {"help", no_argument, 0, O_HELP},
         {"d", required_argument, 0, O_DIR}, /* the tutorial's -d */
         {0, 0, 0, 0},
@@ -176,6 +178,7 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         case O_CKDIR: o->checkpoint_dir = optarg; break;
         case O_DEVICE: *device = optarg; break;
         case O_TF32: *tf32 = 1; break;
+        case O_NOGRAPH: o->graphs = 0; break;
         case O_EPOCHS: if (parse_count("--epochs", optarg, 1, &v)) return 1; o->epochs = (int)v; break;
         case O_BATCH: if (parse_count("--batch-size", optarg, 1, &v)) return 1; o->batch = (int)v; break;
         case O_THREADS: if (parse_count("--threads", optarg, 1, &v)) return 1; o->threads = (int)v; break;

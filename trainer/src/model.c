@@ -78,9 +78,11 @@ int model_create(struct model *m, const struct kernels *k, int max_batch)
     for (size_t i = 0; i < sizeof u / sizeof *u; i++)
         total += up64(u[i].n * B);
     m->arena = k->alloc(total);
+    m->step = k->alloc(sizeof *m->step);
+    m->sums = k->alloc(2 * sizeof *m->sums); /* alloc zero-fills */
     m->params = k->alloc(MODEL_NPARAMS * sizeof(float));
     m->grads = k->alloc(MODEL_NPARAMS * sizeof(float));
-    if (!m->arena || !m->params || !m->grads) {
+    if (!m->arena || !m->params || !m->grads || !m->step || !m->sums) {
         model_destroy(m);
         return -1;
     }
@@ -102,6 +104,8 @@ void model_destroy(struct model *m)
         m->k->release(m->arena);
         m->k->release(m->params);
         m->k->release(m->grads);
+        m->k->release(m->step);
+        m->k->release(m->sums);
     }
     memset(m, 0, sizeof *m);
 }
@@ -119,8 +123,29 @@ void model_get_params(const struct model *m, float *host_params)
 static const float *W(struct model *m, int t) { return m->params + keras_tensors[t].offset; }
 static float *G(struct model *m, int t) { return m->grads + keras_tensors[t].offset; }
 
-void model_forward(struct model *m, const float *x, const uint8_t *labels, int B, int train,
-                   uint64_t dropout_key, double *loss_sum, int *correct)
+void model_set_step(struct model *m, uint64_t dropout_key, float lr_t)
+{
+    struct step_values v = {.lr_t = lr_t};
+    for (int i = 0; i < 3; i++)
+        v.dropout[i] = rng_u64(dropout_key, (uint64_t)i);
+    m->k->upload(m->step, &v, sizeof v);
+}
+
+void model_clear_sums(struct model *m)
+{
+    static const double zero[2];
+    m->k->upload(m->sums, zero, sizeof zero);
+}
+
+void model_read_sums(const struct model *m, double *loss_sum, int *correct)
+{
+    double s[2];
+    m->k->download(s, m->sums, sizeof s);
+    *loss_sum = s[0];
+    *correct = (int)s[1];
+}
+
+void model_forward(struct model *m, const float *x, const uint8_t *labels, int B, int train)
 {
     const struct kernels *k = m->k;
     const float r0 = train ? model_dropout_rates[0] : 0.0f, r1 = train ? model_dropout_rates[1] : 0.0f,
@@ -131,15 +156,14 @@ void model_forward(struct model *m, const float *x, const uint8_t *labels, int B
         k->upload(m->labels, labels, (size_t)B);
     layer_conv3x3_forward(k, m->x, B, 32, 32, 3, 1, W(m, 0), W(m, 1), 32, 1, m->col1, m->a1);
     layer_conv3x3_forward(k, m->a1, B, 32, 32, 32, 0, W(m, 2), W(m, 3), 32, 1, m->col2, m->a2);
-    k->pool_dropout(m->a2, B, 30, 30, 32, r0, rng_u64(dropout_key, 0), m->p1, m->idx1);
+    k->pool_dropout(m->a2, B, 30, 30, 32, r0, &m->step->dropout[0], m->p1, m->idx1);
     layer_conv3x3_forward(k, m->p1, B, 15, 15, 32, 1, W(m, 4), W(m, 5), 64, 1, m->col3, m->a3);
     layer_conv3x3_forward(k, m->a3, B, 15, 15, 64, 0, W(m, 6), W(m, 7), 64, 1, m->col4, m->a4);
-    k->pool_dropout(m->a4, B, 13, 13, 64, r1, rng_u64(dropout_key, 1), m->p2, m->idx2);
+    k->pool_dropout(m->a4, B, 13, 13, 64, r1, &m->step->dropout[1], m->p2, m->idx2);
     layer_dense_forward(k, m->p2, B, SZ_P2, W(m, 8), W(m, 9), 512, 1, m->h);
-    k->dropout(m->h, (size_t)B * 512, r2, rng_u64(dropout_key, 2));
+    k->dropout(m->h, (size_t)B * 512, r2, &m->step->dropout[2]);
     layer_dense_forward(k, m->h, B, 512, W(m, 10), W(m, 11), MODEL_CLASSES, 0, m->logits);
-    k->softmax_xent(m->logits, m->labels, B, MODEL_CLASSES, NULL, train ? m->dlogits : NULL, loss_sum,
-                    correct);
+    k->softmax_xent(m->logits, m->labels, B, MODEL_CLASSES, NULL, train ? m->dlogits : NULL, m->sums);
 }
 
 /* The gradients of tensors [first, first + 2) (a layer's kernel and bias) are final. */

@@ -29,6 +29,13 @@
 /* Dropout rates of dropout_1..3. */
 extern const float model_dropout_rates[3];
 
+/* What changes from one training step to the next, kept in the table's memory (kernels.h) and written
+ * by one upload before each step (model_set_step), so that a replayed CUDA graph reads each step's. */
+struct step_values {
+    uint64_t dropout[3]; /* dropout_1..3's keys: rng_u64(dropout_key, i) */
+    float lr_t;          /* the learning rate of this step's update (rmsprop_lr_t) */
+};
+
 /* Keras's glorot_uniform kernels and zero biases, from (seed) with the counter-based rng; host memory. */
 void model_init_params(float *params, uint64_t seed);
 
@@ -43,6 +50,8 @@ struct model {
     /* (col1..col4, the im2col matrices, are NULL with a table's direct convolutions: layers.h) */
     float *g_big, *g_small; /* activation gradients, ping-pong */
     uint8_t *idx1, *idx2, *labels;
+    struct step_values *step; /* table memory: read by training forward passes and the update */
+    double *sums;             /* table memory: [0] summed loss, [1] correct count (model_read_sums) */
 };
 
 /* Allocates parameters, gradients and activations for batches of up to max_batch images. Parameters
@@ -53,14 +62,21 @@ void model_destroy(struct model *m);
 void model_set_params(struct model *m, const float *host_params);
 void model_get_params(const struct model *m, float *host_params);
 
+/* Uploads the step's values: the dropout masks of the next training forward passes come from dropout_key
+ * (rng_key(seed, epoch, step, rank, RNG_DROPOUT); layer i uses rng_u64(dropout_key, i) as its key), and
+ * m->step->lr_t (a table-memory address for rmsprop_queue) holds lr_t. */
+void model_set_step(struct model *m, uint64_t dropout_key, float lr_t);
+
 /* Forward pass over B <= max_batch images x (host, float NHWC, B*32*32*3) with labels (host, 0..9);
  * x == m->x and labels == m->labels mean the batch is already in the model's input (a device table's
- * input ring put it there), and nothing is uploaded.
- * train != 0 applies dropout with masks from dropout_key (rng_key(seed, epoch, step, rank, RNG_DROPOUT);
- * layer i uses rng_u64(dropout_key, i) as its key) and keeps what backward needs. Adds the summed loss
- * and the correct count to *loss_sum and *correct. */
-void model_forward(struct model *m, const float *x, const uint8_t *labels, int B, int train,
-                   uint64_t dropout_key, double *loss_sum, int *correct);
+ * input ring put it there, or the caller uploaded it), and nothing is uploaded.
+ * train != 0 applies dropout with the keys of model_set_step (read when the kernels run) and keeps what
+ * backward needs. Adds the summed loss and the correct count to m->sums. */
+void model_forward(struct model *m, const float *x, const uint8_t *labels, int B, int train);
+
+/* m->sums: zeroes them; reads them (waits for the device), the count as an int. */
+void model_clear_sums(struct model *m);
+void model_read_sums(const struct model *m, double *loss_sum, int *correct);
 
 /* Gradients of the mean loss of the last training forward pass into m->grads. When ready is not NULL it
  * is called as soon as the gradients of tensors [first, first + count) are final (layers in backward

@@ -28,8 +28,14 @@ float rmsprop_lr_t(const struct rmsprop *o)
     return lr * (1.0f / (1.0f + decay * it));
 }
 
-void rmsprop_step(struct rmsprop *o, const struct kernels *k, float *params, const float *grads)
+void rmsprop_queue(const struct rmsprop *o, const struct kernels *k, float *params, const float *grads,
+                   const float *lr_t)
 {
-    k->rmsprop(params, grads, o->acc, o->n, rmsprop_lr_t(o), (float)o->rho, (float)o->epsilon);
+    k->rmsprop(params, grads, o->acc, o->n, lr_t, (float)o->rho, (float)o->epsilon);
+}
+
+void rmsprop_step(struct rmsprop *o, const struct kernels *k, float *params, const float *grads, const float *lr_t)
+{
+    rmsprop_queue(o, k, params, grads, lr_t);
     o->iterations++;
 }

@@ -27,7 +27,13 @@ void rmsprop_destroy(struct rmsprop *o, const struct kernels *k);
 /* The learning rate the next update applies. */
 float rmsprop_lr_t(const struct rmsprop *o);
 
-/* One update of params (device) with grads (device). */
-void rmsprop_step(struct rmsprop *o, const struct kernels *k, float *params, const float *grads);
+/* Queues one update of params with grads (table memory) at the learning rate *lr_t, read when the update
+ * runs (table memory: the model's step->lr_t, holding rmsprop_lr_t(o)); leaves o->iterations alone, so
+ * that a replayed update is counted by its caller. */
+void rmsprop_queue(const struct rmsprop *o, const struct kernels *k, float *params, const float *grads,
+                   const float *lr_t);
+
+/* rmsprop_queue, then o->iterations += 1. */
+void rmsprop_step(struct rmsprop *o, const struct kernels *k, float *params, const float *grads, const float *lr_t);
 
 #endif

@@ -45,14 +45,18 @@ static void format_eta(char *buf, size_t len, double eta)
         snprintf(buf, len, "%lds", s);
 }
 
+static int due(const struct progress *p, int current, double now)
+{
+    return current < p->target && now - p->last_draw >= (p->tty ? 0.1 : PROGRESS_FILE_INTERVAL);
+}
+
+int progress_due(const struct progress *p, int current) { return due(p, current, progress_now()); }
+
 void progress_update(struct progress *p, int current, const char *values, int final)
 {
     const double now = progress_now();
-    if (!final) {
-        const double interval = p->tty ? 0.1 : PROGRESS_FILE_INTERVAL;
-        if (current >= p->target || now - p->last_draw < interval)
-            return;
-    }
+    if (!final && !due(p, current, now))
+        return;
     p->last_draw = now;
     char line[512];
     int digits = snprintf(NULL, 0, "%d", p->target);

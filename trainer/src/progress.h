@@ -28,6 +28,10 @@ void progress_start(struct progress *p, FILE *out, int target);
  * " - loss: 2.3091 - acc: 0.1042" (see progress_value). */
 void progress_update(struct progress *p, int current, const char *values, int final);
 
+/* Whether progress_update(p, current, values, 0) would draw now: for callers whose values cost something
+ * to get (a device's loss sums wait for the device). */
+int progress_due(const struct progress *p, int current);
+
 /* Append " - name: value" to buf as Keras formats it ("%.4f", or "%.4e" when |value| <= 1e-3). */
 void progress_value(char *buf, size_t len, const char *name, double value);
 

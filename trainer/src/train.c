@@ -30,6 +30,7 @@ void train_options_default(struct train_options *o)
     o->log_every = 50;
     o->checkpoint_dir = ".";
     o->kernels = &kernels_cpu;
+    o->graphs = 1;
 }
 
 /* ---- the per-step core ---- */
@@ -64,29 +65,82 @@ int step_core_create(struct step_core *c, const struct kernels *k, int max_batch
         step_core_destroy(c);
         return -1;
     }
+    step_core_set_graphs(c, 1);
     return 0;
+}
+
+static void drop_graph(struct step_core *c)
+{
+    if (c->graph)
+        c->model.k->graph->destroy(c->graph);
+    c->graph = NULL;
+}
+
+void step_core_set_graphs(struct step_core *c, int on)
+{
+    drop_graph(c);
+    /* Several ranks: backward waits for the device layer by layer to hand gradients to NCCL. */
+    graph_plan_init(&c->plan, STEP_GRAPH_WARMUP, !on || !c->model.k->graph || c->size > 1);
 }
 
 void step_core_destroy(struct step_core *c)
 {
     const struct kernels *k = c->model.k;
+    if (k)
+        drop_graph(c);
     if (c->opt.acc)
         rmsprop_destroy(&c->opt, k);
     if (k)
         model_destroy(&c->model);
 }
 
-int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key,
-                   double *loss_sum, int *correct)
+/* The part of a step that a graph records: everything between the step's uploads and its iteration count. */
+static int step_queue(struct step_core *c, int B)
 {
-    struct allreduce_ctx ctx = {c->model.k, 0};
-    model_forward(&c->model, x, labels, B, 1, dropout_key, loss_sum, correct);
-    model_backward(&c->model, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
+    struct model *m = &c->model;
+    struct allreduce_ctx ctx = {m->k, 0};
+    model_forward(m, m->x, m->labels, B, 1);
+    model_backward(m, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
     if (c->size > 1 && (coll_wait_all() != COLL_OK || ctx.failed)) {
         fprintf(stderr, "cifar-train: gradient allreduce failed: %s\n", coll_last_error());
         return -1;
     }
-    rmsprop_step(&c->opt, c->model.k, c->model.params, c->model.grads);
+    rmsprop_queue(&c->opt, m->k, m->params, m->grads, &m->step->lr_t);
+    return 0;
+}
+
+int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key)
+{
+    struct model *m = &c->model;
+    const struct kernels *k = m->k;
+    /* Host data goes up before a capture could start: a graph records no copies from the host. */
+    if (x != m->x)
+        k->upload(m->x, x, (size_t)B * MODEL_IN_H * MODEL_IN_W * MODEL_IN_C * sizeof(float));
+    if (labels != m->labels)
+        k->upload(m->labels, labels, (size_t)B);
+    model_set_step(m, dropout_key, rmsprop_lr_t(&c->opt));
+    enum graph_action a = graph_plan_step(&c->plan, B);
+    if (a == GRAPH_REPLAY && k->graph->stale(c->graph)) { /* a scratch buffer moved under it */
+        graph_plan_invalidate(&c->plan);
+        drop_graph(c);
+        a = graph_plan_step(&c->plan, B);
+    }
+    if (a == GRAPH_INVALIDATED)
+        drop_graph(c);
+    if (a == GRAPH_CAPTURE) {
+        k->graph->capture_begin();
+        const int rc = step_queue(c, B);
+        c->graph = k->graph->capture_end();
+        graph_plan_captured(&c->plan, c->graph != NULL);
+        if (rc != 0)
+            return -1;
+        a = c->graph ? GRAPH_REPLAY : GRAPH_RUN; /* recorded, not run: run it now either way */
+    }
+    if (a == GRAPH_REPLAY)
+        k->graph->replay(c->graph);
+    else if (step_queue(c, B) != 0)
+        return -1;
+    c->opt.iterations++;
     return 0;
 }
 
@@ -176,16 +230,18 @@ static int evaluate_set(struct model *m, const struct cifar_set *test, int batch
 {
     const int rank = coll_rank(), size = coll_size();
     const size_t lo = test->n * rank / size, hi = test->n * (rank + 1) / size;
-    double loss_sum = 0.0;
-    int correct = 0;
+    double loss_sum;
+    int correct;
+    model_clear_sums(m);
     for (size_t i = lo; i < hi; i += batch) {
         int B = (int)(hi - i < (size_t)batch ? hi - i : (size_t)batch);
         augment_convert(test->images + i * CIFAR_IMAGE_BYTES, (size_t)B * CIFAR_IMAGE_BYTES, x);
         memcpy(labels, test->labels + i, B);
-        model_forward(m, x, labels, B, 0, 0, &loss_sum, &correct);
+        model_forward(m, x, labels, B, 0);
         if (bar)
             progress_update(bar, (int)((i + B - lo) * size), NULL, 0);
     }
+    model_read_sums(m, &loss_sum, &correct);
     float sums[2] = {(float)loss_sum, (float)correct};
     if (size > 1 && coll_allreduce(sums, sums, 2, COLL_FLOAT32, COLL_SUM) != COLL_OK) {
         fprintf(stderr, "cifar-train: allreduce failed: %s\n", coll_last_error());
@@ -332,6 +388,7 @@ static int run_epoch(struct run *r, int epoch)
     double loss_sum = 0.0, t0 = progress_now();
     int correct = 0;
     size_t seen = 0;
+    model_clear_sums(&r->core.model);
     for (int s = 0; s < steps; s++) {
         const uint32_t *idx = r->order + (size_t)s * o->batch;
         const int B = (int)(per_rank - (size_t)s * o->batch < (size_t)o->batch ? per_rank - (size_t)s * o->batch
@@ -356,22 +413,25 @@ static int run_epoch(struct run *r, int epoch)
             x = r->core.model.x;
             labels = r->core.model.labels;
         }
-        if (step_core_step(&r->core, x, labels, B, rng_key(seed, epoch, s, r->rank, RNG_DROPOUT), &loss_sum,
-                           &correct) != 0)
+        if (step_core_step(&r->core, x, labels, B, rng_key(seed, epoch, s, r->rank, RNG_DROPOUT)) != 0)
             return -1;
         seen += B;
-        if (r->rank == 0) {
+        const int log_step = o->log_every > 0 && (s + 1) % o->log_every == 0 && s + 1 < steps;
+        if (r->rank == 0 && (log_step || progress_due(&bar, s + 1))) {
+            /* Reading the sums waits for the step: only when they are shown. */
+            model_read_sums(&r->core.model, &loss_sum, &correct);
             char vals[128] = "";
             progress_value(vals, sizeof vals, "loss", loss_sum / seen);
             progress_value(vals, sizeof vals, "acc", (double)correct / seen);
             progress_update(&bar, s + 1, vals, 0);
-            if (o->log_every > 0 && (s + 1) % o->log_every == 0 && s + 1 < steps) {
+            if (log_step) {
                 double dt = progress_now() - t0;
                 json_line(r->json, "step", epoch + 1, s + 1, steps, loss_sum / seen, (double)correct / seen, NULL,
                           seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt);
             }
         }
     }
+    model_read_sums(&r->core.model, &loss_sum, &correct); /* before validation reuses them */
     const double train_time = progress_now() - t0;
     double val[2];
     if (evaluate_set(&r->core.model, &r->test, o->batch, r->x, r->labels, &val[0], &val[1], NULL) != 0)
@@ -476,6 +536,7 @@ static int setup(struct run *r, const struct train_options *o)
         fprintf(stderr, "cifar-train: out of memory (%s buffers for batch %d)\n", o->kernels->name, o->batch);
         return -1;
     }
+    step_core_set_graphs(&r->core, o->graphs);
     return 0;
 }
 

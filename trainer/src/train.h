@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "graph_plan.h"
 #include "model.h"
 #include "optimizer.h"
 
@@ -39,6 +40,7 @@ struct train_options {
     const char *checkpoint_dir; /* --checkpoint-dir, default "." (the tutorial's ./checkpoint-{epoch}.h5) */
     const struct kernels *kernels; /* --device: the compute table (default &kernels_cpu); a device table
                                       must be ready (kernels_cuda_open) and coll_init'ed with use_device */
+    int graphs;                    /* 0 with --no-cuda-graph (default 1: where step_core can use them) */
 };
 
 void train_options_default(struct train_options *o);
@@ -49,17 +51,26 @@ int train_run(const struct train_options *o);
 /* `cifar-train evaluate`: prints "Test loss: ..." and "Test accuracy: ..." on rank 0. */
 int evaluate_run(const char *model_path, const struct train_options *o);
 
-/* One training step of this rank: forward and backward over B images (float NHWC on the host) with
- * dropout masks from dropout_key, gradients averaged over all ranks (when size > 1), RMSprop update.
- * Adds the summed loss and correct count of this rank's batch. */
+/* One training step of this rank: forward and backward over B images (float NHWC on the host, or the
+ * model's own input: model_forward) with dropout masks from dropout_key, gradients averaged over all
+ * ranks (when size > 1), RMSprop update. Adds the summed loss and correct count of this rank's batch to
+ * the model's sums (model_read_sums), and returns without waiting for a device.
+ * With a table that has a graph engine and a single rank (a step that waits for no allreduce), steps of
+ * the largest size so far are captured once as a CUDA graph after STEP_GRAPH_WARMUP plain ones and then
+ * replayed (graph_plan.h): the host work of a step is then one upload of the step's values
+ * (model_set_step) and one graph launch. Returns 0, or -1 when the allreduce failed. */
+#define STEP_GRAPH_WARMUP 2
 struct step_core {
     struct model model;
     struct rmsprop opt;
     int size; /* ranks taking part in gradient averaging */
+    struct graph_plan plan;
+    struct kernel_graph *graph; /* NULL until captured */
 };
 int step_core_create(struct step_core *c, const struct kernels *k, int max_batch, double lr, int size);
+/* Graphs on (the default where possible) or off (--no-cuda-graph); drops a captured graph. */
+void step_core_set_graphs(struct step_core *c, int on);
 void step_core_destroy(struct step_core *c);
-int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key,
-                   double *loss_sum, int *correct);
+int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key);
 
 #endif
