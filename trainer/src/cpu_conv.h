@@ -1,5 +1,5 @@
-/* cpu_conv: the CPU table's 3x3 convolutions on oneDNN convolution primitives (layers.c calls them for
- * kernels_cpu instead of im2col3x3 + gemm).
+/* cpu_conv: the CPU table's 3x3 convolutions on oneDNN convolution primitives (kernels_cpu.conv3x3 and
+ * conv3x3_grad are these, where the CUDA table uses im2col3x3 + gemm).
  *
  * Why (measured on the 2-core AMD EPYC Zen 4 of trainer/README.md, batch 32, one thread, the model's 11
  * convolution passes): im2col + SGEMM 84 ms per batch (the column matrix of conv2d_2 alone is 33 MB);

@@ -51,6 +51,22 @@ struct kernels {
     /* The adjoint of im2col3x3: dx[b,y,x,c] = sum of the col entries that read x[b,y,x,c]; overwrites dx. */
     void (*col2im3x3)(const float *dcol, int B, int H, int W, int C, int pad, float *dx);
 
+    /* Conv2D 3x3, stride 1, pad 1 ("same") or 0 ("valid"), NHWC in and out, kernel HWIO (9C x cout):
+     * y = act(conv(x, kernel) + bias), act ReLU when relu. Each table convolves its own way (the CPU with
+     * oneDNN's direct and Winograd primitives, cpu_conv.h; the GPU with im2col3x3 + gemm). `col` is where
+     * forward leaves what backward needs, and conv_col says what that is:
+     *  - conv_col: the im2col matrix (B*OH*OW x 9C floats, required); backward's `saved` is that col, and it
+     *    is used as scratch for the input gradient after its forward content has been read;
+     *  - !conv_col: nothing is needed (col may be NULL) and backward's `saved` is the layer's input x; a
+     *    non-NULL col (at least B*H*W*C floats) receives a copy of x.
+     * conv3x3_grad takes dy already through the activation (bias_act_grad), writes dkernel, then dx when
+     * dx is not NULL. */
+    void (*conv3x3)(const float *x, int B, int H, int W, int C, int pad, const float *kernel, const float *bias,
+                    int cout, int relu, float *col, float *y);
+    void (*conv3x3_grad)(const float *dy, int B, int H, int W, int C, int pad, const float *kernel, int cout,
+                         float *saved, float *dkernel, float *dx);
+    int conv_col;
+
     /* y[r][c] = act(y[r][c] + bias[c]) for r < rows, c < cols; act is ReLU when relu, else identity. */
     void (*bias_act)(float *y, const float *bias, size_t rows, int cols, int relu);
     /* Backward of bias_act (and of an in-place inverted dropout after it): y is the forward output.
@@ -85,6 +101,10 @@ struct kernels {
     /* RMSprop step on n values: a = rho*a + (1-rho)*g^2; p -= *lr * g / (sqrt(a) + eps), *lr in this
      * table's memory. */
     void (*rmsprop)(float *p, const float *g, float *a, size_t n, const float *lr, float rho, float eps);
+
+    /* Non-zero when the table's buffers live in device memory, so that collectives on them take the
+     * device path (NCCL); zero for host memory (MPI). */
+    int device;
 
     /* Optional; NULL when every call above has finished when it returns (the CPU). Blocks until all the
      * work this table has queued is done, so that another library may read its buffers: the gradients

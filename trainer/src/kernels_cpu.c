@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_conv.h"
 #include "cpu_gemm.h"
 #include "rng.h"
 
@@ -397,6 +398,23 @@ static void cpu_rmsprop(float *p, const float *g, float *a, size_t n, const floa
 
 static void cpu_set_threads(int n) { cpu_gemm_set_threads(n); }
 
+/* Direct convolutions (cpu_conv.h): backward reads the layer's input itself, so col holds at most a copy. */
+static void cpu_conv3x3(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
+                        const float *bias, int cout, int relu, float *col, float *y)
+{
+    cpu_conv3x3_forward(x, B, H, W, C, pad, kernel, bias, cout, relu, y);
+    if (col && col != x)
+        memcpy(col, x, sizeof(float) * (size_t)B * H * W * C);
+}
+
+static void cpu_conv3x3_grad(const float *dy, int B, int H, int W, int C, int pad, const float *kernel,
+                             int cout, float *saved, float *dkernel, float *dx)
+{
+    cpu_conv3x3_grad_kernel(saved, dy, B, H, W, C, pad, cout, dkernel);
+    if (dx)
+        cpu_conv3x3_grad_input(dy, kernel, B, H, W, C, pad, cout, dx);
+}
+
 const struct kernels kernels_cpu = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -407,6 +425,9 @@ const struct kernels kernels_cpu = {
     .gemm = cpu_gemm_any,
     .im2col3x3 = cpu_im2col3x3,
     .col2im3x3 = cpu_col2im3x3,
+    .conv3x3 = cpu_conv3x3,
+    .conv3x3_grad = cpu_conv3x3_grad,
+    .conv_col = 0,
     .bias_act = cpu_bias_act,
     .bias_act_grad = cpu_bias_act_grad,
     .pool_dropout = cpu_pool_dropout,
@@ -414,4 +435,5 @@ const struct kernels kernels_cpu = {
     .dropout = cpu_dropout,
     .softmax_xent = cpu_softmax_xent,
     .rmsprop = cpu_rmsprop,
+    .device = 0,
 };

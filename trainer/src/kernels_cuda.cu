@@ -795,6 +795,27 @@ void kernels_cuda_close(void)
     g = state();
 }
 
+/* im2col + SGEMM (cuBLAS) + bias/ReLU: the matrix stays in col for backward, which reuses it as scratch. */
+static void cuda_conv3x3(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
+                         const float *bias, int cout, int relu, float *col, float *y)
+{
+    const int P = B * (H + 2 * pad - 2) * (W + 2 * pad - 2);
+    cuda_im2col3x3(x, B, H, W, C, pad, col);
+    cuda_gemm(0, 0, P, cout, 9 * C, col, 9 * C, kernel, cout, 0.0f, y, cout);
+    cuda_bias_act(y, bias, (size_t)P, cout, relu);
+}
+
+static void cuda_conv3x3_grad(const float *dy, int B, int H, int W, int C, int pad, const float *kernel,
+                              int cout, float *saved, float *dkernel, float *dx)
+{
+    const int P = B * (H + 2 * pad - 2) * (W + 2 * pad - 2);
+    cuda_gemm(1, 0, 9 * C, cout, P, saved, 9 * C, dy, cout, 0.0f, dkernel, cout);
+    if (!dx)
+        return;
+    cuda_gemm(0, 1, P, 9 * C, cout, dy, cout, kernel, cout, 0.0f, saved, 9 * C);
+    cuda_col2im3x3(saved, B, H, W, C, pad, dx);
+}
+
 const struct kernels kernels_cuda = {
     .name = "cuda",
     .alloc = cuda_alloc,
@@ -805,6 +826,9 @@ const struct kernels kernels_cuda = {
     .gemm = cuda_gemm,
     .im2col3x3 = cuda_im2col3x3,
     .col2im3x3 = cuda_col2im3x3,
+    .conv3x3 = cuda_conv3x3,
+    .conv3x3_grad = cuda_conv3x3_grad,
+    .conv_col = 1,
     .bias_act = cuda_bias_act,
     .bias_act_grad = cuda_bias_act_grad,
     .pool_dropout = cuda_pool_dropout,
@@ -812,6 +836,7 @@ const struct kernels kernels_cuda = {
     .dropout = cuda_dropout,
     .softmax_xent = cuda_softmax_xent,
     .rmsprop = cuda_rmsprop,
+    .device = 1,
     .sync = cuda_sync,
     .input = &cuda_input,
     .graph = &cuda_graph,

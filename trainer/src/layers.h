@@ -6,24 +6,15 @@
 
 #include "kernels.h"
 
-/* Whether table k convolves directly (the CPU table: oneDNN convolutions, cpu_conv.h) rather than with
- * im2col3x3 + gemm. (A kernels.h member once every table's initialiser names it: kernels_cuda.cu is C++,
- * where an omitted member of a designated initialiser is a -Wextra error.) */
-int layer_conv3x3_direct(const struct kernels *k);
-
 /* Conv2D 3x3, stride 1, pad 1 ("same") or 0 ("valid"), NHWC in and out, kernel HWIO (9*C x cout), then
- * bias and optionally ReLU. `col` is where forward leaves what backward needs ("saved" below):
- *  - the im2col path writes the im2col matrix there (B*OH*OW x 9C floats, required);
- *  - a direct table needs no matrix: col may be NULL, and backward is then given x itself as `saved` (no
- *    copy: the model keeps its activations anyway); a non-NULL col (at least B*H*W*C floats) receives a
- *    copy of x. */
+ * bias and optionally ReLU: the table's conv3x3, whose contract for `col` (what backward needs, "saved"
+ * below) is in kernels.h: with k->conv_col the im2col matrix, else nothing (backward is given x itself). */
 void layer_conv3x3_forward(const struct kernels *k, const float *x, int B, int H, int W, int C, int pad,
                            const float *kernel, const float *bias, int cout, int relu, float *col, float *y);
 
 /* Backward of layer_conv3x3_forward. dy must already be through the activation (kernels.bias_act_grad,
- * which also gives the bias gradient). saved is the forward's col, or x (see above). Writes dkernel;
- * then, when dx is not NULL, the input gradient; the im2col path uses saved as scratch for it (its
- * forward content is used first, then overwritten). */
+ * which also gives the bias gradient). saved is the forward's col, or x (see kernels.h). Writes dkernel;
+ * then, when dx is not NULL, the input gradient. */
 void layer_conv3x3_backward(const struct kernels *k, const float *dy, int B, int H, int W, int C, int pad,
                             const float *kernel, int cout, float *saved, float *dkernel, float *dx);
 

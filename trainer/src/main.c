@@ -103,7 +103,7 @@ static const struct kernels *choose_device(const char *want)
  * NCCL plugin, say), every rank fails alike and all fall back to the CPU, saying so. */
 static int init_collectives(struct train_options *o, int asked_for_device)
 {
-    const int gpu = o->kernels != &kernels_cpu;
+    const int gpu = o->kernels->device;
     if (coll_init(&(struct coll_init_opts){.use_device = gpu}) == COLL_OK)
         return 0;
     if (gpu && !asked_for_device) {
@@ -121,7 +121,7 @@ static int device_open(const struct kernels *k, int tf32)
 {
     const struct cuda_plugin *cuda;
     char err[256];
-    if (k == &kernels_cpu) {
+    if (!k->device) {
         if (!tf32)
             return 0;
         fprintf(stderr, "cifar-train: --tf32: only --device cuda computes in TF32\n");

@@ -68,7 +68,7 @@ int model_create(struct model *m, const struct kernels *k, int max_batch)
         uint8_t **p;
         size_t n;
     } u[] = {{&m->idx1, SZ_P1}, {&m->idx2, SZ_P2}, {&m->labels, 1}};
-    if (layer_conv3x3_direct(k)) /* direct convolutions: backward reads the layer inputs, no im2col matrices */
+    if (!k->conv_col) /* a table that keeps no im2col matrices: backward reads the layer inputs */
         for (size_t i = 0; i < sizeof f / sizeof *f; i++)
             if (f[i].p == &m->col1 || f[i].p == &m->col2 || f[i].p == &m->col3 || f[i].p == &m->col4)
                 f[i].n = 0;
