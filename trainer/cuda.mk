@@ -18,7 +18,7 @@ ifeq ($(filter clean deps help check demo demo-stop config,$(MAKECMDGOALS)),)
 $(info config: trainer CUDA table $(if $(TRAINER_CUDA),yes ($(NVCC) $(NVCC_FLAGS); cuBLAS, libcudart in $(CUDA_HOME)/lib64),no ($(if $(HAVE_CUDA),no cuBLAS header,no nvcc) in $(CUDA_HOME)): cifar-train is CPU-only))
 endif
 
-BENCHES += bench/trainer-gpu-bench.sh
+BENCHES += trainer/bench/trainer-gpu-bench.sh
 
 ifneq ($(TRAINER_CUDA),)
 TRAINER_CUDA_OBJ := $(BUILD)/obj/trainer/src/kernels_cuda.o
@@ -55,22 +55,22 @@ $(CUDA_CHECK): $(call obj-of,tests/trainer/cuda_check.c $(TRAINER_SRCS)) $(TRAIN
 
 TEST_BINS += $(CUDA_CHECK)
 
-# `make bench-gpu` (bench/gpu-vs-torch.sh): the GPU step and end-to-end training timed like the PyTorch
+# `make bench-gpu` (trainer/bench/gpu-vs-torch.sh): the GPU step and end-to-end training timed like the PyTorch
 # peer; like cifar-train it loads the CUDA table on demand, so it links no CUDA itself.
 TRAINER_GPU_BENCH := $(BUILD)/bin/trainer-gpu-bench
-$(call obj-of,bench/trainer_gpu_bench.c): OPT := -O3 -g
-$(TRAINER_GPU_BENCH): $(call obj-of,bench/trainer_gpu_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
+$(call obj-of,trainer/bench/trainer_gpu_bench.c): OPT := -O3 -g
+$(TRAINER_GPU_BENCH): $(call obj-of,trainer/bench/trainer_gpu_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
 ALL += $(TRAINER_GPU_BENCH)
 
 # `make bench-gpu` also times each convolution layer with the table's im2col + SGEMM against cuDNN
-# (bench/conv_cudnn_bench.c), where cuDNN's header and library are both found.
+# (trainer/bench/conv_cudnn_bench.c), where cuDNN's header and library are both found.
 HAVE_LIBCUDNN := $(if $(wildcard $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so),$(HAVE_CUDNN),)
 ifneq ($(HAVE_LIBCUDNN),)
 CONV_CUDNN_BENCH := $(BUILD)/bin/conv-cudnn-bench
-$(call obj-of,bench/conv_cudnn_bench.c): bench_CFLAGS += -isystem $(CUDA_HOME)/include
-$(CONV_CUDNN_BENCH): $(call obj-of,bench/conv_cudnn_bench.c $(TRAINER_SRCS)) $(TRAINER_CUDA_OBJ) $(LIBCOLLECTIVE_A)
+$(call obj-of,trainer/bench/conv_cudnn_bench.c): trainer_CFLAGS += -isystem $(CUDA_HOME)/include
+$(CONV_CUDNN_BENCH): $(call obj-of,trainer/bench/conv_cudnn_bench.c $(TRAINER_SRCS)) $(TRAINER_CUDA_OBJ) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS) -lcudnn
 ALL += $(CONV_CUDNN_BENCH)
@@ -79,4 +79,4 @@ endif
 
 .PHONY: bench-gpu
 bench-gpu: all
-	@BUILD=$(BUILD) bench/gpu-vs-torch.sh
+	@BUILD=$(BUILD) trainer/bench/gpu-vs-torch.sh

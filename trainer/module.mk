@@ -2,7 +2,7 @@
 #   build/bin/cifar-train          the command
 #   tests/trainer/test_*.c         unit tests, built with sanitizers (build/tests/trainer/test_*)
 #   tests/trainer/test_*.sh        tests that run the optimized cifar-train / MPI programs
-#   bench/                         `make bench`: ours vs the PyTorch peer
+#   trainer/bench/                 `make bench`: ours vs the PyTorch peer
 trainer_CFLAGS := -Itrainer/src -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
 # sqrtf without errno, so that the RMSprop loop vectorises (nothing in the trainer reads errno after maths).
 trainer_CFLAGS += -fno-math-errno
@@ -51,7 +51,7 @@ endif
 ifneq ($(TRAINER_RUN_OK),)
 ALL += $(BUILD)/bin/cifar-train
 TEST_BINS += $(TRAINER_MPI_TESTS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench
-BENCHES += bench/trainer-bench.sh
+BENCHES += trainer/bench/trainer-bench.sh
 INSTALL_RULES += install-trainer
 endif
 TESTS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_SCRIPTS)
@@ -65,9 +65,8 @@ $(call obj-of,$(TRAINER_MAIN)): CFLAGS += -DTRAINER_VERSION='"$(VERSION)"'
 include tests/trainer/io.mk
 include trainer/cuda.mk
 
-# bench/: trainer-bench (ours) and the PyTorch peer, side by side (`make bench`).
-$(call obj-of,bench/trainer_bench.c): OPT := -O3 -g
-bench_CFLAGS := $(trainer_CFLAGS)
-$(BUILD)/bin/trainer-bench: $(call obj-of,bench/trainer_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
+# trainer/bench/: trainer-bench (ours) and the PyTorch peer, side by side (`make bench`).
+$(call obj-of,trainer/bench/trainer_bench.c): OPT := -O3 -g
+$(BUILD)/bin/trainer-bench: $(call obj-of,trainer/bench/trainer_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)

@@ -7,5 +7,5 @@ CLUSTER_TESTS := $(filter-out tests/cluster/lib.sh,$(CLUSTER_TESTS))
 TESTS += $(CLUSTER_TESTS)
 ifneq ($(HAVE_SLURM),)
 TEST_BINS += $(SPANK_SO) $(BUILD)/bin/batchai-job
-BENCHES += tests/cluster/bench/submit-overhead.sh
+BENCHES += spank_plugin/bench/submit-overhead.sh
 endif

@@ -17,7 +17,7 @@ $(FUZZ_JOB): tests/jobfile/fuzz_job.c $(JOBLIB_SRCS)
 	$(Q)$(call quiet,LD)clang $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(tests_jobfile_INC) \
 	    -o $@ $(filter %.c %.o %.a,$^) $(CJSON_LIBS) -lm
 
-$(BUILD)/bench/bench_validate: tests/jobfile/bench_validate.c $(JOBLIB)
+$(BUILD)/bench/bench_validate: spank_plugin/bench/bench_validate.c $(JOBLIB)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(CJSON_LIBS) -lm
 
@@ -25,7 +25,7 @@ TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/gen_hostile $(BUILD
              $(BUILD)/bench/bench_validate \
              $(if $(CLANG),$(FUZZ_JOB))
 TESTS += $(BUILD)/tests/test_jobfile_unit tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh
-BENCHES += tests/jobfile/bench_validate.sh
+BENCHES += spank_plugin/bench/bench_validate.sh
 
 # make fuzz: a long fuzzing run (FUZZ_SECONDS, default 600) from the corpus of job files.
 FUZZ_SECONDS ?= 600

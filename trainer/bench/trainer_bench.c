@@ -1,5 +1,5 @@
 /* trainer-bench: training and inference images/s of cifar-train's compute on the real CIFAR-10 subset, at
- * a given batch size and thread count, measured the way the PyTorch peer (bench/torch_peer.py) measures:
+ * a given batch size and thread count, measured the way the PyTorch peer (trainer/bench/torch_peer.py) measures:
  * each training step includes drawing the sample order, augmentation (shift + flip), forward, backward
  * and the RMSprop update; inference is the forward pass of the test images, no augmentation.
  *   trainer-bench DATA_DIR THREADS [BATCH] [SECONDS]

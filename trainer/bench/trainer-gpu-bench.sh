@@ -1,7 +1,7 @@
 #!/bin/bash
 # `make bench` on a GPU: training images/s of cifar-train --device cuda at batch 32 and 256 per GPU (sample
 # order + augmentation on the CPU + the step on the GPU, as in training: the epochs' own images_per_sec from
-# --log-json, median of epochs 2..EPOCHS) next to the PyTorch peer on the same GPU (bench/torch_peer.py with
+# --log-json, median of epochs 2..EPOCHS) next to the PyTorch peer on the same GPU (trainer/bench/torch_peer.py with
 # DEVICE=cuda: same model, recipe, augmentation on the CPU, batch; FP32 without TF32 on both sides).
 # The peer needs a CUDA build of torch (Debian's python3-torch is CPU-only; TORCH_PYTHON names another
 # interpreter): it is skipped, saying so, where torch.cuda.is_available() is false.
@@ -37,7 +37,7 @@ print("ours  train     device=cuda batch=%s: %7.1f img/s (median of epochs 2..%d
       (sys.argv[2], statistics.median(ips), len(ips) + 1, " ".join("%.0f" % v for v in ips)))
 PY
     if [ $have_torch = 1 ]; then
-        DEVICE=cuda "$TORCH_PYTHON" bench/torch_peer.py bench "$DATA" 2 "$batch" "$SECONDS_EACH"
+        DEVICE=cuda "$TORCH_PYTHON" trainer/bench/torch_peer.py bench "$DATA" 2 "$batch" "$SECONDS_EACH"
     fi
 done
 [ $have_torch = 1 ] || echo "(no CUDA build of torch at $TORCH_PYTHON: no PyTorch GPU figures; set TORCH_PYTHON)"

@@ -6,7 +6,7 @@ python3-torch, oneDNN, channels_last), for side-by-side speed and accuracy.
                                                            same thread) and inference img/s
   torch_peer.py train DATA_DIR EPOCHS [THREADS]            the recipe on DATA_DIR; prints val_acc per epoch
   torch_peer.py gpu DATA_DIR BATCH SECONDS fp32|tf32 train|step eager|compile
-                                                           bench/gpu-vs-torch.sh's measurement, timed as
+                                                           trainer/bench/gpu-vs-torch.sh's measurement, timed as
                                                            trainer-gpu-bench times ours (5 warm-up steps,
                                                            wall clock, device drained at the end); step: one
                                                            batch already on the GPU; compile: torch.compile

@@ -5,7 +5,7 @@
 #   B: sbatch --test-only job.sh                          (the same script, rendered beforehand)
 # --test-only asks slurmctld for a placement without queueing, so both make the same controller round
 # trip. The overhead is mean(A) - mean(B), measured with hyperfine (or a plain loop where it is missing).
-. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../../tests/cluster/lib.sh"
 BJ=$BUILD/bin/batchai-job
 cluster_start
 write_job job.json <<JSON

@@ -1,6 +1,6 @@
 #!/bin/bash
 # `make bench` for the trainer: training images/s (batch 32, order + augmentation + step) and inference
-# images/s of cifar-train's compute (build/bin/trainer-bench) next to the PyTorch peer (bench/torch_peer.py)
+# images/s of cifar-train's compute (build/bin/trainer-bench) next to the PyTorch peer (trainer/bench/torch_peer.py)
 # on the real CIFAR-10 subset, with 1 and 2 threads, in the same run.
 # Machines running other jobs make single measurements swing by 2x, so ours and PyTorch's alternate,
 # ROUNDS times (default 3), SECONDS_EACH seconds of training each (default 10; inference half of that),
@@ -20,7 +20,7 @@ trap 'rm -f "$log"' EXIT
 for r in $(seq "$ROUNDS"); do
     for t in 1 2; do
         "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
-        [ $have_torch = 1 ] && /usr/bin/python3 bench/torch_peer.py bench "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
+        [ $have_torch = 1 ] && /usr/bin/python3 trainer/bench/torch_peer.py bench "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

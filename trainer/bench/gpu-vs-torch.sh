@@ -9,7 +9,7 @@
 # method for both. Without a GPU it says so and exits 0; the peer needs a CUDA build of torch
 # (TORCH_PYTHON names its interpreter), and is left out, saying so, where torch.cuda is unavailable.
 set -eu
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 . tests/gpu-env.sh
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
@@ -52,7 +52,7 @@ for batch in 32 256 1024; do
             peak "$ours" "$DATA" "$batch" "$SECONDS_EACH" "$math" "$what"
             if [ $have_torch = 1 ]; then
                 for how in eager compile; do
-                    peak env DEVICE=cuda "$TORCH_PYTHON" bench/torch_peer.py gpu "$DATA" "$batch" "$SECONDS_EACH" "$math" "$what" "$how"
+                    peak env DEVICE=cuda "$TORCH_PYTHON" trainer/bench/torch_peer.py gpu "$DATA" "$batch" "$SECONDS_EACH" "$math" "$what" "$how"
                 done
             fi
         done

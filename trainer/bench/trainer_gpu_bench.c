@@ -1,4 +1,4 @@
-/* trainer-gpu-bench: training images/s of cifar-train's CUDA table, measured as bench/torch_peer.py's
+/* trainer-gpu-bench: training images/s of cifar-train's CUDA table, measured as trainer/bench/torch_peer.py's
  * `gpu` mode measures PyTorch (wall clock over SECONDS after 5 warm-up steps, the device drained before
  * the clock stops):
  *   trainer-gpu-bench DATA_DIR BATCH SECONDS fp32|tf32 train|step
