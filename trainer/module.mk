@@ -30,7 +30,7 @@ TRAINER_TEST_SRCS := $(wildcard tests/trainer/test_*.c)
 TRAINER_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TRAINER_TEST_SRCS))
 TRAINER_MPI_TESTS := $(filter $(BUILD)/tests/trainer/test_mpi_%,$(TRAINER_TEST_BINS))
 # Helper programs of the script tests (not tests themselves).
-TRAINER_TEST_TOOLS := $(BUILD)/tests/trainer/step_dump
+TRAINER_TEST_TOOLS := $(BUILD)/tests/trainer/step_dump $(BUILD)/tests/trainer/random_dump
 $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_TOOLS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(TRAINER_CORE))
 	@mkdir -p $(@D)
 	$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_LIBS)
