@@ -68,3 +68,10 @@ bench_CFLAGS := $(trainer_CFLAGS)
 $(BUILD)/bin/trainer-bench: $(call obj-of,bench/trainer_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+
+# `make bench-accuracy` (outside `make check` and `make bench`: hours on a CPU): the recipe to the end, seeds
+# 0 1 2, cifar-train next to the PyTorch peer, a table of test accuracy per seed, means and wall times
+# (bench/accuracy-bench.sh; EPOCHS, SEEDS, THREADS, DEVICE, TORCH_PYTHON override).
+.PHONY: bench-accuracy
+bench-accuracy: $(BUILD)/bin/cifar-train
+	BUILD=$(BUILD) bench/accuracy-bench.sh
