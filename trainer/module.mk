@@ -30,7 +30,7 @@ TRAINER_TEST_SRCS := $(wildcard tests/trainer/test_*.c)
 TRAINER_TEST_BINS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(TRAINER_TEST_SRCS))
 TRAINER_MPI_TESTS := $(filter $(BUILD)/tests/trainer/test_mpi_%,$(TRAINER_TEST_BINS))
 # Helper programs of the script tests (not tests themselves).
-TRAINER_TEST_TOOLS := $(BUILD)/tests/trainer/step_dump
+TRAINER_TEST_TOOLS := $(BUILD)/tests/trainer/step_dump $(BUILD)/tests/trainer/random_dump
 $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_TEST_TOOLS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(TRAINER_CORE))
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_LIBS)
@@ -70,3 +70,10 @@ $(call obj-of,trainer/bench/trainer_bench.c): OPT := -O3 -g
 $(BUILD)/bin/trainer-bench: $(call obj-of,trainer/bench/trainer_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+
+# `make bench-accuracy` (outside `make check` and `make bench`: hours on a CPU): the recipe to the end, seeds
+# 0 1 2, cifar-train next to the PyTorch peer, a table of test accuracy per seed, means and wall times
+# (trainer/bench/accuracy-bench.sh; EPOCHS, SEEDS, THREADS, DEVICE, TORCH_PYTHON override).
+.PHONY: bench-accuracy
+bench-accuracy: $(BUILD)/bin/cifar-train
+	BUILD=$(BUILD) trainer/bench/accuracy-bench.sh

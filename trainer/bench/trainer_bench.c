@@ -10,6 +10,7 @@
 
 #include "augment.h"
 #include "cifar_data.h"
+#include "draws.h"
 #include "progress.h"
 #include "rng.h"
 #include "train.h"
@@ -46,16 +47,8 @@ int main(int argc, char **argv)
             t0 = progress_now(); /* after warm-up (oneDNN JIT, first-touch of buffers) */
         const int e = s / per_epoch, i = s % per_epoch;
         if (i == 0)
-            for (size_t j = 0; j < train.n; j++) {
-                order[j] = (uint32_t)j;
-                uint32_t k = rng_below(rng_key(1, e, 0, 0, RNG_SHUFFLE), j, (uint32_t)(j + 1));
-                order[j] = order[k];
-                order[k] = (uint32_t)j;
-            }
-        const uint64_t key = rng_key(1, e, i, 0, RNG_AUGMENT);
-        for (int j = 0; j < batch; j++)
-            aug[j] = augment_params_from_uniform(rng_uniform(key, 3 * j), rng_uniform(key, 3 * j + 1),
-                                                 rng_uniform(key, 3 * j + 2), 32, 32);
+            draw_epoch_order(order, train.n, 0, rng_key(1, e, 0, 0, RNG_SHUFFLE));
+        draw_augment(rng_key(1, e, i, 0, RNG_AUGMENT), batch, 32, 32, aug);
         augment_batch(train.images, order + (size_t)i * batch, batch, aug, x);
         for (int j = 0; j < batch; j++)
             labels[j] = train.labels[order[(size_t)i * batch + j]];

@@ -10,6 +10,7 @@
 
 #include "augment.h"
 #include "cifar_data.h"
+#include "draws.h"
 #include "collective.h"
 #include "input_ring.h"
 #include "keras_h5.h"
@@ -252,19 +253,6 @@ static int evaluate_set(struct model *m, const struct cifar_set *test, int batch
     return 0;
 }
 
-/* The sample order of one epoch on one rank: a Fisher-Yates shuffle of this rank's indices. */
-static void epoch_order(uint32_t *order, size_t n, size_t first, uint64_t key)
-{
-    for (size_t i = 0; i < n; i++)
-        order[i] = (uint32_t)(first + i);
-    for (size_t i = n - 1; i > 0; i--) {
-        size_t j = rng_below(key, i, (uint32_t)(i + 1));
-        uint32_t t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-}
-
 static int save_model(const char *path, const struct step_core *c, float *host_params, float *host_acc,
                       const struct keras_train_state *st)
 {
@@ -384,7 +372,7 @@ static int run_epoch(struct run *r, int epoch)
         fflush(stdout);
         progress_start(&bar, stdout, steps);
     }
-    epoch_order(r->order, per_rank, first, rng_key(seed, epoch, 0, r->rank, RNG_SHUFFLE));
+    draw_epoch_order(r->order, per_rank, first, rng_key(seed, epoch, 0, r->rank, RNG_SHUFFLE));
     double loss_sum = 0.0, t0 = progress_now();
     int correct = 0;
     size_t seen = 0;
@@ -394,11 +382,7 @@ static int run_epoch(struct run *r, int epoch)
         const int B = (int)(per_rank - (size_t)s * o->batch < (size_t)o->batch ? per_rank - (size_t)s * o->batch
                                                                                  : (size_t)o->batch);
         if (o->augment) {
-            const uint64_t key = rng_key(seed, epoch, s, r->rank, RNG_AUGMENT);
-            for (int i = 0; i < B; i++)
-                r->aug[i] = augment_params_from_uniform(rng_uniform(key, 3 * (uint64_t)i),
-                                                        rng_uniform(key, 3 * (uint64_t)i + 1),
-                                                        rng_uniform(key, 3 * (uint64_t)i + 2), CIFAR_H, CIFAR_W);
+            draw_augment(rng_key(seed, epoch, s, r->rank, RNG_AUGMENT), B, CIFAR_H, CIFAR_W, r->aug);
             if (!r->ring.e)
                 augment_batch(r->train.images, idx, B, r->aug, r->x);
         } else if (!r->ring.e)

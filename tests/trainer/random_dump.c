@@ -1,0 +1,91 @@
+/* random_dump: the random components of a training run, drawn by the trainer's own code at a fixed seed,
+ * written for tests/trainer/test_random.py to check against Keras's definitions. Usage: random_dump OUT.bin
+ * File (all little-endian): int32 header {AUG_STEPS, BATCH, DROP_STEPS, ORDER_EPOCHS, ORDER_N, NPARAMS}, then
+ *   augmentation: AUG_STEPS*BATCH records of float32 {shift_rows, shift_cols, flip} (epochs of 1000 steps,
+ *                 as run_epoch draws them: draw_augment with key (seed, epoch, step, rank 0, RNG_AUGMENT));
+ *   dropout:      DROP_STEPS x (B*15*15*32 + B*6*6*64 + B*512) uint8 keep flags, produced by the CPU kernels
+ *                 themselves (pool_dropout on ones, dropout on ones) with the keys model_forward uses;
+ *   order:        ORDER_EPOCHS x ORDER_N uint32, draw_epoch_order of each epoch;
+ *   init:         NPARAMS float32, model_init_params. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "draws.h"
+#include "kernels.h"
+#include "model.h"
+#include "rng.h"
+
+enum { AUG_STEPS = 4000, BATCH = 32, DROP_STEPS = 40, ORDER_EPOCHS = 300, ORDER_N = 5085 };
+static const uint64_t SEED = 7;
+
+static int put(FILE *f, const void *p, size_t bytes) { return fwrite(p, 1, bytes, f) != bytes; }
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: random_dump OUT.bin\n");
+        return 2;
+    }
+    const struct kernels *k = &kernels_cpu;
+    k->set_threads(1);
+    FILE *f = fopen(argv[1], "wb");
+    if (!f) {
+        perror(argv[1]);
+        return 1;
+    }
+    int bad = 0;
+    const int32_t hdr[6] = {AUG_STEPS, BATCH, DROP_STEPS, ORDER_EPOCHS, ORDER_N, MODEL_NPARAMS};
+    bad |= put(f, hdr, sizeof hdr);
+
+    struct augment_params aug[BATCH];
+    for (int s = 0; s < AUG_STEPS; s++) {
+        draw_augment(rng_key(SEED, s / 1000, s % 1000, 0, RNG_AUGMENT), BATCH, 32, 32, aug);
+        for (int i = 0; i < BATCH; i++) {
+            const float rec[3] = {aug[i].shift_rows, aug[i].shift_cols, aug[i].flip ? 1.0f : 0.0f};
+            bad |= put(f, rec, sizeof rec);
+        }
+    }
+
+    const size_t n1 = (size_t)BATCH * 30 * 30 * 32, o1 = (size_t)BATCH * 15 * 15 * 32;
+    const size_t n2 = (size_t)BATCH * 13 * 13 * 64, o2 = (size_t)BATCH * 6 * 6 * 64, o3 = (size_t)BATCH * 512;
+    float *x1 = malloc(n1 * 4), *y1 = malloc(o1 * 4), *x2 = malloc(n2 * 4), *y2 = malloc(o2 * 4), *h = malloc(o3 * 4);
+    uint8_t *i1 = malloc(o1), *i2 = malloc(o2), *keep = malloc(o1 + o2 + o3);
+    if (!x1 || !y1 || !x2 || !y2 || !h || !i1 || !i2 || !keep)
+        return 1;
+    for (size_t i = 0; i < n1; i++)
+        x1[i] = 1.0f;
+    for (size_t i = 0; i < n2; i++)
+        x2[i] = 1.0f;
+    for (int s = 0; s < DROP_STEPS; s++) {
+        const uint64_t dkey = rng_key(SEED, 0, s, 0, RNG_DROPOUT); /* as run_epoch -> model_set_step */
+        /* The layers' keys, as model_set_step derives them (the CPU table reads them from host memory). */
+        const uint64_t keys[3] = {rng_u64(dkey, 0), rng_u64(dkey, 1), rng_u64(dkey, 2)};
+        k->pool_dropout(x1, BATCH, 30, 30, 32, model_dropout_rates[0], &keys[0], y1, i1);
+        k->pool_dropout(x2, BATCH, 13, 13, 64, model_dropout_rates[1], &keys[1], y2, i2);
+        for (size_t i = 0; i < o3; i++)
+            h[i] = 1.0f;
+        k->dropout(h, o3, model_dropout_rates[2], &keys[2]);
+        for (size_t i = 0; i < o1; i++)
+            keep[i] = y1[i] != 0.0f;
+        for (size_t i = 0; i < o2; i++)
+            keep[o1 + i] = y2[i] != 0.0f;
+        for (size_t i = 0; i < o3; i++)
+            keep[o1 + o2 + i] = h[i] != 0.0f;
+        bad |= put(f, keep, o1 + o2 + o3);
+    }
+
+    uint32_t *order = malloc(ORDER_N * sizeof *order);
+    for (int e = 0; e < ORDER_EPOCHS && order; e++) {
+        draw_epoch_order(order, ORDER_N, 0, rng_key(SEED, e, 0, 0, RNG_SHUFFLE));
+        bad |= put(f, order, ORDER_N * sizeof *order);
+    }
+
+    float *params = malloc(MODEL_NPARAMS * sizeof *params);
+    if (!order || !params)
+        return 1;
+    model_init_params(params, SEED);
+    bad |= put(f, params, MODEL_NPARAMS * sizeof *params);
+    bad |= fclose(f) != 0;
+    free(x1), free(y1), free(x2), free(y2), free(h), free(i1), free(i2), free(keep), free(order), free(params);
+    return bad;
+}
