@@ -501,7 +501,7 @@ static void check_step(int B)
             worst = isnan(pg[i]) ? INFINITY : d, at = i;
     }
     const int ok2 = worst <= lr / 4;
-    printf("%s step B=%d weights after RMSprop: max |diff| %.3g at %zu (limit %.3g), %zu of %d moved on the CPU\n",
+    printf("%s step B=%d weights after RMSprop: max |diff| %.3g at %zu (limit %.3g), %zu of %zu moved on the CPU\n",
            ok2 ? "ok  " : "FAIL", B, worst, at, lr / 4, moved, MODEL_NPARAMS);
     failures += !ok2;
     free(gc), free(gg), free(pc), free(pg), free(params), free(x), free(labels);
