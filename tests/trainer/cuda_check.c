@@ -481,10 +481,11 @@ static void check_step(int B)
     failures += !ok;
     float *gc = back(CPU, c.model.grads, MODEL_NPARAMS * sizeof(float));
     float *gg = back(GPU, g.model.grads, MODEL_NPARAMS * sizeof(float));
-    for (int t = 0; t < KERAS_N_TENSORS; t++) {
+    for (int t = 0; t < model_ntensors(); t++) {
         char what[96];
-        snprintf(what, sizeof what, "step B=%d gradient of %s/%s", B, keras_tensors[t].layer, keras_tensors[t].weight);
-        compare(what, gc + keras_tensors[t].offset, gg + keras_tensors[t].offset, keras_tensors[t].count, 1e-4);
+        const struct model_tensor *mt = model_tensor(t);
+        snprintf(what, sizeof what, "step B=%d gradient of %s/%s", B, mt->layer, mt->weight);
+        compare(what, gc + mt->offset, gg + mt->offset, mt->count, 1e-4);
     }
     /* After the update: RMSprop's first step moves each weight by about lr*sqrt(10) whatever the size of
      * its gradient, so a gradient that is tiny and noisy on either side may move its weight somewhat
@@ -500,7 +501,7 @@ static void check_step(int B)
             worst = isnan(pg[i]) ? INFINITY : d, at = i;
     }
     const int ok2 = worst <= lr / 4;
-    printf("%s step B=%d weights after RMSprop: max |diff| %.3g at %zu (limit %.3g), %zu of %d moved on the CPU\n",
+    printf("%s step B=%d weights after RMSprop: max |diff| %.3g at %zu (limit %.3g), %zu of %zu moved on the CPU\n",
            ok2 ? "ok  " : "FAIL", B, worst, at, lr / 4, moved, MODEL_NPARAMS);
     failures += !ok2;
     free(gc), free(gg), free(pc), free(pg), free(params), free(x), free(labels);

@@ -34,7 +34,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int bad = 0;
-    const int32_t hdr[6] = {AUG_STEPS, BATCH, DROP_STEPS, ORDER_EPOCHS, ORDER_N, MODEL_NPARAMS};
+    const int32_t hdr[6] = {AUG_STEPS, BATCH, DROP_STEPS, ORDER_EPOCHS, ORDER_N, (int32_t)MODEL_NPARAMS};
     bad |= put(f, hdr, sizeof hdr);
 
     struct augment_params aug[BATCH];
@@ -60,11 +60,11 @@ int main(int argc, char **argv)
         const uint64_t dkey = rng_key(SEED, 0, s, 0, RNG_DROPOUT); /* as run_epoch -> model_set_step */
         /* The layers' keys, as model_set_step derives them (the CPU table reads them from host memory). */
         const uint64_t keys[3] = {rng_u64(dkey, 0), rng_u64(dkey, 1), rng_u64(dkey, 2)};
-        k->pool_dropout(x1, BATCH, 30, 30, 32, model_dropout_rates[0], &keys[0], y1, i1);
-        k->pool_dropout(x2, BATCH, 13, 13, 64, model_dropout_rates[1], &keys[1], y2, i2);
+        k->pool_dropout(x1, BATCH, 30, 30, 32, model_dropout_rate(0), &keys[0], y1, i1);
+        k->pool_dropout(x2, BATCH, 13, 13, 64, model_dropout_rate(1), &keys[1], y2, i2);
         for (size_t i = 0; i < o3; i++)
             h[i] = 1.0f;
-        k->dropout(h, o3, model_dropout_rates[2], &keys[2]);
+        k->dropout(h, o3, model_dropout_rate(2), &keys[2]);
         for (size_t i = 0; i < o1; i++)
             keep[i] = y1[i] != 0.0f;
         for (size_t i = 0; i < o2; i++)

@@ -67,9 +67,12 @@ int main(int argc, char **argv)
         float l = labels[i];
         put(f, &l, 1);
     }
-    put_mask(f, rng_u64(dkey, 0), B * 15 * 15 * 32, model_dropout_rates[0]);
-    put_mask(f, rng_u64(dkey, 1), B * 6 * 6 * 64, model_dropout_rates[1]);
-    put_mask(f, rng_u64(dkey, 2), B * 512, model_dropout_rates[2]);
+    for (int i = 0; i < model_nlayers(); i++) {
+        const struct model_layer *L = model_layer(i);
+        if (L->kind == MODEL_DROPOUT)
+            put_mask(f, rng_u64(dkey, (uint64_t)L->dropout), (size_t)B * L->h * L->w * L->c,
+                     model_dropout_rate(L->dropout));
+    }
 
     double loss;
     int correct;

@@ -6,6 +6,7 @@
  * surviving file is also opened with h5py. */
 #include "atomic_file.h"
 #include "keras_h5.h"
+#include "model.h"
 #include "test_io_util.h"
 
 #include <dirent.h>
@@ -31,7 +32,7 @@ static const struct keras_train_state state0 = {.iterations = 1, .epoch = 1, .lr
 
 static void fill(float *v, float value)
 {
-    for (size_t i = 0; i < KERAS_N_PARAMS; i++)
+    for (size_t i = 0; i < MODEL_NPARAMS; i++)
         v[i] = value;
 }
 
@@ -67,8 +68,8 @@ static void test_kill_loop(const char *dir)
 {
     char target[1024], err[1024], keep[1024];
     snprintf(target, sizeof target, "%s/checkpoint-1.h5", dir);
-    float *buf = malloc(KERAS_N_PARAMS * sizeof(float));
-    float *got = malloc(KERAS_N_PARAMS * sizeof(float));
+    float *buf = malloc(MODEL_NPARAMS * sizeof(float));
+    float *got = malloc(MODEL_NPARAMS * sizeof(float));
     char probe[1024];
     snprintf(probe, sizeof probe, "%s/timing.h5", dir);
     fill(buf, 0);
@@ -105,7 +106,7 @@ static void test_kill_loop(const char *dir)
             int rc = keras_load(target, got, NULL, &s, err, sizeof err);
             CHECK(rc == 0, "round %d: target unreadable after SIGKILL: %s", round, err);
             size_t mixed = 0;
-            for (size_t i = 1; rc == 0 && i < KERAS_N_PARAMS; i++)
+            for (size_t i = 1; rc == 0 && i < MODEL_NPARAMS; i++)
                 mixed += got[i] != got[0];
             CHECK(mixed == 0, "round %d: %zu weights differ from the first", round, mixed);
             snprintf(keep, sizeof keep, "%s/survivor-%d.h5", dir, round);

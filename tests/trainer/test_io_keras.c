@@ -2,6 +2,7 @@
  * (test_io_h5check.py), files written by h5py the way other Keras versions do, and rejection of wrong
  * shapes, missing parts, truncated and corrupted files with a message naming the file (never a crash). */
 #include "keras_h5.h"
+#include "model.h"
 #include "test_io_util.h"
 
 #include <stdint.h>
@@ -12,7 +13,7 @@
 /* Same values as pattern() in test_io_h5check.py. */
 static void fill_pattern(float *v, uint64_t salt)
 {
-    for (uint64_t i = 0; i < KERAS_N_PARAMS; i++)
+    for (uint64_t i = 0; i < MODEL_NPARAMS; i++)
         v[i] = (float)((double)((i * 2654435761ull + salt) % 1000003ull) / 1000003.0 - 0.5);
 }
 
@@ -30,11 +31,13 @@ static int py(const char *mode, const char *path, const char *extra)
     return system(cmd);
 }
 
+/* The tensors model.c derives from its layer table: contiguous, kernel then bias, and the numbers of
+ * trainer.md (1,250,858 parameters; dense_1 2304 x 512). */
 static void test_table(void)
 {
     size_t at = 0;
-    for (int t = 0; t < KERAS_N_TENSORS; t++) {
-        const struct keras_tensor *k = &keras_tensors[t];
+    for (int t = 0; t < model_ntensors(); t++) {
+        const struct model_tensor *k = model_tensor(t);
         size_t n = 1;
         for (int i = 0; i < k->rank; i++)
             n *= k->shape[i];
@@ -43,13 +46,14 @@ static void test_table(void)
         CHECK(strcmp(k->weight, t % 2 ? "bias:0" : "kernel:0") == 0, "tensor %d weight %s", t, k->weight);
         at += n;
     }
-    CHECK(at == KERAS_N_PARAMS, "table covers %zu params", at);
-    CHECK(keras_tensors[8].shape[0] == 2304 && keras_tensors[8].shape[1] == 512, "dense_1 kernel shape");
+    CHECK(at == MODEL_NPARAMS && at == 1250858, "table covers %zu params", at);
+    CHECK(model_ntensors() == 12, "%d tensors", model_ntensors());
+    CHECK(model_tensor(8)->shape[0] == 2304 && model_tensor(8)->shape[1] == 512, "dense_1 kernel shape");
 }
 
 static void expect_load_error(const char *path, int want_rms, int want_state, const char *want1, const char *want2)
 {
-    float *p = malloc(KERAS_N_PARAMS * sizeof(float)), *r = malloc(KERAS_N_PARAMS * sizeof(float));
+    float *p = malloc(MODEL_NPARAMS * sizeof(float)), *r = malloc(MODEL_NPARAMS * sizeof(float));
     struct keras_train_state s;
     char err[1024] = "";
     int rc = keras_load(path, p, want_rms ? r : NULL, want_state ? &s : NULL, err, sizeof err);
@@ -63,8 +67,8 @@ static void expect_load_error(const char *path, int want_rms, int want_state, co
 static void test_round_trip(const char *dir)
 {
     char path[1024], err[1024];
-    float *params = malloc(KERAS_N_PARAMS * sizeof(float)), *rms = malloc(KERAS_N_PARAMS * sizeof(float));
-    float *p2 = malloc(KERAS_N_PARAMS * sizeof(float)), *r2 = malloc(KERAS_N_PARAMS * sizeof(float));
+    float *params = malloc(MODEL_NPARAMS * sizeof(float)), *rms = malloc(MODEL_NPARAMS * sizeof(float));
+    float *p2 = malloc(MODEL_NPARAMS * sizeof(float)), *r2 = malloc(MODEL_NPARAMS * sizeof(float));
     fill_pattern(params, 0);
     fill_pattern(rms, 1);
     snprintf(path, sizeof path, "%s/checkpoint-7.h5", dir);
@@ -72,10 +76,10 @@ static void test_round_trip(const char *dir)
 
     struct keras_train_state s;
     memset(&s, 0xff, sizeof s);
-    memset(p2, 0xff, KERAS_N_PARAMS * sizeof(float));
+    memset(p2, 0xff, MODEL_NPARAMS * sizeof(float));
     CHECK(keras_load(path, p2, r2, &s, err, sizeof err) == 0, "%s", err);
-    CHECK(memcmp(params, p2, KERAS_N_PARAMS * sizeof(float)) == 0, "weights differ after the round trip");
-    CHECK(memcmp(rms, r2, KERAS_N_PARAMS * sizeof(float)) == 0, "accumulators differ after the round trip");
+    CHECK(memcmp(params, p2, MODEL_NPARAMS * sizeof(float)) == 0, "weights differ after the round trip");
+    CHECK(memcmp(rms, r2, MODEL_NPARAMS * sizeof(float)) == 0, "accumulators differ after the round trip");
     CHECK(s.iterations == state0.iterations && s.epoch == state0.epoch && s.lr == state0.lr && s.rho == state0.rho &&
               s.decay == state0.decay && s.epsilon == state0.epsilon && s.seed == state0.seed &&
               s.world_size == state0.world_size,
@@ -105,7 +109,7 @@ static void test_round_trip(const char *dir)
         CHECK(py("write-variant", variant, NULL) == 0, "write-variant");
         fill_pattern(params, 7);
         CHECK(keras_load(variant, p2, NULL, NULL, err, sizeof err) == 0, "variant: %s", err);
-        CHECK(memcmp(params, p2, KERAS_N_PARAMS * sizeof(float)) == 0, "variant weights differ");
+        CHECK(memcmp(params, p2, MODEL_NPARAMS * sizeof(float)) == 0, "variant weights differ");
         expect_load_error(variant, 0, 1, "batchai_training_state", NULL);
 
         char wrong[1024];
@@ -160,7 +164,7 @@ static void test_damaged(const char *dir)
         long at = i < 40 ? (long)((x >> 33) % 8192) : (long)(size - 1 - (x >> 33) % 16384);
         copy_prefix(good, bad, (size_t)-1);
         poke(bad, at, (unsigned char)(x >> 13));
-        float *p = malloc(KERAS_N_PARAMS * sizeof(float)), *r = malloc(KERAS_N_PARAMS * sizeof(float));
+        float *p = malloc(MODEL_NPARAMS * sizeof(float)), *r = malloc(MODEL_NPARAMS * sizeof(float));
         struct keras_train_state s;
         char err[1024] = "";
         int rc = keras_load(bad, p, r, &s, err, sizeof err);

@@ -3,6 +3,7 @@
 #include "keras_h5.h"
 
 #include "atomic_file.h"
+#include "model.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -13,41 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define T4(l, w, a, b, c, d, off) {l, w, 4, {a, b, c, d}, off, (size_t)(a) * (b) * (c) * (d)}
-#define T2(l, w, a, b, off) {l, w, 2, {a, b, 0, 0}, off, (size_t)(a) * (b)}
-#define T1(l, w, a, off) {l, w, 1, {a, 0, 0, 0}, off, (size_t)(a)}
-
-const struct keras_tensor keras_tensors[KERAS_N_TENSORS] = {
-    T4("conv2d_1", "kernel:0", 3, 3, 3, 32, 0),
-    T1("conv2d_1", "bias:0", 32, 864),
-    T4("conv2d_2", "kernel:0", 3, 3, 32, 32, 896),
-    T1("conv2d_2", "bias:0", 32, 10112),
-    T4("conv2d_3", "kernel:0", 3, 3, 32, 64, 10144),
-    T1("conv2d_3", "bias:0", 64, 28576),
-    T4("conv2d_4", "kernel:0", 3, 3, 64, 64, 28640),
-    T1("conv2d_4", "bias:0", 64, 65504),
-    T2("dense_1", "kernel:0", 2304, 512, 65568),
-    T1("dense_1", "bias:0", 512, 1245216),
-    T2("dense_2", "kernel:0", 512, 10, 1245728),
-    T1("dense_2", "bias:0", 10, 1250848),
-};
-
-/* The Sequential model's layers, in order, as the seed script builds them. */
-enum layer_kind { CONV_SAME, CONV_VALID, RELU, SOFTMAX, POOL, DROP25, DROP50, FLATTEN, DENSE };
-static const struct {
-    const char *name;
-    enum layer_kind kind;
-    int units; /* filters / units for conv and dense */
-} layers[] = {
-    {"conv2d_1", CONV_SAME, 32},    {"activation_1", RELU, 0}, {"conv2d_2", CONV_VALID, 32},
-    {"activation_2", RELU, 0},      {"max_pooling2d_1", POOL, 0}, {"dropout_1", DROP25, 0},
-    {"conv2d_3", CONV_SAME, 64},    {"activation_3", RELU, 0}, {"conv2d_4", CONV_VALID, 64},
-    {"activation_4", RELU, 0},      {"max_pooling2d_2", POOL, 0}, {"dropout_2", DROP25, 0},
-    {"flatten_1", FLATTEN, 0},      {"dense_1", DENSE, 512},   {"activation_5", RELU, 0},
-    {"dropout_3", DROP50, 0},       {"dense_2", DENSE, 10},    {"activation_6", SOFTMAX, 0},
-};
-#define N_LAYERS (sizeof layers / sizeof layers[0])
-#define N_WEIGHT_LAYERS (KERAS_N_TENSORS / 2)
 #define STATE_GROUP "batchai_training_state"
 
 /* ---- error context: the first failure wins; later calls see ctx->failed and do nothing useful ---- */
@@ -138,46 +104,34 @@ static const char *const initializers =
 static void model_config_json(struct buf *b)
 {
     put(b, "{\"class_name\": \"Sequential\", \"config\": [");
-    for (size_t i = 0; i < N_LAYERS; i++) {
-        const char *cls = NULL;
-        switch (layers[i].kind) {
-        case CONV_SAME:
-        case CONV_VALID: cls = "Conv2D"; break;
-        case RELU:
-        case SOFTMAX: cls = "Activation"; break;
-        case POOL: cls = "MaxPooling2D"; break;
-        case DROP25:
-        case DROP50: cls = "Dropout"; break;
-        case FLATTEN: cls = "Flatten"; break;
-        case DENSE: cls = "Dense"; break;
-        }
-        put(b, "%s{\"class_name\": \"%s\", \"config\": {\"name\": \"%s\", \"trainable\": true", i ? ", " : "", cls,
-            layers[i].name);
+    for (int i = 0; i < model_nlayers(); i++) {
+        const struct model_layer *L = model_layer(i);
+        put(b, "%s{\"class_name\": \"%s\", \"config\": {\"name\": \"%s\", \"trainable\": true", i ? ", " : "",
+            L->keras_class, L->name);
         if (i == 0)
-            put(b, ", \"batch_input_shape\": [null, 32, 32, 3], \"dtype\": \"float32\"");
-        switch (layers[i].kind) {
-        case CONV_SAME:
-        case CONV_VALID:
+            put(b, ", \"batch_input_shape\": [null, %d, %d, %d], \"dtype\": \"float32\"", MODEL_IN_H, MODEL_IN_W,
+                MODEL_IN_C);
+        switch (L->kind) {
+        case MODEL_CONV:
             put(b,
-                ", \"filters\": %d, \"kernel_size\": [3, 3], \"strides\": [1, 1], \"padding\": \"%s\", "
+                ", \"filters\": %d, \"kernel_size\": [%d, %d], \"strides\": [1, 1], \"padding\": \"%s\", "
                 "\"data_format\": \"channels_last\", \"dilation_rate\": [1, 1], \"activation\": \"linear\", "
                 "\"use_bias\": true, %s",
-                layers[i].units, layers[i].kind == CONV_SAME ? "same" : "valid", initializers);
+                L->units, L->size, L->size, L->pad ? "same" : "valid", initializers);
             break;
-        case RELU: put(b, ", \"activation\": \"relu\""); break;
-        case SOFTMAX: put(b, ", \"activation\": \"softmax\""); break;
-        case POOL:
-            put(b, ", \"pool_size\": [2, 2], \"padding\": \"valid\", \"strides\": [2, 2], "
-                   "\"data_format\": \"channels_last\"");
+        case MODEL_ACTIVATION: put(b, ", \"activation\": \"%s\"", L->activation); break;
+        case MODEL_MAXPOOL:
+            put(b, ", \"pool_size\": [%d, %d], \"padding\": \"valid\", \"strides\": [%d, %d], "
+                   "\"data_format\": \"channels_last\"", L->size, L->size, L->size, L->size);
             break;
-        case DROP25:
-        case DROP50:
-            put(b, ", \"rate\": %s, \"noise_shape\": null, \"seed\": null", layers[i].kind == DROP25 ? "0.25" : "0.5");
+        case MODEL_DROPOUT:
+            put(b, ", \"rate\": ");
+            put_pyfloat(b, L->rate);
+            put(b, ", \"noise_shape\": null, \"seed\": null");
             break;
-        case FLATTEN: put(b, ", \"data_format\": \"channels_last\""); break;
-        case DENSE:
-            put(b, ", \"units\": %d, \"activation\": \"linear\", \"use_bias\": true, %s", layers[i].units,
-                initializers);
+        case MODEL_FLATTEN: put(b, ", \"data_format\": \"channels_last\""); break;
+        case MODEL_DENSE:
+            put(b, ", \"units\": %d, \"activation\": \"linear\", \"use_bias\": true, %s", L->units, initializers);
             break;
         }
         put(b, "}}");
@@ -263,7 +217,7 @@ static void attr_scalar(struct ctx *c, hid_t obj, const char *name, hid_t file_t
     H5Sclose(space);
 }
 
-static void write_tensor(struct ctx *c, hid_t loc, const char *path, const struct keras_tensor *t, const float *v)
+static void write_tensor(struct ctx *c, hid_t loc, const char *path, const struct model_tensor *t, const float *v)
 {
     if (c->failed)
         return;
@@ -297,27 +251,29 @@ static void write_model_weights(struct ctx *c, hid_t file, const float *params)
     hid_t mw = group_create(c, file, "model_weights");
     if (mw < 0)
         return;
-    const char *names[N_LAYERS];
-    for (size_t i = 0; i < N_LAYERS; i++)
-        names[i] = layers[i].name;
-    attr_string_list(c, mw, "layer_names", names, N_LAYERS);
+    const size_t nl = (size_t)model_nlayers();
+    const char **names = calloc(nl, sizeof *names);
+    if (!names)
+        fail(c, "out of memory");
+    for (size_t i = 0; i < nl && names; i++)
+        names[i] = model_layer((int)i)->name;
+    attr_string_list(c, mw, "layer_names", names, nl);
+    free(names);
     attr_string(c, mw, "backend", "tensorflow");
     attr_string(c, mw, "keras_version", KERAS_VERSION);
-    for (size_t i = 0; i < N_LAYERS && !c->failed; i++) {
-        hid_t g = group_create(c, mw, layers[i].name);
+    for (size_t i = 0; i < nl && !c->failed; i++) {
+        const struct model_layer *L = model_layer((int)i);
+        hid_t g = group_create(c, mw, L->name);
         if (g < 0)
             break;
         char wn[2][64];
         const char *wnp[2] = {wn[0], wn[1]};
-        size_t nw = 0;
-        for (int t = 0; t < KERAS_N_TENSORS; t++) {
-            if (strcmp(keras_tensors[t].layer, layers[i].name) != 0)
-                continue;
-            snprintf(wn[nw], sizeof wn[nw], "%s/%s", layers[i].name, keras_tensors[t].weight);
-            write_tensor(c, g, wn[nw], &keras_tensors[t], params);
-            nw++;
+        for (int j = 0; j < L->ntensors; j++) {
+            const struct model_tensor *t = model_tensor(L->tensor + j);
+            snprintf(wn[j], sizeof wn[j], "%s/%s", L->name, t->weight);
+            write_tensor(c, g, wn[j], t, params);
         }
-        attr_string_list(c, g, "weight_names", wnp, nw);
+        attr_string_list(c, g, "weight_names", wnp, (size_t)L->ntensors);
         H5Gclose(g);
     }
     H5Gclose(mw);
@@ -328,19 +284,24 @@ static void write_optimizer_weights(struct ctx *c, hid_t file, const float *rms)
     hid_t ow = group_create(c, file, "optimizer_weights");
     if (ow < 0)
         return;
-    char names[KERAS_N_TENSORS][40];
-    const char *np[KERAS_N_TENSORS];
-    for (int t = 0; t < KERAS_N_TENSORS; t++) {
+    const size_t n = (size_t)model_ntensors();
+    char(*names)[64] = calloc(n, sizeof *names);
+    const char **np = calloc(n, sizeof *np);
+    if (!names || !np)
+        fail(c, "out of memory");
+    for (size_t t = 0; t < n && !c->failed; t++) {
         /* TensorFlow's unique-naming of the unnamed accumulator variables Keras creates under
          * name_scope("training/RMSprop"): Variable, Variable_1, ... */
         if (t == 0)
             snprintf(names[t], sizeof names[t], "training/RMSprop/Variable:0");
         else
-            snprintf(names[t], sizeof names[t], "training/RMSprop/Variable_%d:0", t);
+            snprintf(names[t], sizeof names[t], "training/RMSprop/Variable_%zu:0", t);
         np[t] = names[t];
-        write_tensor(c, ow, names[t], &keras_tensors[t], rms);
+        write_tensor(c, ow, names[t], model_tensor((int)t), rms);
     }
-    attr_string_list(c, ow, "weight_names", np, KERAS_N_TENSORS);
+    attr_string_list(c, ow, "weight_names", np, n);
+    free(np);
+    free(names);
     H5Gclose(ow);
 }
 
@@ -555,7 +516,7 @@ static void shape_text(char *b, size_t len, const hsize_t *d, int rank)
 
 /* Open `group_path`/`name` and read it into dst + t->offset after checking it is a float dataset of t's
  * shape. `shown` is the dataset's full path used in messages. */
-static void read_tensor(struct ctx *c, hid_t loc, const char *name, const char *shown, const struct keras_tensor *t,
+static void read_tensor(struct ctx *c, hid_t loc, const char *name, const char *shown, const struct model_tensor *t,
                         float *dst)
 {
     if (c->failed)
@@ -624,6 +585,10 @@ static void read_model_weights(struct ctx *c, hid_t file, float *params)
         return;
     size_t nl = 0;
     char **lnames = read_string_list(c, mw, "model_weights", "layer_names", &nl);
+    int want = 0; /* the model's layers with weights */
+    for (int i = 0; i < model_nlayers(); i++)
+        want += model_layer(i)->ntensors > 0;
+    int next = 0; /* where to look for the model layer that the file's next layer with weights matches */
     size_t k = 0; /* weight layers matched so far */
     for (size_t i = 0; i < nl && !c->failed; i++) {
         char shown[512];
@@ -634,13 +599,15 @@ static void read_model_weights(struct ctx *c, hid_t file, float *params)
         size_t nw = 0;
         char **wnames = read_string_list(c, g, shown, "weight_names", &nw);
         if (!c->failed && nw > 0) {
-            if (k >= N_WEIGHT_LAYERS) {
-                fail(c, "%s: more layers with weights than the model's %d", shown, N_WEIGHT_LAYERS);
-            } else if (nw != 2) {
-                fail(c, "%s: %zu weights, expected 2 (kernel, bias) for %s", shown, nw, keras_tensors[2 * k].layer);
-            }
+            while (next < model_nlayers() && model_layer(next)->ntensors == 0)
+                next++;
+            const struct model_layer *L = next < model_nlayers() ? model_layer(next++) : NULL;
+            if (!L)
+                fail(c, "%s: more layers with weights than the model's %d", shown, want);
+            else if (nw != (size_t)L->ntensors)
+                fail(c, "%s: %zu weights, expected %d (kernel, bias) for %s", shown, nw, L->ntensors, L->name);
             for (size_t j = 0; j < nw && !c->failed; j++) {
-                const struct keras_tensor *t = &keras_tensors[2 * k + j];
+                const struct model_tensor *t = model_tensor(L->tensor + (int)j);
                 char dshown[1024];
                 snprintf(dshown, sizeof dshown, "%s/%s", shown, wnames[j]);
                 size_t wl = strlen(wnames[j]), sl = strlen(t->weight);
@@ -653,8 +620,8 @@ static void read_model_weights(struct ctx *c, hid_t file, float *params)
         free_list(wnames, nw);
         H5Gclose(g);
     }
-    if (!c->failed && k != N_WEIGHT_LAYERS)
-        fail(c, "model_weights: %zu layers with weights, expected %d", k, N_WEIGHT_LAYERS);
+    if (!c->failed && k != (size_t)want)
+        fail(c, "model_weights: %zu layers with weights, expected %d", k, want);
     free_list(lnames, nl);
     H5Gclose(mw);
 }
@@ -670,12 +637,12 @@ static void read_optimizer_weights(struct ctx *c, hid_t file, float *rms)
         return;
     size_t n = 0;
     char **names = read_string_list(c, ow, "optimizer_weights", "weight_names", &n);
-    if (!c->failed && n != KERAS_N_TENSORS)
-        fail(c, "optimizer_weights: %zu weights, expected %d RMSprop accumulators", n, KERAS_N_TENSORS);
+    if (!c->failed && n != (size_t)model_ntensors())
+        fail(c, "optimizer_weights: %zu weights, expected %d RMSprop accumulators", n, model_ntensors());
     for (size_t t = 0; t < n && !c->failed; t++) {
         char shown[512];
         snprintf(shown, sizeof shown, "optimizer_weights/%s", names[t]);
-        read_tensor(c, ow, names[t], shown, &keras_tensors[t], rms);
+        read_tensor(c, ow, names[t], shown, model_tensor((int)t), rms);
     }
     free_list(names, n);
     H5Gclose(ow);

@@ -2,16 +2,15 @@
  * (<dir>/saved_models/keras_cifar10_trained_model.h5) and checkpoint-{epoch}.h5 — written atomically and
  * read back with every name and shape checked.
  *
- * Parameters cross this boundary as ONE float32 array of KERAS_N_PARAMS values in Keras order and layout,
- * described by keras_tensors[] below (the single definition both the trainer and this file use):
+ * Everything about the model comes from model.h's layer table, never from here: the layers and their
+ * configs (model_config), the layer names, and the parameter tensors (model_tensor(): names, shapes,
+ * offsets). Parameters cross this boundary as ONE float32 array of MODEL_NPARAMS values in that layout;
+ * for this model:
  *   conv2d_1 kernel (3,3,3,32) HWIO, bias (32)      conv2d_2 kernel (3,3,32,32), bias (32)
  *   conv2d_3 kernel (3,3,32,64), bias (64)          conv2d_4 kernel (3,3,64,64), bias (64)
  *   dense_1 kernel (2304,512) in x out, bias (512)  dense_2 kernel (512,10), bias (10)
- * Row-major (C order) within each tensor, as h5py/numpy see it. dense_1's 2304 inputs are the flattened
- * 6x6x64 NHWC activation in Keras's order: index = (h * 6 + w) * 64 + c. The RMSprop accumulators use the
- * same layout (one float per parameter).
- *
- * File layout, as Keras 2.1.6 (keras/models.py save_model + engine/topology.py
+ * The RMSprop accumulators use the same layout (one float per parameter). What this file owns is the
+ * file format around them, as Keras 2.1.6 (keras/models.py save_model + engine/topology.py
  * save_weights_to_hdf5_group, TensorFlow backend) writes it, so Keras load_model() and h5py read it:
  *   /                      attrs keras_version "2.1.6", backend "tensorflow", model_config (JSON of the
  *                          Sequential model: {"class_name": "Sequential", "config": [layer, ...]}, each
@@ -20,16 +19,14 @@
  *                          "categorical_crossentropy", metrics ["accuracy"], sample_weight_mode null,
  *                          loss_weights null). All attribute strings are fixed-length byte strings, as h5py
  *                          writes Python bytes.
- *   /model_weights         attrs layer_names (all 18 layers: conv2d_1, activation_1, conv2d_2, activation_2,
- *                          max_pooling2d_1, dropout_1, conv2d_3, activation_3, conv2d_4, activation_4,
- *                          max_pooling2d_2, dropout_2, flatten_1, dense_1, activation_5, dropout_3, dense_2,
- *                          activation_6), backend, keras_version
+ *   /model_weights         attrs layer_names (all the table's layers, in order: conv2d_1, activation_1, ...,
+ *                          dense_2, activation_6), backend, keras_version
  *   /model_weights/<layer> attr weight_names: ["<layer>/kernel:0", "<layer>/bias:0"], or an empty float64
  *                          array for layers without weights (what h5py makes of Keras's empty list)
  *   /model_weights/<layer>/<layer>/kernel:0, bias:0    float32 datasets, shapes as above
  *   /optimizer_weights     (when accumulators are given) attr weight_names "training/RMSprop/Variable:0" ..
  *                          "training/RMSprop/Variable_11:0", one float32 dataset each (nested groups
- *                          training/RMSprop/, as h5py creates for a name with slashes), in keras_tensors[]
+ *                          training/RMSprop/, as h5py creates for a name with slashes), in model_tensor()
  *                          order and shapes. Keras 2.1.6's RMSprop state is exactly these accumulators: its
  *                          `iterations` is not part of optimizer.weights, so it is kept below.
  *   /batchai_training_state (ours; Keras ignores unknown groups) attrs, all scalars:
@@ -55,24 +52,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KERAS_N_PARAMS 1250858
-#define KERAS_N_TENSORS 12
 #define KERAS_STATE_FORMAT 1
 #define KERAS_VERSION "2.1.6"
 #define KERAS_MODEL_DIR "saved_models"
 #define KERAS_MODEL_NAME "keras_cifar10_trained_model.h5"
-
-struct keras_tensor {
-    const char *layer;  /* "conv2d_1" ... "dense_2" */
-    const char *weight; /* "kernel:0" or "bias:0" */
-    int rank;           /* 4 (conv kernel), 2 (dense kernel), 1 (bias) */
-    size_t shape[4];    /* first `rank` entries used */
-    size_t offset;      /* first float of this tensor in the parameter array */
-    size_t count;       /* product of the shape */
-};
-
-/* The 12 tensors in order; offsets are contiguous and keras_tensors[11].offset + count == KERAS_N_PARAMS. */
-extern const struct keras_tensor keras_tensors[KERAS_N_TENSORS];
 
 /* Everything beyond the arrays that a checkpoint needs to resume exactly. */
 struct keras_train_state {
@@ -87,7 +70,7 @@ struct keras_train_state {
 };
 
 /* Write the model to `path` atomically (atomic_file.h: temp file in the same directory, H5Fclose, fsync,
- * rename, fsync of the directory). params: KERAS_N_PARAMS floats (required). rms: the RMSprop
+ * rename, fsync of the directory). params: MODEL_NPARAMS floats (required). rms: the RMSprop
  * accumulators, same layout, or NULL to write no optimizer_weights group. state: required (training_config
  * needs lr/rho/decay/epsilon); its batchai_training_state group is written too. The same call writes
  * checkpoints and the final model (Keras's ModelCheckpoint and model.save() write the same layout). The
@@ -97,8 +80,8 @@ int keras_save(const char *path, const float *params, const float *rms, const st
 
 /* Read a file written by keras_save() or by Keras 2.x for this model. Always reads and checks
  * model_weights (layer_names, weight_names, and each kernel/bias dataset: float type, rank, shape) into
- * params. rms != NULL: also reads optimizer_weights (weight_names must list 12 datasets whose shapes match
- * keras_tensors[] in order); a file without them is an error ("no optimizer state: not a checkpoint").
+ * params. rms != NULL: also reads optimizer_weights (weight_names must list one dataset per parameter tensor,
+ * shapes as model_tensor() in order); a file without them is an error ("no optimizer state: not a checkpoint").
  * state != NULL: also reads batchai_training_state; missing is an error. Pass NULL for what is not needed
  * (evaluate reads weights only; --resume reads all three). */
 int keras_load(const char *path, float *params, float *rms, struct keras_train_state *state, char *err,

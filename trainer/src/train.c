@@ -44,9 +44,9 @@ struct allreduce_ctx {
 static void allreduce_layer(void *vctx, float *grads, int first, int count)
 {
     struct allreduce_ctx *ctx = vctx;
-    size_t off = keras_tensors[first].offset, n = 0;
+    size_t off = model_tensor(first)->offset, n = 0;
     for (int t = first; t < first + count; t++)
-        n += keras_tensors[t].count;
+        n += model_tensor(t)->count;
     coll_handle h;
     /* A device table queues work: the gradients must be final before NCCL's stream reads them. Waiting
      * here, layer by layer, keeps the overlap: the allreduce of this layer runs during the next layer's
