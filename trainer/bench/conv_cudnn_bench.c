@@ -20,6 +20,7 @@
 
 #include "kernels_cuda.h"
 #include "layers.h"
+#include "model.h"
 
 enum { WARMUP = 10, REPS = 50 };
 
@@ -37,13 +38,22 @@ struct layer {
     int H, W, C, pad, cout, need_dx;
 };
 
-/* The model's four convolutions (model.h). */
-static const struct layer layers[] = {
-    {"conv2d_1", 32, 32, 3, 1, 32, 0},
-    {"conv2d_2", 32, 32, 32, 0, 32, 1},
-    {"conv2d_3", 15, 15, 32, 1, 64, 1},
-    {"conv2d_4", 15, 15, 64, 0, 64, 1},
-};
+/* The model's convolutions, from its table (model.h): input shape (the previous layer's output), padding,
+ * filters; the first needs no input gradient. Returns how many. */
+static size_t conv_layers(struct layer *out, size_t max)
+{
+    size_t n = 0;
+    int h = MODEL_IN_H, w = MODEL_IN_W, c = MODEL_IN_C;
+    for (int i = 0; i < model_nlayers() && n < max; i++) {
+        const struct model_layer *ml = model_layer(i);
+        if (ml->kind == MODEL_CONV) {
+            out[n] = (struct layer){ml->name, h, w, c, ml->pad, ml->units, n > 0};
+            n++;
+        }
+        h = ml->h, w = ml->w, c = ml->c;
+    }
+    return n;
+}
 
 static int cmp_float(const void *a, const void *b)
 {
@@ -189,7 +199,9 @@ int main(int argc, char **argv)
     printf("%-9s %10s %10s %-7s %10s %10s %-7s  cuDNN algorithms (fwd, bwd filter, bwd data)\n", "layer", "fwd ours",
            "fwd cuDNN", "faster", "bwd ours", "bwd cuDNN", "faster");
     const size_t ws_limit = (size_t)512 << 20;
-    for (size_t i = 0; i < sizeof layers / sizeof *layers; i++) {
+    struct layer layers[16];
+    const size_t nconv = conv_layers(layers, sizeof layers / sizeof *layers);
+    for (size_t i = 0; i < nconv; i++) {
         const struct layer *l = &layers[i];
         const int OH = l->H + 2 * l->pad - 2, OW = l->W + 2 * l->pad - 2;
         const size_t nx = (size_t)B * l->H * l->W * l->C, ny = (size_t)B * OH * OW * l->cout,
