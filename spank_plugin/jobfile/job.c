@@ -925,11 +925,7 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
     root = parse_text(text, len, diag);
     if (!root)
         return -1;
-    if (!cJSON_IsObject(root)) {
-        char got[96];
-        jv_describe(root, got, sizeof got);
-        bai_diag_add(diag, "", "expected a JSON object (a Batch AI job), got %s", got);
-    } else {
+    if (jv_expect_object(diag, root, "", "a JSON object (a Batch AI job)")) {
         /* "$schema" is ignored, but held to the bounds of every string. */
         jv_string(diag, root, "$schema", "", 0, NULL);
         body = jv_get(root, "properties");

@@ -99,6 +99,14 @@ static void expected(struct bai_diag *d, const char *path, const char *what, con
     bai_diag_add(d, path, "expected %s, got %s", what, got);
 }
 
+bool jv_expect_object(struct bai_diag *d, const cJSON *v, const char *path, const char *what)
+{
+    if (cJSON_IsObject(v))
+        return true;
+    expected(d, path, what, v);
+    return false;
+}
+
 static int compare_names(const void *a, const void *b)
 {
     return strcmp(a, b);

@@ -32,6 +32,9 @@ void jv_child_quoted(char *out, const char *parent, const char *key);
 /* A short, printable description of a value for messages. */
 void jv_describe(const cJSON *v, char *out, size_t size);
 
+/* Fault "expected <what>, got <v>" unless v is an object; true when it is. */
+bool jv_expect_object(struct bai_diag *d, const cJSON *v, const char *path, const char *what);
+
 /* Fault unless v is an object; then fault on every member not in `known` (NULL-terminated) and on every
  * duplicate member. Returns true when v is an object (even with faulty members). Takes O(n log n) string
  * comparisons for n members, whatever their names. */
