@@ -136,7 +136,7 @@ void cuda_download(void *host_dst, const void *src, size_t bytes)
     cuda_sync();
 }
 
-/* The GPU needs no host threads: CPU-side work (augmentation) sizes itself through kernels_cpu. */
+/* The GPU table computes on the device: no host threads to size (augmentation runs there too). */
 void cuda_set_threads(int) {}
 
 /* Grows a device scratch buffer; only the first steps of a run, or of a larger batch, get here. */

@@ -508,7 +508,7 @@ static int setup(struct run *r, const struct train_options *o)
             fprintf(stderr, "cifar-train: --batch-size must be positive\n");
         return -1;
     }
-    kernels_cpu.set_threads(o->threads > 0 ? o->threads : cpus_available());
+    o->kernels->set_threads(o->threads > 0 ? o->threads : cpus_available());
     r->host_params = calloc(MODEL_NPARAMS, sizeof(float));
     r->host_acc = calloc(MODEL_NPARAMS, sizeof(float));
     r->x = malloc((size_t)o->batch * CIFAR_IMAGE_BYTES * sizeof(float));
