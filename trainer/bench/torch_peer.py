@@ -77,9 +77,10 @@ def keras_loss(logits, y):
 
 
 class Trainer:
-    def __init__(self, lr=1e-4):
+    def __init__(self, lr=1e-4, foreach=None):
         self.m = model()
-        self.opt = torch.optim.RMSprop(self.m.parameters(), lr=lr, alpha=0.9, eps=1e-7)
+        # foreach: one fused update over all tensors (the bench's fast path; the same arithmetic).
+        self.opt = torch.optim.RMSprop(self.m.parameters(), lr=lr, alpha=0.9, eps=1e-7, foreach=foreach)
         self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, lambda it: 1.0 / (1.0 + 1e-6 * it))
 
     def step(self, xb, yb):
@@ -115,9 +116,17 @@ def main():
     if mode == "bench":
         threads, batch = int(sys.argv[3]), int(sys.argv[4]) if len(sys.argv) > 4 else 32
         seconds = float(sys.argv[5]) if len(sys.argv) > 5 else 10.0
+        # As tuned as ours: exactly `threads` compute threads (trainer-bench.sh also sets OMP_NUM_THREADS and
+        # keeps OpenBLAS to 1 thread, whose own pool would otherwise spin beside torch's), no inter-op pool,
+        # denormals flushed (cifar-train's kernels never see them either).
         torch.set_num_threads(threads)
+        torch.set_num_interop_threads(1)
+        torch.set_flush_denormal(True)
+        if os.environ.get("PEER_CONFIG") == "1":
+            for line in (torch.__config__.show() + torch.__config__.parallel_info()).splitlines():
+                print("# " + line)
         where = " device=%s" % DEVICE.type if DEVICE.type != "cpu" else ""
-        t = Trainer()
+        t = Trainer(foreach=True)
         steps, start, s = 0, None, 0
         while True:
             order = torch.randperm(len(ytr))
@@ -136,6 +145,9 @@ def main():
         dt = time.perf_counter() - start
         print("torch train     threads=%d batch=%d%s: %7.1f img/s (%d steps in %.1f s)" % (threads, batch, where, steps * batch / dt, steps, dt))
         t.m.eval()
+        with torch.no_grad():  # one warm-up pass, as trainer-bench discards one
+            for i in range(0, len(yte) - batch + 1, batch):
+                t.m((xte[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last).to(DEVICE))
         n, start = 0, time.perf_counter()
         with torch.no_grad():
             while time.perf_counter() - start < seconds / 2:

@@ -17,10 +17,16 @@ echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}; $ROUNDS rounds of ${SECONDS_EACH} s, ours and PyTorch alternating"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# Both sides get the same threads, set explicitly: OpenMP's pool (ours, oneDNN, torch), and OpenBLAS kept to
+# one thread (its own pthreads pool would spin beside torch's OpenMP threads). The peer prints its build
+# and threading configuration once.
+[ $have_torch = 1 ] && PEER_CONFIG=1 OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
+    bench "$DATA" 2 32 1 | grep '^#' | grep -E 'PyTorch version|OpenMP|MKL|oneDNN|MKLDNN|BLAS|ATen parallel|threads|CPU capability'
 for r in $(seq "$ROUNDS"); do
     for t in 1 2; do
-        "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
-        [ $have_torch = 1 ] && /usr/bin/python3 trainer/bench/torch_peer.py bench "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
+        OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
+        [ $have_torch = 1 ] && OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
+            bench "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -43,5 +49,10 @@ END {
         }
         print line
     }
+    t1 = median(v["torch train 1"]); t2 = median(v["torch train 2"])
+    o1 = median(v["ours train 1"]); o2 = median(v["ours train 2"])
+    if (t1 != "" && t2 != "")
+        printf "scaling 1 -> 2 threads, train: ours %.2fx, torch %.2fx%s\n", o2 / o1, t2 / t1,
+               t2 / t1 < 1.2 ? " (the peer gains little from a second thread on this machine)" : ""
 }' "$log"
 [ $have_torch = 1 ] || echo "(python3-torch not installed: no PyTorch figures)"
