@@ -21,7 +21,7 @@ trap 'rm -f "$log"' EXIT
 # one thread (its own pthreads pool would spin beside torch's OpenMP threads). The peer prints its build
 # and threading configuration once.
 [ $have_torch = 1 ] && PEER_CONFIG=1 OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
-    bench "$DATA" 2 32 1 | grep '^#' | grep -E 'PyTorch version|OpenMP|MKL|oneDNN|MKLDNN|BLAS|ATen parallel|threads|CPU capability'
+    bench "$DATA" 2 32 1 | grep '^#' | grep -E 'PyTorch version|OpenMP|MKL|oneDNN|ATen parallel|threads|CPU capability'
 for r in $(seq "$ROUNDS"); do
     for t in 1 2; do
         OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
