@@ -72,7 +72,7 @@ CONV_CUDNN_BENCH := $(BUILD)/bin/conv-cudnn-bench
 $(call obj-of,trainer/bench/conv_cudnn_bench.c): trainer_CFLAGS += -isystem $(CUDA_HOME)/include
 $(CONV_CUDNN_BENCH): $(call obj-of,trainer/bench/conv_cudnn_bench.c $(TRAINER_SRCS)) $(TRAINER_CUDA_OBJ) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
-	$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS) -lcudnn
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS) $(TRAINER_CUDA_LIBS) -lcudnn
 ALL += $(CONV_CUDNN_BENCH)
 endif
 endif
