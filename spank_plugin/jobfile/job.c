@@ -820,7 +820,7 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
                 if (jv_get(e, "value"))
                     bai_diag_add(d, item, "expected exactly one of value and valueSecretReference");
                 parse_keyvault_ref(d, jv_get(e, "valueSecretReference"), child);
-            } else if (jv_string(d, e, "value", item, JV_MULTILINE, &env->value) == 0) {
+            } else if (jv_string(d, e, "value", item, JV_MULTILINE | JV_SECRET, &env->value) == 0) {
                 bai_diag_add(d, item, "expected exactly one of value and valueSecretReference");
             }
         }

@@ -218,7 +218,10 @@ int jv_string(struct bai_diag *d, const cJSON *obj, const char *key, const char 
         return 0;
     }
     if (!cJSON_IsString(v)) {
-        expected(d, child, "a string", v);
+        if (flags & JV_SECRET)
+            bai_diag_add(d, child, "expected a string, got %s", cJSON_IsNumber(v) ? "a number" : "another type");
+        else
+            expected(d, child, "a string", v);
         return -1;
     }
     len = strlen(v->valuestring);

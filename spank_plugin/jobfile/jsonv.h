@@ -20,6 +20,7 @@ enum jv_flags {
     JV_REQUIRED = 1 << 0,
     JV_NONEMPTY = 1 << 1,  /* strings: at least one character */
     JV_MULTILINE = 1 << 2, /* strings: tab and newline allowed (command lines); other controls never are */
+    JV_SECRET = 1 << 3,    /* a secret's value: faults name its type only, never the value */
 };
 
 /* "parent.key" (or "key" when parent is empty) and "parent[i]". */
