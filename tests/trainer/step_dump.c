@@ -70,7 +70,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < model_nlayers(); i++) {
         const struct model_layer *L = model_layer(i);
         if (L->kind == MODEL_DROPOUT)
-            put_mask(f, rng_u64(dkey, (uint64_t)L->dropout), (size_t)B * L->h * L->w * L->c,
+            put_mask(f, model_dropout_key(dkey, L->dropout), (size_t)B * L->h * L->w * L->c,
                      model_dropout_rate(L->dropout));
     }
 

@@ -41,6 +41,8 @@ static const char usage[] =
     "  --checkpoint-dir D  where checkpoint-{epoch}.h5 go (default ., as the tutorial)\n"
     "  --log-json FILE     append one JSON line per epoch and per --log-every steps\n"
     "  --log-every N       steps between JSON step lines (default 50, 0: none)\n"
+    "  --dump-steps N      debug: export the first N training steps (inputs, dropout masks, sample order,\n"
+    "                      weights; trainer/src/step_export.h) to --dump-dir DIR, a new directory, then stop\n"
     "  --version, --help\n";
 
 static int parse_count(const char *opt, const char *s, long min, long *out)
@@ -147,7 +149,8 @@ static void device_close(const struct kernels *k)
 static int parse(int argc, char **argv, struct train_options *o, const char **device, int *tf32)
 {
     enum { O_DIR = 256, O_DATA, O_DOWNLOAD, O_EPOCHS, O_BATCH, O_LR, O_NOAUG, O_SEED, O_THREADS, O_RESUME,
-           O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_DEVICE, O_TF32, O_NOGRAPH, O_VERSION, O_HELP };
+           O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_DEVICE, O_TF32, O_NOGRAPH, O_DSTEPS, O_DDIR, O_VERSION,
+           O_HELP };
     static const struct option opts[] = {
         {"dir", required_argument, 0, O_DIR},          {"data", required_argument, 0, O_DATA},
         {"download", no_argument, 0, O_DOWNLOAD},      {"epochs", required_argument, 0, O_EPOCHS},
@@ -159,6 +162,7 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         {"log-every", required_argument, 0, O_EVERY},  {"checkpoint-dir", required_argument, 0, O_CKDIR},
         {"device", required_argument, 0, O_DEVICE},    {"tf32", no_argument, 0, O_TF32},
         {"no-cuda-graph", no_argument, 0, O_NOGRAPH},  {"version", no_argument, 0, O_VERSION},
+        {"dump-steps", required_argument, 0, O_DSTEPS}, {"dump-dir", required_argument, 0, O_DDIR},
         {"help", no_argument, 0, O_HELP},
         {"d", required_argument, 0, O_DIR}, /* the tutorial's -d */
         {0, 0, 0, 0},
@@ -179,6 +183,8 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         case O_DEVICE: *device = optarg; break;
         case O_TF32: *tf32 = 1; break;
         case O_NOGRAPH: o->graphs = 0; break;
+        case O_DDIR: o->dump_dir = optarg; break;
+        case O_DSTEPS: if (parse_count("--dump-steps", optarg, 1, &v)) return 1; o->dump_steps = (int)v; break;
         case O_EPOCHS: if (parse_count("--epochs", optarg, 1, &v)) return 1; o->epochs = (int)v; break;
         case O_BATCH: if (parse_count("--batch-size", optarg, 1, &v)) return 1; o->batch = (int)v; break;
         case O_THREADS: if (parse_count("--threads", optarg, 1, &v)) return 1; o->threads = (int)v; break;
@@ -204,6 +210,10 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
     }
     if (optind < argc) {
         fprintf(stderr, "cifar-train: unexpected argument '%s'\n%s", argv[optind], usage);
+        return 1;
+    }
+    if (!o->dump_steps != !o->dump_dir) {
+        fprintf(stderr, "cifar-train: --dump-steps and --dump-dir go together\n");
         return 1;
     }
     return 0;

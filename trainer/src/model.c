@@ -310,11 +310,13 @@ void model_get_params(const struct model *m, float *host_params)
 static const float *W(struct model *m, int t) { return m->params + model_tensor(t)->offset; }
 static float *G(struct model *m, int t) { return m->grads + model_tensor(t)->offset; }
 
+uint64_t model_dropout_key(uint64_t dropout_key, int d) { return rng_u64(dropout_key, (uint64_t)d); }
+
 void model_set_step(struct model *m, uint64_t dropout_key, float lr_t)
 {
     struct step_values v = {.lr_t = lr_t};
     for (int d = 0; d < model_ndropout(); d++)
-        v.dropout[d] = rng_u64(dropout_key, (uint64_t)d);
+        v.dropout[d] = model_dropout_key(dropout_key, d);
     m->k->upload(m->step, &v, sizeof v);
 }
 

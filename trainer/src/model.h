@@ -90,7 +90,7 @@ float model_dropout_rate(int d); /* of the dropout layer whose `dropout` is d, a
 /* What changes from one training step to the next, kept in the table's memory (kernels.h) and written
  * by one upload before each step (model_set_step), so that a replayed CUDA graph reads each step's. */
 struct step_values {
-    uint64_t dropout[MODEL_MAX_DROPOUT]; /* the dropout layers' keys: rng_u64(dropout_key, d) */
+    uint64_t dropout[MODEL_MAX_DROPOUT]; /* the dropout layers' keys: model_dropout_key(dropout_key, d) */
     float lr_t;          /* the learning rate of this step's update (rmsprop_lr_t) */
 };
 
@@ -126,6 +126,9 @@ void model_get_params(const struct model *m, float *host_params);
  * (rng_key(seed, epoch, step, rank, RNG_DROPOUT); dropout layer d uses rng_u64(dropout_key, d) as its
  * key), and m->step->lr_t (a table-memory address for rmsprop_queue) holds lr_t. */
 void model_set_step(struct model *m, uint64_t dropout_key, float lr_t);
+
+/* The key of dropout layer d's masks in a step whose dropout key is dropout_key (kernels.h dropout_kept). */
+uint64_t model_dropout_key(uint64_t dropout_key, int d);
 
 /* Forward pass over B <= max_batch images x (host, float NHWC, B*32*32*3) with labels (host, 0..9);
  * x == m->x and labels == m->labels mean the batch is already in the model's input (a device table's

@@ -16,6 +16,7 @@
 #include "keras_h5.h"
 #include "progress.h"
 #include "rng.h"
+#include "step_export.h"
 
 #define RMS_RHO 0.9
 #define RMS_DECAY 1e-6
@@ -293,6 +294,7 @@ struct run {
     struct input_ring ring; /* device tables only (ring.e set): raw batches, augmented on the device */
     struct keras_train_state state;
     FILE *json;
+    struct step_export export; /* --dump-steps; export.steps is 0 without it */
 };
 
 /* Initial state: fresh weights from the seed, or a checkpoint, on rank 0; then broadcast to all. */
@@ -397,9 +399,21 @@ static int run_epoch(struct run *r, int epoch)
             x = r->core.model.x;
             labels = r->core.model.labels;
         }
-        if (step_core_step(&r->core, x, labels, B, rng_key(seed, epoch, s, r->rank, RNG_DROPOUT)) != 0)
+        const uint64_t dropout_key = rng_key(seed, epoch, s, r->rank, RNG_DROPOUT);
+        const float lr_t = rmsprop_lr_t(&r->core.opt);
+        if (r->export.steps && step_export_state(&r->export, &r->core.model, s, B, r->core.opt.acc) != 0)
+            return -1;
+        if (step_core_step(&r->core, x, labels, B, dropout_key) != 0)
             return -1;
         seen += B;
+        if (r->export.steps) { /* --dump-steps: 1 ends the run once the N-th step is out */
+            double before = loss_sum;
+            model_read_sums(&r->core.model, &loss_sum, &correct);
+            const int done = step_export_add(&r->export, &r->core.model, epoch, s, B, idx, o->augment ? r->aug : NULL,
+                                             dropout_key, lr_t, loss_sum - before);
+            if (done != 0)
+                return done;
+        }
         const int log_step = o->log_every > 0 && (s + 1) % o->log_every == 0 && s + 1 < steps;
         if (r->rank == 0 && (log_step || progress_due(&bar, s + 1))) {
             /* Reading the sums waits for the step: only when they are shown. */
@@ -495,6 +509,8 @@ static void run_free(struct run *r)
     free(r->aug);
     if (r->json)
         fclose(r->json);
+    if (r->export.steps)
+        step_export_close(&r->export);
 }
 
 static int setup(struct run *r, const struct train_options *o)
@@ -546,9 +562,29 @@ int train_run(const struct train_options *o)
         puts(o->augment ? "Using real-time data augmentation." : "Not using data augmentation.");
         fflush(stdout);
     }
-    for (int e = r.start_epoch; e < r.epochs; e++)
-        if (run_epoch(&r, e) != 0)
+    if (o->dump_steps) {
+        if (r.size > 1) {
+            fprintf(stderr, "cifar-train: --dump-steps exports a single rank's run (this run has %d)\n", r.size);
             goto out;
+        }
+        if (step_export_open(&r.export, o->dump_dir, o->dump_steps, o->batch, r.host_params, r.host_acc, r.core.opt.lr,
+                             RMS_RHO, RMS_EPSILON, RMS_DECAY, r.core.opt.iterations, r.state.seed, r.train.n) != 0)
+            goto out;
+    }
+    for (int e = r.start_epoch; e < r.epochs; e++) {
+        const int ended = run_epoch(&r, e);
+        if (ended == 1) { /* the export is complete: the run stops there, saving nothing */
+            printf("Exported %d training steps to %s\n", o->dump_steps, o->dump_dir);
+            rc = 0;
+            goto out;
+        }
+        if (ended != 0)
+            goto out;
+    }
+    if (o->dump_steps) {
+        fprintf(stderr, "cifar-train: --dump-steps %d: the run has only %d steps\n", o->dump_steps, r.export.written);
+        goto out;
+    }
     if (finish(&r) != 0)
         goto out;
     rc = 0;

@@ -41,6 +41,8 @@ struct train_options {
     const struct kernels *kernels; /* --device: the compute table (default &kernels_cpu); a device table
                                       must be ready (kernels_cuda_open) and coll_init'ed with use_device */
     int graphs;                    /* 0 with --no-cuda-graph (default 1: where step_core can use them) */
+    int dump_steps;                /* --dump-steps N: export the first N steps (step_export.h), then stop */
+    const char *dump_dir;          /* --dump-dir DIR: where (required with --dump-steps) */
 };
 
 void train_options_default(struct train_options *o);
