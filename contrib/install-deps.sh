@@ -9,7 +9,7 @@ build="build-essential pkg-config libcjson-dev libhdf5-dev hdf5-tools libopenbla
        openmpi-bin libopenmpi-dev libpmix-dev clang libclang-rt-dev"
 slurm="slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev"
 tests="python3 python3-h5py python3-numpy python3-jsonschema busybox-static runc sudo procps bc shellcheck
-       python3-torch python3-mpi4py mandoc man-db rpm curl"
+       python3-torch python3-mpi4py python3-scipy mandoc man-db rpm curl"
 bench="python3-torch hyperfine"
 
 want="$build $slurm $tests"

@@ -6,7 +6,11 @@
  *   dropout:      DROP_STEPS x (B*15*15*32 + B*6*6*64 + B*512) uint8 keep flags, produced by the CPU kernels
  *                 themselves (pool_dropout on ones, dropout on ones) with the keys model_forward uses;
  *   order:        ORDER_EPOCHS x ORDER_N uint32, draw_epoch_order of each epoch;
- *   init:         NPARAMS float32, model_init_params. */
+ *   init:         NPARAMS float32, model_init_params;
+ *   streams:      int32 STREAM_KEYS, then STREAM_KEYS x 2 ranks x 5 streams x STREAM_DRAWS float32: the first
+ *                 uniforms (rng_uniform) of the augmentation, the three dropout layers' and the shuffle
+ *                 streams at coordinates (epoch k, step 0), for ranks 0 and 1, to test that the streams are
+ *                 independent of one another and across ranks. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -16,6 +20,7 @@
 #include "rng.h"
 
 enum { AUG_STEPS = 4000, BATCH = 32, DROP_STEPS = 40, ORDER_EPOCHS = 300, ORDER_N = 5085 };
+enum { STREAM_KEYS = 2000, STREAM_DRAWS = 64 };
 static const uint64_t SEED = 7;
 
 static int put(FILE *f, const void *p, size_t bytes) { return fwrite(p, 1, bytes, f) != bytes; }
@@ -85,6 +90,21 @@ int main(int argc, char **argv)
         return 1;
     model_init_params(params, SEED);
     bad |= put(f, params, MODEL_NPARAMS * sizeof *params);
+
+    const int32_t keys_n = STREAM_KEYS;
+    bad |= put(f, &keys_n, sizeof keys_n);
+    for (uint32_t e = 0; e < STREAM_KEYS; e++)
+        for (uint32_t rank = 0; rank < 2; rank++) {
+            const uint64_t dkey = rng_key(SEED, e, 0, rank, RNG_DROPOUT);
+            const uint64_t streams[5] = {rng_key(SEED, e, 0, rank, RNG_AUGMENT), model_dropout_key(dkey, 0),
+                                         model_dropout_key(dkey, 1), model_dropout_key(dkey, 2),
+                                         rng_key(SEED, e, 0, rank, RNG_SHUFFLE)};
+            float u[5][STREAM_DRAWS];
+            for (int st = 0; st < 5; st++)
+                for (int i = 0; i < STREAM_DRAWS; i++)
+                    u[st][i] = rng_uniform(streams[st], (uint64_t)i);
+            bad |= put(f, u, sizeof u);
+        }
     bad |= fclose(f) != 0;
     free(x1), free(y1), free(x2), free(y2), free(h), free(i1), free(i2), free(keep), free(order), free(params);
     return bad;

@@ -7,7 +7,10 @@ fixed seed) against Keras 2.x's definitions, written from Keras, not from the C 
   - Dropout(rate): each unit kept with probability 1 - rate, independently of other units, images, layers
     and steps;
   - NumpyArrayIterator(shuffle=True): a fresh uniform permutation of the training set every epoch;
-  - glorot_uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)), fan = receptive field x channels; zero biases.
+  - glorot_uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)), fan = receptive field x channels; zero biases;
+  - and the counter-based streams behind them (augmentation, each dropout layer, shuffle) uniform, and
+    uncorrelated with one another and between ranks 0 and 1 at the same (epoch, step).
+(Keras 2.x RMSprop's decay at ~1e5 iterations and the last partial batch are checked by test_lockstep.py.)
 Means, variances and agreement rates are z-tests, histograms chi-square tests (Wilson-Hilferty z); the seed is
 fixed, so the result is too; a check fails when |z| > 5. Usage: test_random.py DUMP.bin"""
 import sys
@@ -126,7 +129,6 @@ def main():
     # ---- glorot_uniform ----
     params = np.frombuffer(raw, np.float32, nparams, at).astype(np.float64)
     at += nparams * 4
-    assert at == len(raw), "dump has %d bytes, read %d" % (len(raw), at)
     shapes = [(3, 3, 3, 32), (32,), (3, 3, 32, 32), (32,), (3, 3, 32, 64), (64,), (3, 3, 64, 64), (64,),
               (2304, 512), (512,), (512, 10), (10,)]
     print("glorot_uniform initial weights")
@@ -140,6 +142,23 @@ def main():
         rf = int(np.prod(s[:-2]))
         limit = np.sqrt(6.0 / (rf * s[-2] + rf * s[-1]))
         uniform_checks("kernel %s / limit" % (s,), w / limit, -1.0, 1.0 + 1e-9, bins=min(64, w.size // 50))
+
+    # ---- the streams are independent of one another and across ranks ----
+    keys = int(np.frombuffer(raw, np.int32, 1, at)[0])
+    at += 4
+    u = np.frombuffer(raw, np.float32, keys * 2 * 5 * 64, at).reshape(keys, 2, 5, 64).astype(np.float64)
+    at += u.nbytes // 2
+    assert at == len(raw), "dump has %d bytes, read %d" % (len(raw), at)
+    names = ["augmentation", "dropout_1", "dropout_2", "dropout_3", "shuffle"]
+    print("streams: %d keys x 64 draws, ranks 0 and 1" % keys)
+    for i in range(5):
+        report("%s stream uniform" % names[i], chi2_z(np.histogram(u[:, :, i], bins=64, range=(0, 1))[0],
+                                                      np.full(64, u[:, :, i].size / 64)))
+        report("%s: rank 0 vs rank 1 uncorrelated" % names[i], corr_z(u[:, 0, i], u[:, 1, i]))
+        for j in range(i + 1, 5):
+            report("%s vs %s: uncorrelated" % (names[i], names[j]), corr_z(u[:, 0, i], u[:, 0, j]))
+            joint = np.histogram2d(u[:, 0, i].ravel(), u[:, 0, j].ravel(), bins=8, range=[[0, 1], [0, 1]])[0]
+            report("%s vs %s: joint histogram (8x8)" % (names[i], names[j]), chi2_z(joint, np.full(64, joint.sum() / 64)))
     if failures:
         print("FAILED: %d check(s): %s" % (len(failures), "; ".join(failures)))
         return 1
