@@ -180,15 +180,15 @@ class LayerTimer:
 
 def train_loop(t, xtr, ytr, batch, seconds, timer=None):
     """trainer-bench's training loop: 5 warm-up steps, then steps for `seconds` over shuffled epochs, the
-    batch indexed and augmented on this thread; returns (timed steps, seconds). With a LayerTimer, each part
-    of a timed step is added to it."""
+    batch indexed and augmented on this thread; returns (timed steps, seconds, CPU seconds of all threads).
+    With a LayerTimer, each part of a timed step is added to it."""
     steps, start, s = 0, None, 0
     mark = timer.switch if timer else None
     while True:
         order = torch.randperm(len(ytr))
         for i in range(0, len(ytr) - batch + 1, batch):
             if s == 5:
-                start = time.perf_counter()
+                start, cpu0 = time.perf_counter(), time.process_time()
                 if timer:
                     timer.clear()
             if timer:
@@ -201,7 +201,7 @@ def train_loop(t, xtr, ytr, batch, seconds, timer=None):
                 if time.perf_counter() - start >= seconds:
                     if timer:
                         mark(None)
-                    return steps, time.perf_counter() - start
+                    return steps, time.perf_counter() - start, time.process_time() - cpu0
 
 
 def main():
@@ -224,8 +224,9 @@ def main():
                 print("# " + line)
         where = " device=%s" % DEVICE.type if DEVICE.type != "cpu" else ""
         t = Trainer(foreach=True)
-        steps, dt = train_loop(t, xtr, ytr, batch, seconds)
-        print("torch train     threads=%d batch=%d%s: %7.1f img/s (%d steps in %.1f s)" % (threads, batch, where, steps * batch / dt, steps, dt))
+        steps, dt, cpu = train_loop(t, xtr, ytr, batch, seconds)
+        print("torch train     threads=%d batch=%d%s: %7.1f img/s (%d steps in %.1f s, %.2f CPU ms per step)" %
+              (threads, batch, where, steps * batch / dt, steps, dt, 1e3 * cpu / steps))
         t.m.eval()
         with torch.no_grad():  # one warm-up pass, as trainer-bench discards one
             for i in range(0, len(yte) - batch + 1, batch):
@@ -243,7 +244,7 @@ def main():
         layer_seconds = float(sys.argv[6]) if len(sys.argv) > 6 else 0.0
         if layer_seconds > 0:
             timer = LayerTimer(t.m)
-            steps, _ = train_loop(t, xtr, ytr, batch, layer_seconds, timer)
+            steps, _, _ = train_loop(t, xtr, ytr, batch, layer_seconds, timer)
             timer.report(threads, batch, steps)
         # ru_maxrss is in KiB on Linux: the whole process (interpreter, torch's libraries, data, buffers).
         print("torch rss threads=%d batch=%d: %.1f MiB peak resident (getrusage ru_maxrss)" %

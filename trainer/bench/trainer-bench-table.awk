@@ -3,7 +3,7 @@
 # FP32 peak that build/bin/flops-probe measured. Input lines:
 #   peak fp32 threads=T: G GFLOP/s (...)
 #   ours mflop per image: train X inference Y (...)
-#   SIDE train|inference threads=T batch=B: N img/s (...)        SIDE is ours or torch
+#   SIDE train|inference threads=T batch=B: N img/s (...[, C CPU ms per step])   SIDE is ours or torch
 #   SIDE rss threads=T batch=B: M MiB ...
 #   SIDE layer threads=T batch=B: NAME FWD_MS BWD_MS MFLOP        (per step; "-" where nothing applies)
 function threads(field) { sub("threads=", "", field); sub(":", "", field); return field }
@@ -23,6 +23,7 @@ function share(mflop, ips, t) { return mflop == "" || ips == "" || peak[t] == ""
 /^peak fp32 threads=/ { peak[threads($3)] = $4 }
 /^ours mflop per image:/ { mflop["train"] = $6; mflop["inference"] = $8 }
 /^(ours|torch) (train|inference|rss) +threads=/ { t = threads($3); add($1 " " $2 " " t, $5) }
+/^(ours|torch) train +threads=.* CPU ms per step/ { t = threads($3); add($1 " cpu " t, $12) }
 /^(ours|torch) layer threads=/ {
     t = threads($3); batch = $4; sub("batch=", "", batch); sub(":", "", batch)
     if (!(($5) in seen)) { seen[$5] = 1; names[++nnames] = $5 }
@@ -32,14 +33,14 @@ function share(mflop, ips, t) { return mflop == "" || ips == "" || peak[t] == ""
 }
 END {
     printf "\nmedians of %d rounds, batch 32 | ours 1 thr | torch 1 thr | ratio | ours 2 thr | torch 2 thr | ratio\n", rounds
-    print "(ratio: ours / torch; for RSS below 1 means ours uses less)"
-    for (k = 1; k <= 5; k++) {
-        what = k <= 2 ? (k == 1 ? "train" : "inference") : k <= 4 ? (k == 3 ? "train" : "inference") : "rss"
-        label = k <= 2 ? what " img/s" : k <= 4 ? what " % of FP32 peak" : "peak RSS MiB"
+    print "(ratio: ours / torch; for RSS and CPU time below 1 means ours uses less)"
+    for (k = 1; k <= 6; k++) {
+        what = k <= 2 ? (k == 1 ? "train" : "inference") : k <= 4 ? (k == 3 ? "train" : "inference") : k == 5 ? "rss" : "cpu"
+        label = k <= 2 ? what " img/s" : k <= 4 ? what " % of FP32 peak" : k == 5 ? "peak RSS MiB" : "train CPU ms per step"
         line = sprintf("%-31s", label)
         for (t = 1; t <= 2; t++) {
             o = median("ours " what " " t); p = median("torch " what " " t)
-            if (k <= 2 || k == 5)
+            if (k <= 2 || k >= 5)
                 line = line sprintf(" | %10s | %11s | %5s", num(o, "%.1f"), num(p, "%.1f"), ratio(o, p))
             else
                 line = line sprintf(" | %10s | %11s | %5s", share(mflop[what], o, t), share(mflop[what], p, t), "")
