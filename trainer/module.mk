@@ -50,7 +50,7 @@ TEST_BINS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_T
 endif
 ifneq ($(TRAINER_RUN_OK),)
 ALL += $(BUILD)/bin/cifar-train
-TEST_BINS += $(TRAINER_MPI_TESTS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench
+TEST_BINS += $(TRAINER_MPI_TESTS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench $(BUILD)/bin/flops-probe
 BENCHES += trainer/bench/trainer-bench.sh
 INSTALL_RULES += install-trainer
 endif
@@ -70,6 +70,13 @@ $(call obj-of,trainer/bench/trainer_bench.c): OPT := -O3 -g
 $(BUILD)/bin/trainer-bench: $(call obj-of,trainer/bench/trainer_bench.c $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
+
+# flops-probe: the machine's FP32 FMA peak at 1 and 2 threads, the denominator of the bench's share of peak
+# (its instruction set is picked at run time, so the build needs no -march).
+$(call obj-of,trainer/bench/flops_probe.c): OPT := -O2 -g
+$(BUILD)/bin/flops-probe: $(call obj-of,trainer/bench/flops_probe.c)
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -pthread -o $@ $(filter %.o,$^)
 
 # `make bench-accuracy` (outside `make check` and `make bench`: hours on a CPU): the recipe to the end, seeds
 # 0 1 2, cifar-train next to the PyTorch peer, a table of test accuracy per seed, means and wall times

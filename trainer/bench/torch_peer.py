@@ -2,8 +2,11 @@
 """The PyTorch peer of cifar-train: the tutorial's model and recipe (trainer.md) in PyTorch (Debian's
 python3-torch, oneDNN, channels_last), for side-by-side speed and accuracy.
 
-  torch_peer.py bench DATA_DIR THREADS [BATCH] [SECONDS]   training img/s (order + augmentation + step on the
-                                                           same thread) and inference img/s
+  torch_peer.py bench DATA_DIR THREADS [BATCH] [SECONDS] [LAYER_SECONDS]
+                                                           training img/s (order + augmentation + step on the
+                                                           same thread) and inference img/s, then with
+                                                           LAYER_SECONDS > 0 a second training loop timing each
+                                                           part of a step (LayerTimer), then the peak RSS
   torch_peer.py train DATA_DIR EPOCHS [THREADS]            the recipe on DATA_DIR; prints val_acc per epoch
   torch_peer.py gpu DATA_DIR BATCH SECONDS fp32|tf32 train|step eager|compile
                                                            trainer/bench/gpu-vs-torch.sh's measurement, timed as
@@ -20,6 +23,7 @@ border pixels repeated) + horizontal flip, dropout 0.25/0.25/0.5, softmax cross-
 clipping to [1e-7, 1-1e-7], RMSprop rho 0.9 eps 1e-7 lr 1e-4 with Keras's decay lr/(1+1e-6*iterations),
 batch 32, a shuffled pass over the training set per epoch, validation on the test set after each epoch."""
 import os
+import resource
 import sys
 import time
 
@@ -83,16 +87,83 @@ class Trainer:
         self.opt = torch.optim.RMSprop(self.m.parameters(), lr=lr, alpha=0.9, eps=1e-7, foreach=foreach)
         self.sched = torch.optim.lr_scheduler.LambdaLR(self.opt, lambda it: 1.0 / (1.0 + 1e-6 * it))
 
-    def step(self, xb, yb):
+    def step(self, xb, yb, mark=None):
+        """One training step; mark (LayerTimer.switch) is told where the loss, its backward and the update
+        begin."""
         self.m.train()
         out = self.m(augment(xb).to(DEVICE, non_blocking=True))
+        if mark:
+            mark("loss")
         yb = yb.to(DEVICE, non_blocking=True)
         loss = keras_loss(out, yb)
         self.opt.zero_grad(set_to_none=True)
+        if mark:
+            mark("loss_bwd")
         loss.backward()
+        if mark:
+            mark("update")
         self.opt.step()
         self.sched.step()
         return loss.item() * len(yb), (out.argmax(1) == yb).sum().item()
+
+
+class LayerTimer:
+    """Wall time of each part of a training step, as trainer-bench times ours: the batch (indexing and
+    augmentation), each layer with the modules after it up to the next Conv2d/MaxPool2d/Linear (the groups
+    of trainer-bench, named as Keras names them), the loss, and the update (the rest: zero_grad's share,
+    RMSprop, the scheduler). Forward: a pre-hook on every module starts its time. Backward: a hook on each
+    module's output tensor fires as that tensor's gradient is ready, i.e. as the backward of the module that
+    produced it begins (on the CPU autograd runs on the calling thread, one node after another, so the
+    stamps are in order); the loss's backward runs before the last module's hook fires. A stamp costs a
+    Python call (a few microseconds, about 40 per step), so the throughput loop runs without the hooks.
+    Only one LayerTimer per model: its hooks stay."""
+
+    def __init__(self, m):
+        self.names, self.group, counts = [], [], {}
+        keras = {nn.Conv2d: "conv2d", nn.MaxPool2d: "max_pooling2d", nn.Linear: "dense"}
+        for mod in m:
+            kind = keras.get(type(mod))
+            if kind:
+                counts[kind] = counts.get(kind, 0) + 1
+                self.names.append("%s_%d" % (kind, counts[kind]))
+            self.group.append(len(self.names) - 1)
+        self.fwd, self.bwd = [0.0] * len(self.names), [0.0] * len(self.names)
+        self.other = {"batch": 0.0, "loss": 0.0, "loss_bwd": 0.0, "update": 0.0}
+        self.cur, self.last = None, 0.0
+        for i, mod in enumerate(m):
+            mod.register_forward_pre_hook(lambda mod, inp, i=i: self.switch(("fwd", self.group[i])))
+            mod.register_forward_hook(lambda mod, inp, out, i=i: self.on_output(i, out))
+
+    def on_output(self, i, out):
+        if out.requires_grad:
+            out.register_hook(lambda g, i=i: self.switch(("bwd", self.group[i])))
+
+    def switch(self, what):
+        """From now on time goes to `what`; the time since the last switch to the part that was running."""
+        t = time.perf_counter()
+        cur = self.cur
+        if cur is not None:
+            if cur[0] == "fwd":
+                self.fwd[cur[1]] += t - self.last
+            elif cur[0] == "bwd":
+                self.bwd[cur[1]] += t - self.last
+            else:
+                self.other[cur] += t - self.last
+        self.cur, self.last = what, t
+        return None
+
+    def clear(self):
+        self.fwd, self.bwd = [0.0] * len(self.names), [0.0] * len(self.names)
+        self.other = dict.fromkeys(self.other, 0.0)
+
+    def report(self, threads, batch, steps):
+        ms = 1e3 / steps
+        head = "torch layer threads=%d batch=%d:" % (threads, batch)
+        print("%s batch %.3f - -" % (head, self.other["batch"] * ms))
+        for name, f, b in zip(self.names, self.fwd, self.bwd):
+            print("%s %s %.3f %.3f -" % (head, name, f * ms, b * ms))
+        print("%s loss %.3f %.3f -" % (head, self.other["loss"] * ms, self.other["loss_bwd"] * ms))
+        print("%s update %.3f - -" % (head, self.other["update"] * ms))
 
     @torch.no_grad()
     def evaluate(self, x, y, batch=32):
@@ -105,6 +176,32 @@ class Trainer:
             loss += keras_loss(out, yb).item() * len(xb)
             right += (out.argmax(1) == yb).sum().item()
         return loss / len(y), right / len(y)
+
+
+def train_loop(t, xtr, ytr, batch, seconds, timer=None):
+    """trainer-bench's training loop: 5 warm-up steps, then steps for `seconds` over shuffled epochs, the
+    batch indexed and augmented on this thread; returns (timed steps, seconds, CPU seconds of all threads).
+    With a LayerTimer, each part of a timed step is added to it."""
+    steps, start, s = 0, None, 0
+    mark = timer.switch if timer else None
+    while True:
+        order = torch.randperm(len(ytr))
+        for i in range(0, len(ytr) - batch + 1, batch):
+            if s == 5:
+                start, cpu0 = time.perf_counter(), time.process_time()
+                if timer:
+                    timer.clear()
+            if timer:
+                mark("batch")
+            idx = order[i:i + batch]
+            t.step(xtr[idx], ytr[idx], mark)
+            s += 1
+            if start is not None:
+                steps += 1
+                if time.perf_counter() - start >= seconds:
+                    if timer:
+                        mark(None)
+                    return steps, time.perf_counter() - start, time.process_time() - cpu0
 
 
 def main():
@@ -127,23 +224,9 @@ def main():
                 print("# " + line)
         where = " device=%s" % DEVICE.type if DEVICE.type != "cpu" else ""
         t = Trainer(foreach=True)
-        steps, start, s = 0, None, 0
-        while True:
-            order = torch.randperm(len(ytr))
-            for i in range(0, len(ytr) - batch + 1, batch):
-                if s == 5:
-                    start = time.perf_counter()
-                idx = order[i:i + batch]
-                t.step(xtr[idx], ytr[idx])
-                s += 1
-                if start is not None:
-                    steps += 1
-                    if time.perf_counter() - start >= seconds:
-                        break
-            if start is not None and time.perf_counter() - start >= seconds:
-                break
-        dt = time.perf_counter() - start
-        print("torch train     threads=%d batch=%d%s: %7.1f img/s (%d steps in %.1f s)" % (threads, batch, where, steps * batch / dt, steps, dt))
+        steps, dt, cpu = train_loop(t, xtr, ytr, batch, seconds)
+        print("torch train     threads=%d batch=%d%s: %7.1f img/s (%d steps in %.1f s, %.2f CPU ms per step)" %
+              (threads, batch, where, steps * batch / dt, steps, dt, 1e3 * cpu / steps))
         t.m.eval()
         with torch.no_grad():  # one warm-up pass, as trainer-bench discards one
             for i in range(0, len(yte) - batch + 1, batch):
@@ -158,6 +241,14 @@ def main():
                 torch.cuda.synchronize()
         dt = time.perf_counter() - start
         print("torch inference threads=%d batch=%d%s: %7.1f img/s (%d images in %.1f s)" % (threads, batch, where, n / dt, n, dt))
+        layer_seconds = float(sys.argv[6]) if len(sys.argv) > 6 else 0.0
+        if layer_seconds > 0:
+            timer = LayerTimer(t.m)
+            steps, _, _ = train_loop(t, xtr, ytr, batch, layer_seconds, timer)
+            timer.report(threads, batch, steps)
+        # ru_maxrss is in KiB on Linux: the whole process (interpreter, torch's libraries, data, buffers).
+        print("torch rss threads=%d batch=%d: %.1f MiB peak resident (getrusage ru_maxrss)" %
+              (threads, batch, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
     elif mode == "gpu":
         batch, seconds, math, what, how = int(sys.argv[3]), float(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7]
         tf32 = math == "tf32"

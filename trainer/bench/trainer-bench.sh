@@ -1,58 +1,56 @@
 #!/bin/bash
 # `make bench` for the trainer: training images/s (batch 32, order + augmentation + step) and inference
 # images/s of cifar-train's compute (build/bin/trainer-bench) next to the PyTorch peer (trainer/bench/torch_peer.py)
-# on the real CIFAR-10 subset, with 1 and 2 threads, in the same run.
+# on the real CIFAR-10 subset, with 1 and 2 threads, in the same run; then each layer's forward and backward
+# time per step, both processes' peak RSS, and the share of the machine's FP32 peak that each reaches
+# (build/bin/flops-probe measures the peak at the start; trainer-bench counts the model's FLOPs per image).
 # Machines running other jobs make single measurements swing by 2x, so ours and PyTorch's alternate,
-# ROUNDS times (default 3), SECONDS_EACH seconds of training each (default 10; inference half of that),
-# and the summary gives the median of each column and the ratio of the medians.
+# ROUNDS times (default 3), SECONDS_EACH seconds of training each (default 10; inference half of that; the
+# per-layer loop LAYER_SECONDS, default half of it), and the tables give the median of each figure over the
+# rounds and ratios of those medians (trainer/bench/trainer-bench-table.awk).
 set -eu
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
 SECONDS_EACH=${SECONDS_EACH:-10}
 ROUNDS=${ROUNDS:-3}
+LAYER_SECONDS=${LAYER_SECONDS:-$(awk -v s="$SECONDS_EACH" 'BEGIN { print s / 2 }')}
 [ -f "$DATA/data_batch_1.bin" ] || { echo "trainer-bench: $DATA not present, nothing measured"; exit 0; }
 have_torch=1
 /usr/bin/python3 -c 'import torch' 2>/dev/null || have_torch=0
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|fma|avx512f' | tr '\n' ' ')
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')," \
+     "model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')), $(nproc) cores, ${cpu_flags}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}; $ROUNDS rounds of ${SECONDS_EACH} s, ours and PyTorch alternating"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
+# The peak first, on a machine as quiet as the rest of the run will see.
+"$BUILD/bin/flops-probe" 1 2 | tee -a "$log"
 # Both sides get the same threads, set explicitly: OpenMP's pool (ours, oneDNN, torch), and OpenBLAS kept to
 # one thread (its own pthreads pool would spin beside torch's OpenMP threads). The peer prints its build
 # and threading configuration once.
 [ $have_torch = 1 ] && PEER_CONFIG=1 OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
     bench "$DATA" 2 32 1 | grep '^#' | grep -E 'PyTorch version|OpenMP|MKL|oneDNN|ATen parallel|threads|CPU capability'
 for r in $(seq "$ROUNDS"); do
+    echo "round $r: load $(cut -d' ' -f1-3 /proc/loadavg)"
     for t in 1 2; do
-        OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
+        # Everything goes to the log for the tables; the throughput lines are shown as they come.
+        OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" \
+            "$LAYER_SECONDS" | tee -a "$log" | awk '/^ours (train|inference) /'
         [ $have_torch = 1 ] && OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
-            bench "$DATA" "$t" 32 "$SECONDS_EACH" | tee -a "$log"
+            bench "$DATA" "$t" 32 "$SECONDS_EACH" "$LAYER_SECONDS" | tee -a "$log" | awk '/^torch (train|inference) /'
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-# Lines look like "ours train     threads=1 batch=32:   623.1 img/s (...)".
-awk '{ sub("threads=", "", $3); v[$1 " " $2 " " $3] = v[$1 " " $2 " " $3] " " $5 }
-function median(s,   a, n, i, j, t) {
-    n = split(s, a, " ")
-    for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] + 0 < a[i] + 0) { t = a[i]; a[i] = a[j]; a[j] = t }
-    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-}
-END {
-    printf "\nmedian img/s, batch 32   | ours 1 thr | torch 1 thr | ratio | ours 2 thr | torch 2 thr | ratio\n"
-    split("train inference", kinds, " ")
-    for (k = 1; k <= 2; k++) {
-        line = sprintf("%-24s", kinds[k])
-        for (t = 1; t <= 2; t++) {
-            o = median(v["ours " kinds[k] " " t]); p = median(v["torch " kinds[k] " " t])
-            line = line sprintf(" | %10.1f | %11s | %5s", o, p == "" ? "-" : sprintf("%.1f", p),
-                                p == "" ? "-" : sprintf("%.2f", o / p))
-        }
-        print line
-    }
-    t1 = median(v["torch train 1"]); t2 = median(v["torch train 2"])
-    o1 = median(v["ours train 1"]); o2 = median(v["ours train 2"])
-    if (t1 != "" && t2 != "")
-        printf "scaling 1 -> 2 threads, train: ours %.2fx, torch %.2fx%s\n", o2 / o1, t2 / t1,
-               t2 / t1 < 1.2 ? " (the peer gains little from a second thread on this machine)" : ""
-}' "$log"
+awk -v rounds="$ROUNDS" -f trainer/bench/trainer-bench-table.awk "$log"
+echo "How: img/s = images / wall time of a loop (train: order + augmentation + forward + backward + RMSprop on one"
+echo "thread's loop, $SECONDS_EACH s after 5 warm-up steps; inference: forward over the test images, $((SECONDS_EACH / 2)) s after a"
+echo "warm-up pass). CPU ms per step: user + system time of all the process's threads over the timed training"
+echo "loop (getrusage / time.process_time), which a shared machine stretches much less than wall time."
+echo "Per layer: a separate $LAYER_SECONDS s training loop after the same warm-up, wall time between"
+echo "layer boundaries (ours: a trace hook at each table row, model.h; the peer: module forward pre-hooks and"
+echo "hooks on each module's output gradient); a group is a Conv2D/MaxPooling2D/Dense with the layers fused or"
+echo "following it; update = the rest of the step. %peak = MFLOP per image x img/s / flops-probe's FP32 FMA peak"
+echo "at the same thread count; Winograd convolutions do fewer multiplications than counted, so a layer can"
+echo "exceed 100%. Peak RSS: getrusage(RUSAGE_SELF).ru_maxrss of each whole process at its end (the peer's"
+echo "includes the Python interpreter and torch's libraries)."
 [ $have_torch = 1 ] || echo "(python3-torch not installed: no PyTorch figures)"

@@ -145,13 +145,16 @@ static void bind_tensor(struct tensor *t, int arg, const dnnl_memory_desc_t *use
 
 static void create_prim(struct conv_prim *p, const struct conv_shape *s)
 {
-    /* Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) does the layers whose channel counts are multiples of
-     * 16 in 0.62x the time of the direct NHWC convolutions, even counting the reorders of activations to
-     * and from its blocked layout (trainer/README.md); it exists only for that layout and for AVX-512, so
-     * elsewhere (conv2d_1's 3 input channels, other CPUs) the direct convolution on NHWC runs. */
+    /* Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) does the forward and input-gradient passes of the layers
+     * whose channel counts are multiples of 16 faster than the direct NHWC convolutions, even counting the
+     * reorders of activations to and from its blocked layout (trainer/README.md); it exists only for that
+     * layout and for AVX-512, so elsewhere (conv2d_1's 3 input channels, other CPUs) the direct convolution
+     * on NHWC runs. The kernel gradient is direct everywhere: Winograd's was slower than the direct one
+     * on NHWC on a Zen 5 core (conv2d_2's backward 6.6-6.9 -> 5.2-5.5 ms per batch of 32, conv2d_4's
+     * 3.9-4.3 -> 3.6-3.8, at 1 thread), which also spares reordering the layer's input. */
     struct conv_descs d;
     dnnl_primitive_desc_t pd = NULL;
-    if (s->C % 16 == 0 && s->cout % 16 == 0) {
+    if (s->op != OP_GRAD_KERNEL && s->C % 16 == 0 && s->cout % 16 == 0) {
         make_descs(&d, s, dnnl_convolution_winograd, dnnl_format_tag_any);
         pd = op_pd(s, &d);
     }

@@ -361,6 +361,8 @@ void model_forward(struct model *m, const float *x, const uint8_t *labels, int B
         const struct model_slot *s = &m->slots[i];
         int ih, iw, ic;
         in_shape(i, &ih, &iw, &ic);
+        if (m->trace)
+            m->trace(m->trace_ctx, i, 0);
         switch (L->kind) {
         case MODEL_CONV:
             layer_conv3x3_forward(k, in, B, ih, iw, ic, L->pad, W(m, L->tensor), W(m, L->tensor + 1), L->units,
@@ -390,6 +392,8 @@ void model_forward(struct model *m, const float *x, const uint8_t *labels, int B
         }
         in = s->y;
     }
+    if (m->trace)
+        m->trace(m->trace_ctx, -1, 0);
 }
 
 /* The table walked backwards. The gradient dy (of the loss w.r.t. the output of the layers seen so far)
@@ -409,6 +413,8 @@ void model_backward(struct model *m, int B, model_grads_ready_fn ready, void *ct
         float *dx = i ? pingpong[turn] : NULL; /* the input needs no gradient */
         int ih, iw, ic;
         in_shape(i, &ih, &iw, &ic);
+        if (m->trace)
+            m->trace(m->trace_ctx, i, 1);
         switch (L->kind) {
         case MODEL_ACTIVATION:
             relu = is_relu(L);
@@ -441,4 +447,6 @@ void model_backward(struct model *m, int B, model_grads_ready_fn ready, void *ct
         dy = dx;
         turn ^= 1;
     }
+    if (m->trace)
+        m->trace(m->trace_ctx, -1, 1);
 }

@@ -112,6 +112,12 @@ struct model {
     struct model_slot *slots; /* host memory, one per layer */
     struct step_values *step; /* table memory: read by training forward passes and the update */
     double *sums;             /* table memory: [0] summed loss, [1] correct count (model_read_sums) */
+    /* Optional (NULL, the default: no calls): called as the work of table row `layer` begins in forward
+     * (backward 0) or backward (backward 1), and with layer -1 as that pass ends, so that trainer-bench
+     * can time each layer's kernel calls. On the CPU the kernels have finished when they return; with a
+     * device table the calls would mark queueing, not execution. */
+    void (*trace)(void *ctx, int layer, int backward);
+    void *trace_ctx;
 };
 
 /* Allocates parameters, gradients and activations for batches of up to max_batch images. Parameters
