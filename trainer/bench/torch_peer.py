@@ -59,18 +59,19 @@ def model():
     return m.to(DEVICE, memory_format=torch.channels_last)
 
 
-def augment(xb):
-    """Keras ImageDataGenerator(width/height_shift_range=0.1, fill_mode='nearest', horizontal_flip=True)."""
+def augment(xb, draws=None):
+    """Keras ImageDataGenerator(width/height_shift_range=0.1, fill_mode='nearest', horizontal_flip=True).
+    draws: (shift cols, shift rows, flip) tensors of given draws (torch_with_our_draws.py), else torch's."""
     n = xb.shape[0]
     x = xb.float().div_(255)
-    shift = (torch.rand(n, 2) * 2 - 1) * 0.1 * 32  # pixels (cols, rows)
+    shift = (torch.rand(n, 2) * 2 - 1) * 0.1 * 32 if draws is None else torch.stack(draws[:2], 1)  # px (cols, rows)
     theta = torch.zeros(n, 2, 3)
     theta[:, 0, 0] = 1
     theta[:, 1, 1] = 1
     theta[:, :, 2] = shift * 2 / 31  # align_corners=True: normalised units per pixel
     grid = F.affine_grid(theta, x.shape, align_corners=True)
     x = F.grid_sample(x, grid, mode="bilinear", padding_mode="border", align_corners=True)
-    flip = torch.rand(n) < 0.5
+    flip = torch.rand(n) < 0.5 if draws is None else draws[2]
     x[flip] = x[flip].flip(3)
     return x.contiguous(memory_format=torch.channels_last)
 
@@ -311,4 +312,5 @@ def main():
         sys.exit("unknown mode " + mode)
 
 
-main()
+if __name__ == "__main__":
+    main()
