@@ -107,6 +107,18 @@ class Trainer:
         self.sched.step()
         return loss.item() * len(yb), (out.argmax(1) == yb).sum().item()
 
+    @torch.no_grad()
+    def evaluate(self, x, y, batch=32):
+        self.m.eval()
+        loss, right = 0.0, 0
+        for i in range(0, len(y), batch):
+            xb = (x[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last).to(DEVICE)
+            yb = y[i:i + batch].to(DEVICE)
+            out = self.m(xb)
+            loss += keras_loss(out, yb).item() * len(xb)
+            right += (out.argmax(1) == yb).sum().item()
+        return loss / len(y), right / len(y)
+
 
 class LayerTimer:
     """Wall time of each part of a training step, as trainer-bench times ours: the batch (indexing and
@@ -165,18 +177,6 @@ class LayerTimer:
             print("%s %s %.3f %.3f -" % (head, name, f * ms, b * ms))
         print("%s loss %.3f %.3f -" % (head, self.other["loss"] * ms, self.other["loss_bwd"] * ms))
         print("%s update %.3f - -" % (head, self.other["update"] * ms))
-
-    @torch.no_grad()
-    def evaluate(self, x, y, batch=32):
-        self.m.eval()
-        loss, right = 0.0, 0
-        for i in range(0, len(y), batch):
-            xb = (x[i:i + batch].float() / 255).contiguous(memory_format=torch.channels_last).to(DEVICE)
-            yb = y[i:i + batch].to(DEVICE)
-            out = self.m(xb)
-            loss += keras_loss(out, yb).item() * len(xb)
-            right += (out.argmax(1) == yb).sum().item()
-        return loss / len(y), right / len(y)
 
 
 def train_loop(t, xtr, ytr, batch, seconds, timer=None):
