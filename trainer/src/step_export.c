@@ -57,16 +57,17 @@ static size_t npy_row_bytes(const struct npy_file *n)
     return b;
 }
 
-/* One row of the first dimension: `bytes` of data, zero-padded to the row size. */
+/* One row of the first dimension: `bytes` of data, then zeros up to the row size. */
 static int npy_row(struct npy_file *n, const void *data, size_t bytes)
 {
     static const char zeros[4096];
-    size_t pad = npy_row_bytes(n) - bytes;
     if (fwrite(data, 1, bytes, n->f) != bytes)
         return -1;
-    for (; pad; pad -= pad < sizeof zeros ? pad : sizeof zeros)
-        if (fwrite(zeros, 1, pad < sizeof zeros ? pad : sizeof zeros, n->f) != (pad < sizeof zeros ? pad : sizeof zeros))
+    for (size_t pad = npy_row_bytes(n) - bytes, chunk; pad; pad -= chunk) {
+        chunk = pad < sizeof zeros ? pad : sizeof zeros;
+        if (fwrite(zeros, 1, chunk, n->f) != chunk)
             return -1;
+    }
     n->rows++;
     return 0;
 }
@@ -203,21 +204,17 @@ int step_export_add(struct step_export *e, const struct model *m, int epoch, int
     const struct kernels *k = m->k;
     int rc = 0;
     const int32_t st[3] = {epoch, step, B};
-    int32_t order[B];
+    int32_t order[e->batch]; /* padded with -1, not the zeros npy_row pads with */
     float params[B][3];
+    for (int i = 0; i < e->batch; i++)
+        order[i] = i < B ? (int32_t)idx[i] : -1;
     for (int i = 0; i < B; i++) {
-        order[i] = (int32_t)idx[i];
         params[i][0] = aug ? aug[i].shift_rows : 0.0f;
         params[i][1] = aug ? aug[i].shift_cols : 0.0f;
         params[i][2] = aug ? (float)(aug[i].flip != 0) : 0.0f;
     }
-    /* order's padding is -1, not the zeros npy_row pads with */
-    int32_t padded[e->batch];
-    memcpy(padded, order, sizeof order);
-    for (int i = B; i < e->batch; i++)
-        padded[i] = -1;
     rc |= npy_row(&e->step, st, sizeof st);
-    rc |= npy_row(&e->order, padded, sizeof padded);
+    rc |= npy_row(&e->order, order, sizeof order);
     rc |= npy_row(&e->aug, params, sizeof params);
     k->download(e->xbuf, m->x, (size_t)B * CIFAR_IMAGE_BYTES * sizeof(float));
     rc |= npy_row(&e->x, e->xbuf, (size_t)B * CIFAR_IMAGE_BYTES * sizeof(float));
