@@ -10,7 +10,9 @@
  *   streams:      int32 STREAM_KEYS, then STREAM_KEYS x 2 ranks x 5 streams x STREAM_DRAWS float32: the first
  *                 uniforms (rng_uniform) of the augmentation, the three dropout layers' and the shuffle
  *                 streams at coordinates (epoch k, step 0), for ranks 0 and 1, to test that the streams are
- *                 independent of one another and across ranks. */
+ *                 independent of one another and across ranks;
+ *   philox:       3 x 4 uint32, rng_philox of Random123's three known-answer inputs for philox4x32_10
+ *                 (counter and key all 0; all 1 bits; the digits of pi). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -105,6 +107,15 @@ int main(int argc, char **argv)
                     u[st][i] = rng_uniform(streams[st], (uint64_t)i);
             bad |= put(f, u, sizeof u);
         }
+    static const uint32_t kat_ctr[3][4] = {{0, 0, 0, 0},
+                                           {~0u, ~0u, ~0u, ~0u},
+                                           {0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}};
+    static const uint32_t kat_key[3][2] = {{0, 0}, {~0u, ~0u}, {0xa4093822u, 0x299f31d0u}};
+    for (int t = 0; t < 3; t++) {
+        uint32_t out[4];
+        rng_philox(kat_ctr[t], kat_key[t], out);
+        bad |= put(f, out, sizeof out);
+    }
     bad |= fclose(f) != 0;
     free(x1), free(y1), free(x2), free(y2), free(h), free(i1), free(i2), free(keep), free(order), free(params);
     return bad;

@@ -10,6 +10,8 @@ fixed seed) against Keras 2.x's definitions, written from Keras, not from the C 
   - glorot_uniform: U(-l, l), l = sqrt(6 / (fan_in + fan_out)), fan = receptive field x channels; zero biases;
   - and the counter-based streams behind them (augmentation, each dropout layer, shuffle) uniform, and
     uncorrelated with one another and between ranks 0 and 1 at the same (epoch, step).
+  - the generator under all of them, Philox4x32-10, against the known-answer vectors published with
+    Random123 (kat_vectors: philox4x32 10 rounds), so that it is the generator its authors tested.
 (Keras 2.x RMSprop's decay at ~1e5 iterations and the last partial batch are checked by test_lockstep.py.)
 Means, variances and agreement rates are z-tests, histograms chi-square tests (Wilson-Hilferty z); the seed is
 fixed, so the result is too; a check fails when |z| > 5. Usage: test_random.py DUMP.bin"""
@@ -148,6 +150,8 @@ def main():
     at += 4
     u = np.frombuffer(raw, np.float32, keys * 2 * 5 * 64, at).reshape(keys, 2, 5, 64).astype(np.float64)
     at += u.nbytes // 2
+    kat = np.frombuffer(raw, np.uint32, 12, at).reshape(3, 4)
+    at += kat.nbytes
     assert at == len(raw), "dump has %d bytes, read %d" % (len(raw), at)
     names = ["augmentation", "dropout_1", "dropout_2", "dropout_3", "shuffle"]
     print("streams: %d keys x 64 draws, ranks 0 and 1" % keys)
@@ -159,6 +163,15 @@ def main():
             report("%s vs %s: uncorrelated" % (names[i], names[j]), corr_z(u[:, 0, i], u[:, 0, j]))
             joint = np.histogram2d(u[:, 0, i].ravel(), u[:, 0, j].ravel(), bins=8, range=[[0, 1], [0, 1]])[0]
             report("%s vs %s: joint histogram (8x8)" % (names[i], names[j]), chi2_z(joint, np.full(64, joint.sum() / 64)))
+    # Random123's kat_vectors for philox4x32_R(10): counter and key 0; all ones; the hex digits of pi.
+    published = [[0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8], [0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd],
+                 [0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1]]
+    for t in range(3):
+        same = [int(v) for v in kat[t]] == published[t]
+        print("philox4x32-10 known-answer vector %d: %s %s" % (t, " ".join("%08x" % v for v in kat[t]),
+                                                               "ok" if same else "FAIL"))
+        if not same:
+            failures.append("philox known-answer vector %d" % t)
     if failures:
         print("FAILED: %d check(s): %s" % (len(failures), "; ".join(failures)))
         return 1

@@ -6,7 +6,7 @@ import numpy as np
 
 U = np.uint64
 INIT, SHUFFLE, AUGMENT, DROPOUT = 1, 2, 3, 4  # enum rng_stream
-GOLDEN, COUNTER = U(0x9e3779b97f4a7c15), U(0xd1342543de82ef95)
+GOLDEN = U(0x9e3779b97f4a7c15)
 # (name, HWIO or (in, out) shape) of the model's kernels, in parameter order; each is followed by its bias
 KERNELS = [("conv2d_1", (3, 3, 3, 32)), ("conv2d_2", (3, 3, 32, 32)), ("conv2d_3", (3, 3, 32, 64)),
            ("conv2d_4", (3, 3, 64, 64)), ("dense_1", (2304, 512)), ("dense_2", (512, 10))]
@@ -27,9 +27,29 @@ def key(seed, epoch, step, rank, stream):
     return int(mix(k ^ U((rank << 32) | stream))[0])
 
 
-def u64(k, i):
+M32 = U(0xffffffff)
+
+
+def block(k, b):
+    """rng_block: Philox4x32-10 of counters b (an array) under key k; four uint64 arrays holding 32-bit words."""
+    b = np.asarray(b, U)
+    c0, c1, c2, c3 = b & M32, b >> U(32), np.zeros_like(b), np.zeros_like(b)
+    k0, k1 = U(k & 0xffffffff), U(k >> 32)
     with np.errstate(over="ignore"):
-        return mix(mix(U(k) ^ (np.asarray(i, U) * COUNTER)) + GOLDEN)
+        for r in range(10):
+            if r:
+                k0, k1 = (k0 + U(0x9E3779B9)) & M32, (k1 + U(0xBB67AE85)) & M32
+            p0, p1 = U(0xD2511F53) * c0, U(0xCD9E8D57) * c2
+            c0, c1, c2, c3 = (p1 >> U(32)) ^ c1 ^ k0, p1 & M32, (p0 >> U(32)) ^ c3 ^ k1, p0 & M32
+    return c0, c1, c2, c3
+
+
+def u64(k, i):
+    """rng_u64: words 2(i % 2) and 2(i % 2) + 1 of block i / 2, low word first."""
+    i = np.asarray(i, U)
+    w = block(k, i >> U(1))
+    odd = (i & U(1)).astype(bool)
+    return np.where(odd, w[2] | (w[3] << U(32)), w[0] | (w[1] << U(32)))
 
 
 def uniform(k, i):

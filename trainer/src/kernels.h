@@ -26,10 +26,13 @@ struct input_engine; /* input_ring.h */
 struct graph_engine; /* below */
 
 /* Inverted dropout's rule, shared by every device: unit i of a layer whose stream key is `key` is kept
- * when the i-th 16-bit draw is >= rate * 65536 (four draws per 64-bit number: a quarter of the hashing). */
+ * when the i-th 16-bit draw of the stream is >= rate * 65536; the draws are the stream's 32-bit words cut
+ * in halves, low half first, so one Philox block (rng.h) decides eight units. */
 static inline TRAINER_HD int dropout_kept(uint64_t key, size_t i, float rate)
 {
-    const uint32_t draw = (uint32_t)(rng_u64(key, i >> 2) >> ((i & 3) * 16)) & 0xffffu;
+    uint32_t w[4];
+    rng_block(key, i >> 3, w);
+    const uint32_t draw = (w[(i >> 1) & 3] >> ((i & 1) * 16)) & 0xffffu;
     return (float)draw >= rate * 65536.0f;
 }
 

@@ -168,29 +168,21 @@ static void cpu_bias_act_grad(float *dy, const float *y, size_t rows, int cols, 
     free(partial);
 }
 
-/* The dropout decisions of units [first, first + n) of a layer, as dropout_kept() makes them, with one hash
- * per four units instead of one per unit. */
+/* The dropout decisions of units [first, first + n) of a layer, n <= DROPOUT_ROW_MAX, as dropout_kept()
+ * makes them, with one Philox block (rng.h: eight 16-bit draws) per eight units instead of one per unit. The
+ * blocks are all drawn before any is used: they are independent, so the core overlaps their ten dependent
+ * rounds instead of waiting on each in turn (max_pooling2d_1's forward 0.69 -> 0.64 ms per batch of 32). */
+enum { DROPOUT_ROW_MAX = 512 };
 static void dropout_row(uint64_t key, size_t first, int n, float rate, uint8_t *restrict kept)
 {
+    uint32_t w[DROPOUT_ROW_MAX / 8 + 2][4];
+    const size_t b0 = first >> 3, nb = ((first + (size_t)n + 7) >> 3) - b0;
+    for (size_t b = 0; b < nb; b++)
+        rng_block(key, b0 + b, w[b]);
     const float threshold = rate * 65536.0f;
-    if (first % 4 == 0 && n % 4 == 0) { /* the model's case: whole words, no bookkeeping */
-        for (int c = 0; c < n; c += 4) {
-            const uint64_t word = rng_u64(key, (first + (size_t)c) >> 2);
-            for (int j = 0; j < 4; j++)
-                kept[c + j] = (float)((uint32_t)(word >> (16 * j)) & 0xffffu) >= threshold;
-        }
-        return;
-    }
-    uint64_t word = 0;
-    size_t have = SIZE_MAX;
     for (int c = 0; c < n; c++) {
         const size_t i = first + (size_t)c;
-        if (i >> 2 != have) {
-            have = i >> 2;
-            word = rng_u64(key, have);
-        }
-        const uint32_t draw = (uint32_t)(word >> ((i & 3) * 16)) & 0xffffu;
-        kept[c] = (float)draw >= threshold;
+        kept[c] = (float)((w[(i >> 3) - b0][(i >> 1) & 3] >> ((i & 1) * 16)) & 0xffffu) >= threshold;
     }
 }
 
@@ -324,13 +316,19 @@ static void cpu_pool_dropout_grad(const float *dy, const uint8_t *idx, int B, in
 
 static void cpu_dropout(float *x, size_t n, float rate, const uint64_t *keyp)
 {
+    enum { CHUNK = DROPOUT_ROW_MAX };
     if (rate <= 0.0f)
         return;
     const uint64_t key = *keyp;
     const float scale = 1.0f / (1.0f - rate);
 #pragma omp parallel for schedule(static)
-    for (size_t i = 0; i < n; i++)
-        x[i] = dropout_kept(key, i, rate) ? x[i] * scale : 0.0f;
+    for (size_t r = 0; r < n; r += CHUNK) {
+        uint8_t kept[CHUNK];
+        const int m = n - r < CHUNK ? (int)(n - r) : CHUNK;
+        dropout_row(key, r, m, rate, kept);
+        for (int c = 0; c < m; c++)
+            x[r + c] = kept[c] ? x[r + c] * scale : 0.0f;
+    }
 }
 
 static void cpu_softmax_xent(const float *logits, const uint8_t *labels, int B, int classes, float *probs,
