@@ -216,6 +216,34 @@ static void test_pool(float rate)
     free(c.x), free(c.idx), free(r), free(y), free(dx);
 }
 
+/* Inference's pooling (rate 0, no argmax record: the model's forward when not training) against the window
+ * maximum computed here, on values with ties (whole numbers drawn from 0..7). */
+static void test_pool_inference(void)
+{
+    const int B = 2, H = 7, W = 6, C = 37, OH = H / 2, OW = W / 2;
+    const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * OH * OW * C;
+    float *x = malloc(nx * 4), *y = malloc(ny * 4);
+    for (size_t i = 0; i < nx; i++)
+        x[i] = (float)rng_below(11, i, 8);
+    K->pool_dropout(x, B, H, W, C, 0.0f, NULL, y, NULL);
+    int bad = 0;
+    for (int b = 0; b < B; b++)
+        for (int oy = 0; oy < OH; oy++)
+            for (int ox = 0; ox < OW; ox++)
+                for (int c = 0; c < C; c++) {
+                    float m = -1.0f;
+                    for (int k = 0; k < 4; k++)
+                        m = fmaxf(m, x[(((size_t)b * H + 2 * oy + k / 2) * W + 2 * ox + k % 2) * C + c]);
+                    bad += y[(((size_t)b * OH + oy) * OW + ox) * C + c] != m;
+                }
+    printf("maxpool 2x2 at inference (no argmax, 7x6x37 input with ties): %d of %zu outputs differ\n", bad, ny);
+    if (bad) {
+        printf("FAIL: maxpool at inference\n");
+        failures++;
+    }
+    free(x), free(y);
+}
+
 /* ---- softmax cross-entropy ---- */
 struct xent_ctx {
     int B, classes;
@@ -269,6 +297,7 @@ int main(void)
     test_act(0.5f);
     test_pool(0.0f);
     test_pool(0.25f);
+    test_pool_inference();
     test_xent();
     printf("%s\n", failures ? "FAILED" : "all layer gradients match finite differences");
     return failures ? 1 : 0;

@@ -265,10 +265,35 @@ static void unpool_pixel(const float *restrict g, const uint8_t *restrict k, flo
     }
 }
 
+/* Inference's pooling (no dropout, no argmax kept for a backward): the window's maximum alone, the same value
+ * pool_pixel gives (a later element replaces the maximum only when greater), which GCC turns into MAXPS. */
+static void pool_max(const float *x, int B, int H, int W, int C, float *y)
+{
+    const int OH = H / 2, OW = W / 2;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int oy = 0; oy < OH; oy++)
+            for (int ox = 0; ox < OW; ox++) {
+                const float *q0 = x + (((size_t)b * H + 2 * oy) * W + 2 * ox) * C, *q1 = q0 + C;
+                const float *q2 = q0 + (size_t)W * C, *q3 = q2 + C;
+                float *restrict o = y + (((size_t)b * OH + oy) * OW + ox) * C;
+                for (int c = 0; c < C; c++) {
+                    float m = q0[c];
+                    m = q1[c] > m ? q1[c] : m;
+                    m = q2[c] > m ? q2[c] : m;
+                    o[c] = q3[c] > m ? q3[c] : m;
+                }
+            }
+}
+
 static void cpu_pool_dropout(const float *x, int B, int H, int W, int C, float rate, const uint64_t *keyp,
                              float *y, uint8_t *idx)
 {
     const int OH = H / 2, OW = W / 2;
+    if (rate <= 0.0f && !idx) {
+        pool_max(x, B, H, W, C, y);
+        return;
+    }
     const uint64_t key = rate > 0.0f ? *keyp : 0;
     const float scale = rate > 0.0f ? 1.0f / (1.0f - rate) : 1.0f;
 #pragma omp parallel for collapse(2) schedule(static)

@@ -375,7 +375,7 @@ void model_forward(struct model *m, const float *x, const uint8_t *labels, int B
         case MODEL_MAXPOOL: {
             const struct model_layer *d = followed_by(i, MODEL_DROPOUT);
             k->pool_dropout(in, B, ih, iw, ic, d && train ? (float)d->rate : 0.0f,
-                            d ? &m->step->dropout[d->dropout] : NULL, s->y, s->idx);
+                            d ? &m->step->dropout[d->dropout] : NULL, s->y, train ? s->idx : NULL);
             break;
         }
         case MODEL_DROPOUT: /* after a pooling it was fused there; else in place on a Dense's output */
