@@ -37,14 +37,15 @@ for r in $(seq "$ROUNDS"); do
         OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" \
             "$LAYER_SECONDS" | tee -a "$log" | awk '/^ours (train|inference) /'
         [ $have_torch = 1 ] && OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
-            bench "$DATA" "$t" 32 "$SECONDS_EACH" "$LAYER_SECONDS" | tee -a "$log" | awk '/^torch (train|inference) /'
+            bench "$DATA" "$t" 32 "$SECONDS_EACH" "$LAYER_SECONDS" | tee -a "$log" | awk '/^torch (train|inference(-[a-z_]+)?) /'
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 awk -v rounds="$ROUNDS" -f trainer/bench/trainer-bench-table.awk "$log"
 echo "How: img/s = images / wall time of a loop (train: order + augmentation + forward + backward + RMSprop on one"
 echo "thread's loop, $SECONDS_EACH s after 5 warm-up steps; inference: forward over the test images, $((SECONDS_EACH / 2)) s after a"
-echo "warm-up pass). CPU ms per step: user + system time of all the process's threads over the timed training"
+echo "warm-up pass; the peer's is the faster of eager no_grad and its model traced, frozen and passed through"
+echo "torch.jit.optimize_for_inference, both printed). CPU ms per step: user + system time of all the process's threads over the timed training"
 echo "loop (getrusage / time.process_time), which a shared machine stretches much less than wall time."
 echo "Per layer: a separate $LAYER_SECONDS s training loop after the same warm-up, wall time between"
 echo "layer boundaries (ours: a trace hook at each table row, model.h; the peer: module forward pre-hooks and"
