@@ -4,7 +4,7 @@ cifar-train's own random draws (cifar_rng.py) for any of: the initial weights, t
 augmentation and the dropout masks; the others come from torch. It separates what a run learns because of
 its arithmetic from what it learns because of its random numbers (issue 12, trainer/README.md).
 
-  torch_with_our_draws.py DATA_DIR EPOCHS SEED THREADS [init,order,aug,drop]
+  torch_with_our_draws.py DATA_DIR EPOCHS SEED THREADS [init,order,aug,drop | none]
 
 The model flattens in NHWC order (Keras's, so that cifar-train's dense_1 kernel means the same) and applies
 dropout as explicit inverted masks. Prints one line per epoch and the final test accuracy."""
@@ -63,9 +63,9 @@ def masks_for(seed, epoch, step, batch, ours):
 
 def main():
     d, epochs, seed, threads = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    ours = set(sys.argv[5].split(",")) if len(sys.argv) > 5 else {"init", "order", "aug", "drop"}
+    ours = set(sys.argv[5].split(",")) - {"none"} if len(sys.argv) > 5 else {"init", "order", "aug", "drop"}
     if not ours <= {"init", "order", "aug", "drop"}:
-        sys.exit("components: init, order, aug, drop")
+        sys.exit("components: init, order, aug, drop, or none")
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     xtr, ytr = load(d, ["data_batch_%d.bin" % i for i in range(1, 6)])
