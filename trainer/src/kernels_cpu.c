@@ -175,6 +175,8 @@ static void cpu_bias_act_grad(float *dy, const float *y, size_t rows, int cols, 
 enum { DROPOUT_ROW_MAX = 512 };
 static void dropout_row(uint64_t key, size_t first, int n, float rate, uint8_t *restrict kept)
 {
+    if (n > DROPOUT_ROW_MAX)
+        abort(); /* a layer with more than 512 channels: this model has 64 at most */
     uint32_t w[DROPOUT_ROW_MAX / 8 + 2][4];
     const size_t b0 = first >> 3, nb = ((first + (size_t)n + 7) >> 3) - b0;
     for (size_t b = 0; b < nb; b++)
