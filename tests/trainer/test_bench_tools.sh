@@ -4,11 +4,10 @@
 # train), and torch_with_our_draws.py for 1 epoch with all of cifar-train's draws. Each must end with a test
 # accuracy above chance. Not a measurement: 1 epoch says nothing about speed or accuracy.
 set -eu
-BUILD=${BUILD:-build}
-[ -x "$BUILD/bin/cifar-train" ] || { echo "SKIP(dep): cifar-train is not built (make config says what it lacks)"; exit 77; }
-DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
-[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
-/usr/bin/python3 -c 'import numpy, torch' 2>/dev/null || { echo "SKIP(dep): python3-numpy or -torch not installed"; exit 77; }
+. tests/trainer/trainer-env.sh
+need_cifar_train
+need_data
+need_python numpy torch
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 above_chance() { # $1: what ran; $2: the accuracies it printed, each must be in (0.15, 1]

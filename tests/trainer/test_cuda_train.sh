@@ -10,10 +10,9 @@
 set -eu
 cd "$(dirname "$0")/../.."
 . tests/gpu-env.sh
-BUILD=${BUILD:-build}
-DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
-[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
-/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP(dep): python3-h5py/numpy not installed"; exit 77; }
+. tests/trainer/trainer-env.sh
+need_data
+need_python h5py numpy
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-cuda.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train

@@ -5,12 +5,10 @@
 # single steps from the exported states. Then the same from a checkpoint whose iteration count is set to
 # 100,000 with h5py, where Keras's learning-rate decay (1 / (1 + 1e-6 * iterations) = 0.91) is visible.
 set -eu
-BUILD=${BUILD:-build}
-[ -x "$BUILD/bin/cifar-train" ] || { echo "SKIP(dep): cifar-train is not built (make config says what it lacks)"; exit 77; }
-DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
-[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
-/usr/bin/python3 -c 'import h5py, numpy, scipy.ndimage, torch' 2>/dev/null ||
-    { echo "SKIP(dep): python3-h5py, -numpy, -scipy or -torch not installed"; exit 77; }
+. tests/trainer/trainer-env.sh
+need_cifar_train
+need_data
+need_python h5py numpy scipy.ndimage torch
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-lockstep.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 common=(--device cpu --data "$DATA" --threads 2 --seed 3 --dir "$work" --checkpoint-dir "$work")

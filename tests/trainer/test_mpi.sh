@@ -4,11 +4,10 @@
 #  - cifar-train -np 2 on a slice of the real subset: trains, only rank 0 prints and writes files.
 # ASan's leak check is off for the MPI programs: Open MPI keeps allocations until exit by design.
 set -eu
-BUILD=${BUILD:-build}
-[ -x "$BUILD/bin/cifar-train" ] || { echo "SKIP(dep): cifar-train is not built (make config says what it lacks)"; exit 77; }
-DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
+. tests/trainer/trainer-env.sh
+need_cifar_train
 command -v mpirun >/dev/null || { echo "SKIP(dep): mpirun not installed"; exit 77; }
-[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
+need_data
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp} OMPI_MCA_rmaps_base_oversubscribe=1
 export ASAN_OPTIONS=detect_leaks=0
 mpi="mpirun --allow-run-as-root --oversubscribe -np 2"

@@ -3,11 +3,10 @@
 # 3 epochs in one go vs 2 epochs then --resume checkpoint-2.h5 for the third; the final models (weights and
 # RMSprop state) must be identical, checked with h5py. Also `cifar-train evaluate` on the result.
 set -eu
-BUILD=${BUILD:-build}
-[ -x "$BUILD/bin/cifar-train" ] || { echo "SKIP(dep): cifar-train is not built (make config says what it lacks)"; exit 77; }
-DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
-[ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
-/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || { echo "SKIP(dep): python3-h5py/numpy not installed"; exit 77; }
+. tests/trainer/trainer-env.sh
+need_cifar_train
+need_data
+need_python h5py numpy
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-resume.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train

@@ -1,0 +1,18 @@
+# Sourced by the trainer's shell tests (run from the repository root): BUILD and DATA with their defaults, and
+# the skips (exit 77, run-tests' "SKIP(what): why") for what a test needs and this machine may lack.
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
+
+need_cifar_train() {
+    [ -x "$BUILD/bin/cifar-train" ] || { echo "SKIP(dep): cifar-train is not built (make config says what it lacks)"; exit 77; }
+}
+
+need_data() {
+    [ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
+}
+
+# need_python MODULE...: Debian's /usr/bin/python3 imports them all (python3 on PATH may be another build).
+need_python() {
+    /usr/bin/python3 -c "import $(echo "$*" | tr ' ' ',')" 2>/dev/null ||
+        { echo "SKIP(dep): Debian's python3 cannot import all of: $* (python3-<module> packages)"; exit 77; }
+}
