@@ -27,13 +27,18 @@ struct graph_engine; /* below */
 
 /* Inverted dropout's rule, shared by every device: unit i of a layer whose stream key is `key` is kept
  * when the i-th 16-bit draw of the stream is >= rate * 65536; the draws are the stream's 32-bit words cut
- * in halves, low half first, so one Philox block (rng.h) decides eight units. */
+ * in halves, low half first, so one Philox block (rng.h) decides eight units: block i / 8 holds unit i's
+ * draw, which dropout_draw takes out of it. */
+static inline TRAINER_HD uint32_t dropout_draw(const uint32_t block[4], size_t i)
+{
+    return (block[(i >> 1) & 3] >> ((i & 1) * 16)) & 0xffffu;
+}
+
 static inline TRAINER_HD int dropout_kept(uint64_t key, size_t i, float rate)
 {
     uint32_t w[4];
     rng_block(key, i >> 3, w);
-    const uint32_t draw = (w[(i >> 1) & 3] >> ((i & 1) * 16)) & 0xffffu;
-    return (float)draw >= rate * 65536.0f;
+    return (float)dropout_draw(w, i) >= rate * 65536.0f;
 }
 
 struct kernels {

@@ -184,7 +184,7 @@ static void dropout_row(uint64_t key, size_t first, int n, float rate, uint8_t *
     const float threshold = rate * 65536.0f;
     for (int c = 0; c < n; c++) {
         const size_t i = first + (size_t)c;
-        kept[c] = (float)((w[(i >> 3) - b0][(i >> 1) & 3] >> ((i & 1) * 16)) & 0xffffu) >= threshold;
+        kept[c] = (float)dropout_draw(w[(i >> 3) - b0], i) >= threshold;
     }
 }
 
