@@ -1,19 +1,9 @@
 #include "cpu_conv.h"
 
 #include <oneapi/dnnl/dnnl.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-/* A oneDNN failure here is a programming error (inconsistent shapes) or memory exhaustion while creating a
- * primitive; neither leaves anything to recover, so it is reported with the call and the process ends. */
-static void check(dnnl_status_t st, const char *what)
-{
-    if (st != dnnl_success) {
-        fprintf(stderr, "cifar-train: oneDNN %s failed with status %d\n", what, (int)st);
-        abort();
-    }
-}
-#define CHECK(call) check((call), #call)
+#include "cpu_dnnl.h"
+
 
 enum conv_op { OP_FORWARD, OP_GRAD_INPUT, OP_GRAD_KERNEL };
 
@@ -42,7 +32,7 @@ struct conv_prim {
 enum { CACHE_SLOTS = 64 };
 static struct conv_prim cache[CACHE_SLOTS];
 static int cache_used, cache_next;
-static dnnl_engine_t engine;
+static dnnl_engine_t engine; /* cpu_dnnl_engine() */
 static dnnl_stream_t stream;
 
 static void destroy_prim(struct conv_prim *p)
@@ -58,13 +48,13 @@ static void destroy_prim(struct conv_prim *p)
 static void nhwc_md(dnnl_memory_desc_t *md, int B, int H, int W, int C, dnnl_format_tag_t tag)
 {
     const dnnl_dims_t dims = {B, C, H, W}; /* oneDNN's logical order is always N, C, H, W */
-    CHECK(dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32, tag));
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32, tag));
 }
 
 static void kernel_md(dnnl_memory_desc_t *md, int C, int cout, dnnl_format_tag_t tag)
 {
     const dnnl_dims_t dims = {cout, C, 3, 3};
-    CHECK(dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32, tag));
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(md, 4, dims, dnnl_f32, tag));
 }
 
 /* The descriptors of one attempt: the algorithm and the layout of activations the primitive may choose. */
@@ -82,7 +72,7 @@ static void make_descs(struct conv_descs *d, const struct conv_shape *s, dnnl_al
     nhwc_md(&d->src, s->B, s->H, s->W, s->C, act_tag);
     nhwc_md(&d->dst, s->B, OH, OW, s->cout, act_tag);
     kernel_md(&d->wts, s->C, s->cout, dnnl_format_tag_any);
-    CHECK(dnnl_memory_desc_init_by_tag(&d->bias, 1, bdims, dnnl_f32, dnnl_x));
+    DNNL_CHECK(dnnl_memory_desc_init_by_tag(&d->bias, 1, bdims, dnnl_f32, dnnl_x));
 }
 
 /* The primitive descriptor of s->op with descriptors d, or NULL when oneDNN has no implementation. */
@@ -90,15 +80,15 @@ static dnnl_primitive_desc_t op_pd(const struct conv_shape *s, const struct conv
 {
     const dnnl_dims_t strides = {1, 1}, padding = {s->pad, s->pad};
     dnnl_convolution_desc_t fd;
-    CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, d->alg, &d->src, &d->wts, &d->bias,
+    DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, d->alg, &d->src, &d->wts, &d->bias,
                                              &d->dst, strides, padding, padding));
     dnnl_primitive_attr_t attr;
     dnnl_post_ops_t ops;
-    CHECK(dnnl_primitive_attr_create(&attr));
-    CHECK(dnnl_post_ops_create(&ops));
+    DNNL_CHECK(dnnl_primitive_attr_create(&attr));
+    DNNL_CHECK(dnnl_post_ops_create(&ops));
     if (s->relu)
-        CHECK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-    CHECK(dnnl_primitive_attr_set_post_ops(attr, ops));
+        DNNL_CHECK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attr, ops));
     dnnl_primitive_desc_t fwd = NULL, pd = NULL;
     dnnl_status_t st = dnnl_primitive_desc_create(&fwd, &fd, attr, engine, NULL);
     dnnl_post_ops_destroy(ops);
@@ -108,10 +98,10 @@ static dnnl_primitive_desc_t op_pd(const struct conv_shape *s, const struct conv
     /* Backward primitives are created with the forward one as the hint, as oneDNN requires. */
     dnnl_convolution_desc_t bd;
     if (s->op == OP_GRAD_INPUT)
-        CHECK(dnnl_convolution_backward_data_desc_init(&bd, d->alg, &d->src, &d->wts, &d->dst, strides, padding,
+        DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&bd, d->alg, &d->src, &d->wts, &d->dst, strides, padding,
                                                        padding));
     else
-        CHECK(dnnl_convolution_backward_weights_desc_init(&bd, d->alg, &d->src, &d->wts, NULL, &d->dst, strides,
+        DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bd, d->alg, &d->src, &d->wts, NULL, &d->dst, strides,
                                                           padding, padding));
     if (dnnl_primitive_desc_create(&pd, &bd, NULL, engine, fwd) != dnnl_success)
         pd = NULL;
@@ -122,7 +112,7 @@ static dnnl_primitive_desc_t op_pd(const struct conv_shape *s, const struct conv
 static dnnl_memory_t memory_on(const dnnl_memory_desc_t *md, void *handle)
 {
     dnnl_memory_t m;
-    CHECK(dnnl_memory_create(&m, md, engine, handle));
+    DNNL_CHECK(dnnl_memory_create(&m, md, engine, handle));
     return m;
 }
 
@@ -137,9 +127,9 @@ static void bind_tensor(struct tensor *t, int arg, const dnnl_memory_desc_t *use
         return;
     t->prim = memory_on(want, DNNL_MEMORY_ALLOCATE);
     dnnl_primitive_desc_t rpd;
-    CHECK(dnnl_reorder_primitive_desc_create(&rpd, is_output ? want : user, engine, is_output ? user : want,
+    DNNL_CHECK(dnnl_reorder_primitive_desc_create(&rpd, is_output ? want : user, engine, is_output ? user : want,
                                              engine, NULL));
-    CHECK(dnnl_primitive_create(&t->reorder, rpd));
+    DNNL_CHECK(dnnl_primitive_create(&t->reorder, rpd));
     dnnl_primitive_desc_destroy(rpd);
 }
 
@@ -162,7 +152,7 @@ static void create_prim(struct conv_prim *p, const struct conv_shape *s)
         make_descs(&d, s, dnnl_convolution_direct, dnnl_nhwc);
         pd = op_pd(s, &d);
         if (!pd)
-            check(dnnl_unimplemented, "convolution primitive");
+            cpu_dnnl_check(dnnl_unimplemented, "convolution primitive");
     }
     dnnl_memory_desc_t src, dst, hwio;
     const int OH = s->H + 2 * s->pad - 2, OW = s->W + 2 * s->pad - 2;
@@ -170,7 +160,7 @@ static void create_prim(struct conv_prim *p, const struct conv_shape *s)
     nhwc_md(&dst, s->B, OH, OW, s->cout, dnnl_nhwc);
     kernel_md(&hwio, s->C, s->cout, dnnl_hwio);
     p->s = *s;
-    CHECK(dnnl_primitive_create(&p->prim, pd));
+    DNNL_CHECK(dnnl_primitive_create(&p->prim, pd));
     struct tensor *t = p->t;
     if (s->op == OP_FORWARD) {
         p->n_in = 3;
@@ -202,8 +192,8 @@ static int same_shape(const struct conv_shape *a, const struct conv_shape *b)
 static struct conv_prim *get_prim(const struct conv_shape *s)
 {
     if (!engine) {
-        CHECK(dnnl_engine_create(&engine, dnnl_cpu, 0));
-        CHECK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+        engine = cpu_dnnl_engine();
+        DNNL_CHECK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
     }
     for (int i = 0; i < cache_used; i++)
         if (same_shape(&cache[i].s, s))
@@ -224,7 +214,7 @@ static struct conv_prim *get_prim(const struct conv_shape *s)
 static void reorder(dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to)
 {
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    CHECK(dnnl_primitive_execute(r, stream, 2, args));
+    DNNL_CHECK(dnnl_primitive_execute(r, stream, 2, args));
 }
 
 /* Runs p on the caller's buffers ptr[0..n_in] (inputs, then the output). */
@@ -234,12 +224,12 @@ static void run(struct conv_prim *p, const void *const *ptr)
     const int n = p->n_in + 1;
     for (int i = 0; i < n; i++) {
         struct tensor *t = &p->t[i];
-        CHECK(dnnl_memory_set_data_handle(t->user, (void *)ptr[i])); /* inputs are only read */
+        DNNL_CHECK(dnnl_memory_set_data_handle(t->user, (void *)ptr[i])); /* inputs are only read */
         if (t->prim && i < p->n_in)
             reorder(t->reorder, t->user, t->prim);
         args[i] = (dnnl_exec_arg_t){t->arg, t->prim ? t->prim : t->user};
     }
-    CHECK(dnnl_primitive_execute(p->prim, stream, n, args));
+    DNNL_CHECK(dnnl_primitive_execute(p->prim, stream, n, args));
     struct tensor *out = &p->t[p->n_in];
     if (out->prim)
         reorder(out->reorder, out->prim, out->user);
