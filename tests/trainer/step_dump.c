@@ -3,7 +3,8 @@
  * implementation. Usage: step_dump OUT.bin
  * File: int32 header {B, n_params}, then float32 arrays in this order: params before, accumulators
  * before, x (B,32,32,3), labels (as float), dropout masks of dropout_1 (B,15,15,32), dropout_2 (B,6,6,64),
- * dropout_3 (B,512) as 0/1, then {lr_t, rho, eps, loss}, gradients, params after, accumulators after. */
+ * dropout_3 (B,512) as 0/1, then {lr_t, rho, eps, loss}, gradients, params after, accumulators after,
+ * then the inference pass's losses on the params before: each image's alone (B), then the batch's sum. */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -76,6 +77,14 @@ int main(int argc, char **argv)
 
     double loss;
     int correct;
+    float infer[B + 1]; /* each image alone (one lane of the engine), then the batch (both threads) */
+    for (int i = 0; i <= B; i++) {
+        model_clear_sums(&m);
+        model_forward(&m, i < B ? x + i * 3072 : x, i < B ? labels + i : labels, i < B ? 1 : B, 0);
+        model_read_sums(&m, &loss, &correct);
+        infer[i] = (float)loss;
+    }
+    model_clear_sums(&m);
     const float lr_t = rmsprop_lr_t(&opt);
     model_set_step(&m, dkey, lr_t);
     model_forward(&m, x, labels, B, 1);
@@ -90,6 +99,7 @@ int main(int argc, char **argv)
     put(f, p, MODEL_NPARAMS);
     k->download(a, opt.acc, MODEL_NPARAMS * 4);
     put(f, a, MODEL_NPARAMS);
+    put(f, infer, B + 1);
     int bad = ferror(f);
     bad |= fclose(f) != 0;
     rmsprop_destroy(&opt, k);

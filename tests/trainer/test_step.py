@@ -3,7 +3,8 @@
 trainer's (tests/trainer/step_dump.c) to 1e-4 relative: loss, every gradient, updated weights and RMSprop
 accumulators. Written from trainer.md's recipe, not from the C code: Keras layers in NHWC, 'same'/'valid'
 3x3 convolutions, 2x2 max-pooling (floor), inverted dropout with the given masks, softmax + categorical
-cross-entropy with Keras's clipping, RMSprop with Keras 2.x's decay. Usage: test_step.py DUMP.bin"""
+cross-entropy with Keras's clipping, RMSprop with Keras 2.x's decay; and the losses of the inference pass
+(no dropout) on the weights before the step, image by image and for the batch. Usage: test_step.py DUMP.bin"""
 import sys
 import numpy as np
 
@@ -58,6 +59,27 @@ def maxpool(x):
     return y, backward
 
 
+def forward(W, x, labels, s1, s2, s3):
+    """The forward pass with inverted dropout's factors s1, s2, s3 (mask / keep; 1 at inference): each
+    image's loss and the values backward needs."""
+    B = x.shape[0]
+    relu = lambda v: np.maximum(v, 0)
+    z1, bw1 = conv(x, W["conv2d_1/kernel"], W["conv2d_1/bias"], 1); h1 = relu(z1)
+    z2, bw2 = conv(h1, W["conv2d_2/kernel"], W["conv2d_2/bias"], 0); h2 = relu(z2)
+    q1, bwp1 = maxpool(h2); d1 = q1 * s1
+    z3, bw3 = conv(d1, W["conv2d_3/kernel"], W["conv2d_3/bias"], 1); h3 = relu(z3)
+    z4, bw4 = conv(h3, W["conv2d_4/kernel"], W["conv2d_4/bias"], 0); h4 = relu(z4)
+    q2, bwp2 = maxpool(h4); d2 = q2 * s2
+    flat = d2.reshape(B, -1)
+    z5 = flat @ W["dense_1/kernel"] + W["dense_1/bias"]; h5 = relu(z5); d3 = h5 * s3
+    z6 = d3 @ W["dense_2/kernel"] + W["dense_2/bias"]
+    e = np.exp(z6 - z6.max(axis=1, keepdims=True)); p = e / e.sum(axis=1, keepdims=True)
+    onehot = np.eye(10)[labels]
+    pc = np.clip(p, 1e-7, 1 - 1e-7)
+    losses = -(onehot * np.log(pc)).sum(axis=1)
+    return locals()
+
+
 def main():
     raw = open(sys.argv[1], "rb").read()
     B, N = np.frombuffer(raw[:8], dtype=np.int32)
@@ -76,24 +98,14 @@ def main():
     m3 = take(B * 512).reshape(B, 512)
     lr_t, rho, eps, c_loss = take(4)
     c_grad, c_p1, c_a1 = take(N), take(N), take(N)
+    c_infer, c_infer_sum = take(B), take(1)
     assert at == f.size
     W = split(p0)
-    relu = lambda v: np.maximum(v, 0)
-
-    # forward
-    z1, bw1 = conv(x, W["conv2d_1/kernel"], W["conv2d_1/bias"], 1); h1 = relu(z1)
-    z2, bw2 = conv(h1, W["conv2d_2/kernel"], W["conv2d_2/bias"], 0); h2 = relu(z2)
-    q1, bwp1 = maxpool(h2); d1 = q1 * m1 / 0.75
-    z3, bw3 = conv(d1, W["conv2d_3/kernel"], W["conv2d_3/bias"], 1); h3 = relu(z3)
-    z4, bw4 = conv(h3, W["conv2d_4/kernel"], W["conv2d_4/bias"], 0); h4 = relu(z4)
-    q2, bwp2 = maxpool(h4); d2 = q2 * m2 / 0.75
-    flat = d2.reshape(B, -1)
-    z5 = flat @ W["dense_1/kernel"] + W["dense_1/bias"]; h5 = relu(z5); d3 = h5 * m3 / 0.5
-    z6 = d3 @ W["dense_2/kernel"] + W["dense_2/bias"]
-    e = np.exp(z6 - z6.max(axis=1, keepdims=True)); p = e / e.sum(axis=1, keepdims=True)
-    onehot = np.eye(10)[labels]
-    pc = np.clip(p, 1e-7, 1 - 1e-7)
-    loss = -(onehot * np.log(pc)).sum(axis=1).mean()
+    v = forward(W, x, labels, m1 / 0.75, m2 / 0.75, m3 / 0.5)
+    bw1, bw2, bw3, bw4, bwp1, bwp2 = v["bw1"], v["bw2"], v["bw3"], v["bw4"], v["bwp1"], v["bwp2"]
+    z1, z2, z3, z4, z5, d3, flat, p, pc, onehot = (v[k] for k in ("z1", "z2", "z3", "z4", "z5", "d3", "flat", "p",
+                                                                   "pc", "onehot"))
+    loss = v["losses"].mean()
 
     # backward
     inside = (p >= 1e-7) & (p <= 1 - 1e-7)
@@ -125,6 +137,10 @@ def main():
             ok &= rel("grad " + n + "/" + t, cg[n + "/" + t], rg[n + "/" + t])
     ok &= rel("accumulators", c_a1, a1)
     ok &= rel("update (p1 - p0)", c_p1 - p0, p1 - p0)
+    # Inference (no dropout) on the parameters before the step: the CPU's inference engine (cpu_infer.h).
+    ref_infer = forward(W, x, labels, 1, 1, 1)["losses"]
+    ok &= rel("inference, each image", c_infer, ref_infer)
+    ok &= rel("inference, the batch", c_infer_sum, ref_infer.sum(keepdims=True))
     print("loss %.6f (trainer %.6f), lr_t %.8g" % (loss, c_loss, lr_t))
     sys.exit(0 if ok else 1)
 

@@ -24,6 +24,7 @@
 
 struct input_engine; /* input_ring.h */
 struct graph_engine; /* below */
+struct infer_engine; /* below */
 
 /* Inverted dropout's rule, shared by every device: unit i of a layer whose stream key is `key` is kept
  * when the i-th 16-bit draw of the stream is >= rate * 65536; the draws are the stream's 32-bit words cut
@@ -125,6 +126,9 @@ struct kernels {
 
     /* Optional; NULL where calls run as they are made (the CPU). Graphs of this table's calls. */
     const struct graph_engine *graph;
+
+    /* Optional; NULL where inference runs the calls above row by row like training (the GPU). */
+    const struct infer_engine *infer;
 };
 
 /* A recorded sequence of a device table's calls, replayed with the same arguments: every buffer address
@@ -142,6 +146,17 @@ struct graph_engine {
      * it): such a graph must be destroyed and captured again. */
     int (*stale)(const struct kernel_graph *g);
     void (*destroy)(struct kernel_graph *g); /* NULL is a no-op */
+};
+
+/* The first rows of the model's table (model.h) at inference, in one call that runs them the table's own
+ * way (the CPU: cpu_infer.h). model_forward walks the rest of the table from there. */
+struct infer_engine {
+    /* How many of the table's first rows run() computes: 0 when it computes none. */
+    int (*rows)(void);
+    /* For B images x (B x MODEL_IN_H x MODEL_IN_W x MODEL_IN_C, this table's memory) under params (the
+     * model's parameter array): the output of the last of those rows, NHWC, as the row-by-row pass leaves
+     * it in its buffer, into y. */
+    void (*run)(const float *params, const float *x, int B, float *y);
 };
 
 extern const struct kernels kernels_cpu;

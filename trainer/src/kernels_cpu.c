@@ -10,6 +10,7 @@
 
 #include "cpu_conv.h"
 #include "cpu_gemm.h"
+#include "cpu_infer.h"
 #include "rng.h"
 
 static void *cpu_alloc(size_t bytes)
@@ -461,4 +462,5 @@ const struct kernels kernels_cpu = {
     .softmax_xent = cpu_softmax_xent,
     .rmsprop = cpu_rmsprop,
     .device = 0,
+    .infer = &cpu_infer,
 };

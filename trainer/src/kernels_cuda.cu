@@ -840,4 +840,5 @@ const struct kernels kernels_cuda = {
     .sync = cuda_sync,
     .input = &cuda_input,
     .graph = &cuda_graph,
+    .infer = NULL, /* inference walks the table: the GPU runs each row on the whole batch */
 };

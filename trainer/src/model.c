@@ -355,8 +355,13 @@ void model_forward(struct model *m, const float *x, const uint8_t *labels, int B
         k->upload(m->x, x, (size_t)B * MODEL_IN_H * MODEL_IN_W * MODEL_IN_C * sizeof(float));
     if (labels != m->labels)
         k->upload(m->labels, labels, (size_t)B);
-    float *in = m->x;
-    for (int i = 0; i < model_nlayers(); i++) {
+    /* At inference a table may run the first rows its own way (kernels.h: infer); the walk goes on from
+     * there. */
+    const int first = !train && k->infer ? k->infer->rows() : 0;
+    if (first)
+        k->infer->run(m->params, m->x, B, m->slots[first - 1].y);
+    float *in = first ? m->slots[first - 1].y : m->x;
+    for (int i = first; i < model_nlayers(); i++) {
         const struct model_layer *L = model_layer(i);
         const struct model_slot *s = &m->slots[i];
         int ih, iw, ic;
@@ -395,6 +400,8 @@ void model_forward(struct model *m, const float *x, const uint8_t *labels, int B
     if (m->trace)
         m->trace(m->trace_ctx, -1, 0);
 }
+
+const float *model_output(const struct model *m, int row) { return m->slots[row].y; }
 
 /* The table walked backwards. The gradient dy (of the loss w.r.t. the output of the layers seen so far)
  * starts as softmax_xent's d loss / d logits; Activation and Dropout layers after a Conv2D or Dense only

@@ -143,6 +143,10 @@ uint64_t model_dropout_key(uint64_t dropout_key, int d);
  * backward needs. Adds the summed loss and the correct count to m->sums. */
 void model_forward(struct model *m, const float *x, const uint8_t *labels, int B, int train);
 
+/* The output of table row `row` in the last forward pass (this table's memory, B x h x w x c as the row's
+ * model_layer says; rows fused into the one before, and Flatten, share its buffer). */
+const float *model_output(const struct model *m, int row);
+
 /* m->sums: zeroes them; reads them (waits for the device), the count as an int. */
 void model_clear_sums(struct model *m);
 void model_read_sums(const struct model *m, double *loss_sum, int *correct);
