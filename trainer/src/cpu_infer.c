@@ -127,33 +127,31 @@ static void act_md(dnnl_memory_desc_t *md, int h, int w, int c, dnnl_format_tag_
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(md, 4, (const dnnl_dims_t){1, c, h, w}, dnnl_f32, tag));
 }
 
-/* The convolution primitive of layer L on input memory `in`: Winograd where both channel counts are
- * multiples of 16 and oneDNN has it for this CPU, else direct (conv2d_1's 3 input channels: 0.93 ms per
- * 32 images with Winograd, 0.30 direct); on the input's layout where the primitive takes it, else on
- * its own. */
-static dnnl_primitive_desc_t conv_pd(const struct model_layer *L, int in, int ih, int iw, int ic, int relu)
+/* The convolution primitive of layer L: Winograd where both channel counts are multiples of 16 and oneDNN
+ * has it for this CPU, else direct (conv2d_1's 3 input channels: 0.93 ms per 32 images with Winograd, 0.30
+ * direct). Every layout is the primitive's choice: asked for a given one, oneDNN falls back to its
+ * reference convolution where no fast kernel takes it (AVX2 and NHWC: 100x slower). */
+static dnnl_primitive_desc_t conv_pd(const struct model_layer *L, int ih, int iw, int ic, int relu)
 {
     const int wino = ic % 16 == 0 && L->units % 16 == 0;
     const dnnl_alg_kind_t algs[2] = {wino ? dnnl_convolution_winograd : dnnl_convolution_direct,
                                      dnnl_convolution_direct};
     const dnnl_dims_t strides = {1, 1}, pad = {L->pad, L->pad};
-    dnnl_memory_desc_t any_src, wts, bias, dst;
-    act_md(&any_src, ih, iw, ic, dnnl_format_tag_any);
+    dnnl_memory_desc_t src, wts, bias, dst;
+    act_md(&src, ih, iw, ic, dnnl_format_tag_any);
     act_md(&dst, L->h, L->w, L->c, dnnl_format_tag_any);
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&wts, 4, (const dnnl_dims_t){L->units, ic, L->size, L->size},
                                             dnnl_f32, dnnl_format_tag_any));
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&bias, 1, (const dnnl_dims_t){L->units}, dnnl_f32, dnnl_x));
     dnnl_primitive_attr_t attr = make_attr(relu, 1);
     dnnl_primitive_desc_t pd = NULL;
-    for (int a = 0; a < 2 && !pd; a++)
-        for (int any = 0; any < 2 && !pd; any++) {
-            dnnl_convolution_desc_t cd;
-            DNNL_CHECK(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, algs[a],
-                                                          any ? &any_src : &plan.mem[in].md, &wts, &bias, &dst,
-                                                          strides, pad, pad));
-            if (dnnl_primitive_desc_create(&pd, &cd, attr, cpu_dnnl_engine(), NULL) != dnnl_success)
-                pd = NULL;
-        }
+    for (int a = 0; a < 2 && !pd; a++) {
+        dnnl_convolution_desc_t cd;
+        DNNL_CHECK(dnnl_convolution_forward_desc_init(&cd, dnnl_forward_inference, algs[a], &src, &wts, &bias,
+                                                      &dst, strides, pad, pad));
+        if (dnnl_primitive_desc_create(&pd, &cd, attr, cpu_dnnl_engine(), NULL) != dnnl_success)
+            pd = NULL;
+    }
     DNNL_CHECK(dnnl_primitive_attr_destroy(attr));
     if (!pd)
         cpu_dnnl_check(dnnl_unimplemented, "cpu_infer: convolution primitive");
@@ -163,7 +161,7 @@ static dnnl_primitive_desc_t conv_pd(const struct model_layer *L, int in, int ih
 /* Appends layer L (a convolution) reading memory `in`; returns its output memory. */
 static int add_conv(const struct model_layer *L, int in, int ih, int iw, int ic, int relu)
 {
-    dnnl_primitive_desc_t pd = conv_pd(L, in, ih, iw, ic, relu);
+    dnnl_primitive_desc_t pd = conv_pd(L, ih, iw, ic, relu);
     const dnnl_memory_desc_t *src = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     if (!dnnl_memory_desc_equal(src, &plan.mem[in].md))
         in = add_reorder(plan.step, &plan.nsteps, in, MEM_OWN, src);
