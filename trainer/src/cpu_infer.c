@@ -51,7 +51,7 @@ static struct {
     struct mem mem[MAX_MEMS];
     struct step step[MAX_STEPS];
     struct step kern[MAX_STEPS]; /* kernels from HWIO to the primitives' layout, when they changed */
-    float *kern_seen;            /* the HWIO kernels they were last made from, one after the other */
+    char *kern_seen;             /* the HWIO kernels they were last made from, one after the other */
     int kern_made;
     int image, out;              /* the per-thread input and output memories */
     size_t image_floats, out_floats, scratch_bytes;
@@ -291,7 +291,7 @@ static int kernels_changed(const float *params)
     if (!plan.kern_seen && !(plan.kern_seen = malloc(total ? total : 1)))
         cpu_dnnl_check(dnnl_out_of_memory, "cpu_infer: a copy of the kernels");
     int changed = !plan.kern_made;
-    char *seen = (char *)plan.kern_seen;
+    char *seen = plan.kern_seen;
     for (int s = 0; s < plan.nkern; s++) {
         const struct mem *from = &plan.mem[plan.kern[s].mem[0]];
         const size_t bytes = dnnl_memory_desc_get_size(&from->md);
