@@ -1,0 +1,22 @@
+#!/bin/sh
+# The inference engine (cpu_infer.h) on each instruction set oneDNN has kernels for, as CPUs without AVX-512
+# run it: test_infer with oneDNN held to SSE4.1, AVX2 and then everything this CPU has (DNNL_MAX_CPU_ISA
+# takes effect only at the first oneDNN call, hence one process each). Each must pass, and no convolution or
+# pooling may run oneDNN's reference implementation (ONEDNN_VERBOSE names the one that ran): asked for a
+# layout that no fast kernel takes, oneDNN falls back to it, 100x slower, which the engine once did on AVX2.
+set -e
+BUILD=${BUILD:-build}
+[ -x "$BUILD/tests/trainer/test_infer" ] || { echo "SKIP(dep): the trainer is not built (make config says what it lacks)"; exit 77; }
+log=$(mktemp "${TMPDIR:-/tmp}/infer-isa.XXXXXX")
+trap 'rm -f "$log"' EXIT
+for isa in SSE41 AVX2 ALL; do
+    echo "== DNNL_MAX_CPU_ISA=$isa"
+    DNNL_MAX_CPU_ISA=$isa ONEDNN_VERBOSE=1 "$BUILD/tests/trainer/test_infer" >"$log"
+    grep -v '^onednn_verbose' "$log"
+    grep '^onednn_verbose,exec,cpu,\(convolution\|pooling\)' "$log" | cut -d, -f5 | sort | uniq -c
+    if grep -q '^onednn_verbose,exec,cpu,\(convolution\|pooling[a-z_0-9]*\),ref' "$log"; then
+        echo "FAIL: a reference implementation ran:"
+        grep '^onednn_verbose,exec,cpu,\(convolution\|pooling[a-z_0-9]*\),ref' "$log" | sort -u | head -5
+        exit 1
+    fi
+done
