@@ -4,7 +4,6 @@
 
 #include "cpu_dnnl.h"
 
-
 enum conv_op { OP_FORWARD, OP_GRAD_INPUT, OP_GRAD_KERNEL };
 
 struct conv_shape {
@@ -81,17 +80,10 @@ static dnnl_primitive_desc_t op_pd(const struct conv_shape *s, const struct conv
     const dnnl_dims_t strides = {1, 1}, padding = {s->pad, s->pad};
     dnnl_convolution_desc_t fd;
     DNNL_CHECK(dnnl_convolution_forward_desc_init(&fd, dnnl_forward_training, d->alg, &d->src, &d->wts, &d->bias,
-                                             &d->dst, strides, padding, padding));
-    dnnl_primitive_attr_t attr;
-    dnnl_post_ops_t ops;
-    DNNL_CHECK(dnnl_primitive_attr_create(&attr));
-    DNNL_CHECK(dnnl_post_ops_create(&ops));
-    if (s->relu)
-        DNNL_CHECK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-    DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attr, ops));
+                                                  &d->dst, strides, padding, padding));
+    dnnl_primitive_attr_t attr = cpu_dnnl_attr(s->relu);
     dnnl_primitive_desc_t fwd = NULL, pd = NULL;
     dnnl_status_t st = dnnl_primitive_desc_create(&fwd, &fd, attr, engine, NULL);
-    dnnl_post_ops_destroy(ops);
     dnnl_primitive_attr_destroy(attr);
     if (st != dnnl_success || s->op == OP_FORWARD)
         return st == dnnl_success ? fwd : NULL;
@@ -99,10 +91,10 @@ static dnnl_primitive_desc_t op_pd(const struct conv_shape *s, const struct conv
     dnnl_convolution_desc_t bd;
     if (s->op == OP_GRAD_INPUT)
         DNNL_CHECK(dnnl_convolution_backward_data_desc_init(&bd, d->alg, &d->src, &d->wts, &d->dst, strides, padding,
-                                                       padding));
+                                                            padding));
     else
         DNNL_CHECK(dnnl_convolution_backward_weights_desc_init(&bd, d->alg, &d->src, &d->wts, NULL, &d->dst, strides,
-                                                          padding, padding));
+                                                               padding, padding));
     if (dnnl_primitive_desc_create(&pd, &bd, NULL, engine, fwd) != dnnl_success)
         pd = NULL;
     dnnl_primitive_desc_destroy(fwd);
@@ -128,7 +120,7 @@ static void bind_tensor(struct tensor *t, int arg, const dnnl_memory_desc_t *use
     t->prim = memory_on(want, DNNL_MEMORY_ALLOCATE);
     dnnl_primitive_desc_t rpd;
     DNNL_CHECK(dnnl_reorder_primitive_desc_create(&rpd, is_output ? want : user, engine, is_output ? user : want,
-                                             engine, NULL));
+                                                  engine, NULL));
     DNNL_CHECK(dnnl_primitive_create(&t->reorder, rpd));
     dnnl_primitive_desc_destroy(rpd);
 }

@@ -51,8 +51,9 @@ static struct {
     struct mem mem[MAX_MEMS];
     struct step step[MAX_STEPS];
     struct step kern[MAX_STEPS]; /* kernels from HWIO to the primitives' layout, when they changed */
-    char *kern_seen;             /* the HWIO kernels they were last made from, one after the other */
-    int kern_made;
+    dnnl_exec_arg_t kern_args[MAX_STEPS][MAX_ARGS + 1];
+    size_t kern_bytes;           /* of the HWIO kernels that plan.kern reads */
+    char *kern_seen;             /* those kernels as the last reorders read them; NULL before the first */
     int image, out;              /* the per-thread input and output memories */
     size_t image_floats, out_floats, scratch_bytes;
     dnnl_stream_t stream;        /* the caller's, for the kernel reorders */
@@ -94,17 +95,9 @@ static void add_step(struct step *list, int *n, dnnl_primitive_desc_t pd, int na
  * scratchpad (oneDNN's own would be shared by the threads running the same primitive). */
 static dnnl_primitive_attr_t make_attr(int relu, int lane_scratch)
 {
-    dnnl_primitive_attr_t attr;
-    DNNL_CHECK(dnnl_primitive_attr_create(&attr));
+    dnnl_primitive_attr_t attr = cpu_dnnl_attr(relu);
     if (lane_scratch)
         DNNL_CHECK(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user));
-    if (relu) {
-        dnnl_post_ops_t ops;
-        DNNL_CHECK(dnnl_post_ops_create(&ops));
-        DNNL_CHECK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
-        DNNL_CHECK(dnnl_primitive_attr_set_post_ops(attr, ops));
-        DNNL_CHECK(dnnl_post_ops_destroy(ops));
-    }
     return attr;
 }
 
@@ -165,8 +158,8 @@ static int add_conv(const struct model_layer *L, int in, int ih, int iw, int ic,
     const dnnl_memory_desc_t *src = dnnl_primitive_desc_query_md(pd, dnnl_query_src_md, 0);
     if (!dnnl_memory_desc_equal(src, &plan.mem[in].md))
         in = add_reorder(plan.step, &plan.nsteps, in, MEM_OWN, src);
-    /* The kernel: a view of the parameter array (HWIO), reordered at each call when the primitive wants
-     * another layout. */
+    /* The kernel: a view of the parameter array (HWIO), reordered (when it changed: kernels_changed) when
+     * the primitive wants another layout. */
     const struct model_tensor *k = model_tensor(L->tensor), *b = model_tensor(L->tensor + 1);
     dnnl_memory_desc_t hwio, bias;
     DNNL_CHECK(dnnl_memory_desc_init_by_tag(&hwio, 4, (const dnnl_dims_t){L->units, ic, L->size, L->size},
@@ -237,6 +230,13 @@ static void build(void)
     plan.out = add_reorder(plan.step, &plan.nsteps, cur, MEM_OUT, &md);
     plan.out_floats = (size_t)h * w * c;
     plan.rows = i;
+    /* The kernels' reorders touch only shared memories: their arguments are fixed. */
+    for (int s = 0; s < plan.nkern; s++) {
+        const struct step *st = &plan.kern[s];
+        for (int a = 0; a < st->nargs; a++)
+            plan.kern_args[s][a] = (dnnl_exec_arg_t){st->arg[a], plan.mem[st->mem[a]].shared};
+        plan.kern_bytes += dnnl_memory_desc_get_size(&plan.mem[st->mem[0]].md);
+    }
 }
 
 static int infer_rows(void)
@@ -285,12 +285,9 @@ static void run_steps(const struct step *list, int n, dnnl_stream_t stream, dnnl
 /* Whether the kernels that plan.kern reorders differ from those of the last reorder; remembers them. */
 static int kernels_changed(const float *params)
 {
-    size_t total = 0;
-    for (int s = 0; s < plan.nkern; s++)
-        total += dnnl_memory_desc_get_size(&plan.mem[plan.kern[s].mem[0]].md);
-    if (!plan.kern_seen && !(plan.kern_seen = malloc(total ? total : 1)))
+    int changed = !plan.kern_seen;
+    if (changed && !(plan.kern_seen = malloc(plan.kern_bytes ? plan.kern_bytes : 1)))
         cpu_dnnl_check(dnnl_out_of_memory, "cpu_infer: a copy of the kernels");
-    int changed = !plan.kern_made;
     char *seen = plan.kern_seen;
     for (int s = 0; s < plan.nkern; s++) {
         const struct mem *from = &plan.mem[plan.kern[s].mem[0]];
@@ -301,7 +298,6 @@ static int kernels_changed(const float *params)
         }
         seen += bytes;
     }
-    plan.kern_made = 1;
     return changed;
 }
 
@@ -317,16 +313,10 @@ static void infer_run(const float *params, const float *x, int B, float *y)
     for (int t = 0; t < threads; t++)
         if (!plan.lane[t])
             plan.lane[t] = lane_create();
-    dnnl_exec_arg_t kargs[MAX_STEPS][MAX_ARGS + 1];
-    for (int s = 0; s < plan.nkern; s++) {
-        const struct step *st = &plan.kern[s];
-        for (int a = 0; a < st->nargs; a++)
-            kargs[s][a] = (dnnl_exec_arg_t){st->arg[a], plan.mem[st->mem[a]].shared};
-    }
     /* Reordering Winograd's kernels (a transform) took 0.63 ms per call for this model, so it happens only
      * when the kernels differ from the ones the last reorder read (a compare of 260 KB). */
     if (kernels_changed(params))
-        run_steps(plan.kern, plan.nkern, plan.stream, kargs, 0);
+        run_steps(plan.kern, plan.nkern, plan.stream, plan.kern_args, 0);
     /* Each thread takes whole images; oneDNN runs single-threaded inside the parallel region. */
 #pragma omp parallel for schedule(static) num_threads(threads)
     for (int b = 0; b < B; b++) {

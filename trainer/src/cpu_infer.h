@@ -12,8 +12,9 @@
  * and runs the chain on its own, so the result of an image does not depend on the thread count.
  *
  * The numbers differ from the row-by-row pass (cpu_conv.h) by rounding only: Winograd's transforms sum in
- * another order (test_infer.c holds the two to 1e-5 relative). The kernels are reordered from the
- * parameter array (HWIO) at each call, so the parameters may change between calls.
+ * another order (test_infer.c holds the two to 1e-5 relative). Each call compares the convolution kernels in
+ * the parameter array (HWIO) with those it last reordered into the primitives' layouts and reorders them
+ * again when they differ, so the parameters may change between calls.
  *
  * Not thread-safe: one caller at a time, as kernels.h's tables are used. */
 #ifndef TRAINER_CPU_INFER_H
