@@ -3,6 +3,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include "cpu_dnnl.h"
+#include "cpu_wino.h"
 
 enum conv_op { OP_FORWARD, OP_GRAD_INPUT, OP_GRAD_KERNEL };
 
@@ -20,9 +21,11 @@ struct tensor {
 };
 
 /* One ready-to-run primitive: inputs t[0..n_in), output t[n_in]. Forward: x, kernel, bias -> y; grad
- * input: dy, kernel -> dx; grad kernel: x, dy -> dkernel. */
+ * input: dy, kernel -> dx; grad kernel: x, dy -> dkernel. Or, when `own`, no primitive: the shape runs
+ * on cpu_wino.h. */
 struct conv_prim {
     struct conv_shape s;
+    int own;
     dnnl_primitive_t prim;
     int n_in;
     struct tensor t[4];
@@ -36,6 +39,8 @@ static dnnl_stream_t stream;
 
 static void destroy_prim(struct conv_prim *p)
 {
+    if (p->own)
+        return;
     dnnl_primitive_destroy(p->prim);
     for (int i = 0; i <= p->n_in; i++) {
         dnnl_memory_destroy(p->t[i].user);
@@ -125,13 +130,27 @@ static void bind_tensor(struct tensor *t, int arg, const dnnl_memory_desc_t *use
     dnnl_primitive_desc_destroy(rpd);
 }
 
+/* Whether our AVX2 Winograd (cpu_wino.h) takes shape s: forward and input-gradient passes whose channel
+ * counts it takes, on a CPU that has AVX2 and FMA. */
+static int own_wino_takes(const struct conv_shape *s)
+{
+    static int supported = -1;
+    if (supported < 0)
+        supported = cpu_wino_supported();
+    if (!supported || s->op == OP_GRAD_KERNEL)
+        return 0;
+    return s->op == OP_FORWARD ? cpu_wino_shape_ok(s->C, s->cout) : cpu_wino_shape_ok(s->cout, s->C);
+}
+
 static void create_prim(struct conv_prim *p, const struct conv_shape *s)
 {
-    /* Winograd F(4x4, 3x3) (oneDNN's jit_wino_4x3) does the forward and input-gradient passes of the layers
-     * whose channel counts are multiples of 16 faster than the direct NHWC convolutions, even counting the
-     * reorders of activations to and from its blocked layout (trainer/README.md); it exists only for that
-     * layout and for AVX-512, so elsewhere (conv2d_1's 3 input channels, other CPUs) the direct convolution
-     * on NHWC runs. The kernel gradient is direct everywhere: Winograd's was slower than the direct one
+    /* Winograd F(4x4, 3x3) does the forward and input-gradient passes of the layers whose channel counts
+     * are multiples of 16 faster than the direct NHWC convolutions (trainer/README.md). oneDNN's
+     * (jit_wino_4x3) exists only for its blocked layout and AVX-512, and is faster even counting the
+     * reorders of activations to and from that layout. Where oneDNN has none (AVX2 CPUs), ours runs
+     * (cpu_wino.h), on NHWC; elsewhere (conv2d_1's 3 input channels, CPUs without AVX2) the direct
+     * convolution on NHWC. The choice is the libraries' and the CPU's answer for each shape, made once.
+     * The kernel gradient is direct everywhere: oneDNN's Winograd one was slower than the direct one
      * on NHWC on a Zen 5 core (conv2d_2's backward 6.6-6.9 -> 5.2-5.5 ms per batch of 32, conv2d_4's
      * 3.9-4.3 -> 3.6-3.8, at 1 thread), which also spares reordering the layer's input. */
     struct conv_descs d;
@@ -139,6 +158,11 @@ static void create_prim(struct conv_prim *p, const struct conv_shape *s)
     if (s->op != OP_GRAD_KERNEL && s->C % 16 == 0 && s->cout % 16 == 0) {
         make_descs(&d, s, dnnl_convolution_winograd, dnnl_format_tag_any);
         pd = op_pd(s, &d);
+    }
+    p->s = *s;
+    if (!pd && own_wino_takes(s)) {
+        p->own = 1;
+        return;
     }
     if (!pd) {
         make_descs(&d, s, dnnl_convolution_direct, dnnl_nhwc);
@@ -151,7 +175,6 @@ static void create_prim(struct conv_prim *p, const struct conv_shape *s)
     nhwc_md(&src, s->B, s->H, s->W, s->C, dnnl_nhwc);
     nhwc_md(&dst, s->B, OH, OW, s->cout, dnnl_nhwc);
     kernel_md(&hwio, s->C, s->cout, dnnl_hwio);
-    p->s = *s;
     DNNL_CHECK(dnnl_primitive_create(&p->prim, pd));
     struct tensor *t = p->t;
     if (s->op == OP_FORWARD) {
@@ -231,16 +254,32 @@ void cpu_conv3x3_forward(const float *x, int B, int H, int W, int C, int pad, co
                          const float *bias, int cout, int relu, float *y)
 {
     const struct conv_shape s = {OP_FORWARD, B, H, W, C, pad, cout, relu != 0};
+    struct conv_prim *p = get_prim(&s);
+    if (p->own) {
+        cpu_wino_forward(x, B, H, W, C, pad, kernel, bias, cout, relu, y);
+        return;
+    }
     const void *ptr[4] = {x, kernel, bias, y};
-    run(get_prim(&s), ptr);
+    run(p, ptr);
+}
+
+int cpu_conv3x3_forward_on_wino(int B, int H, int W, int C, int pad, int cout, int relu)
+{
+    const struct conv_shape s = {OP_FORWARD, B, H, W, C, pad, cout, relu != 0};
+    return get_prim(&s)->own;
 }
 
 void cpu_conv3x3_grad_input(const float *dy, const float *kernel, int B, int H, int W, int C, int pad,
                             int cout, float *dx)
 {
     const struct conv_shape s = {OP_GRAD_INPUT, B, H, W, C, pad, cout, 0};
+    struct conv_prim *p = get_prim(&s);
+    if (p->own) {
+        cpu_wino_grad_input(dy, kernel, B, H, W, C, pad, cout, dx);
+        return;
+    }
     const void *ptr[3] = {dy, kernel, dx};
-    run(get_prim(&s), ptr);
+    run(p, ptr);
 }
 
 void cpu_conv3x3_grad_kernel(const float *x, const float *dy, int B, int H, int W, int C, int pad, int cout,

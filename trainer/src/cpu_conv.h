@@ -1,14 +1,17 @@
-/* cpu_conv: the CPU table's 3x3 convolutions on oneDNN convolution primitives (kernels_cpu.conv3x3 and
- * conv3x3_grad are these, where the CUDA table uses im2col3x3 + gemm).
+/* cpu_conv: the CPU table's 3x3 convolutions on oneDNN convolution primitives and, where oneDNN has no
+ * Winograd, on our own (kernels_cpu.conv3x3 and conv3x3_grad are these, where the CUDA table uses
+ * im2col3x3 + gemm).
  *
  * Why (measured on the 2-core AMD EPYC Zen 4 of trainer/README.md, batch 32, one thread, the model's 11
  * convolution passes): im2col + SGEMM 84 ms per batch (the column matrix of conv2d_2 alone is 33 MB);
  * oneDNN's direct convolutions on NHWC 36 ms; Winograd F(4x4, 3x3) (jit_wino_4x3) for the layers with
- * 16k channels 23 ms. Winograd exists only for oneDNN's blocked activation layout and AVX-512, so those
- * layers reorder activations from and to NHWC around each call (~0.1 ms per 4 MB tensor); conv2d_1 (3
- * input channels), and every layer on CPUs without that kernel, run the direct NHWC convolution. ReLU is a
- * fused post-op of the forward pass. Winograd's rounding differs from a direct convolution by ~1e-6
- * relative, well inside the numpy step test's 1e-4.
+ * 16k channels 23 ms. oneDNN's Winograd exists only for its blocked activation layout and AVX-512, so those
+ * layers reorder activations from and to NHWC around each call (~0.1 ms per 4 MB tensor). On CPUs with
+ * AVX2 but not AVX-512 the forward and input-gradient passes of those layers run cpu_wino.h's Winograd
+ * F(4x4, 3x3) on NHWC instead (oneDNN's direct AVX2 convolutions already ran near the FMA peak, and so did
+ * PyTorch's). conv2d_1 (3 input channels), the kernel gradients, and every layer on CPUs without AVX2 run
+ * the direct NHWC convolution. ReLU is fused into the forward pass. Winograd's rounding differs from a
+ * direct convolution by ~1e-6 relative, well inside the numpy step test's 1e-4.
  *
  * Activations stay NHWC for the caller (as Keras, and as the pooling/dropout kernels expect) and kernels
  * stay HWIO in the model's parameter array; each call reorders the kernel (at most 36,864 values) to and
@@ -25,6 +28,10 @@
 /* y = act(conv(x, kernel) + bias), act ReLU when relu (a fused post-op), else identity. */
 void cpu_conv3x3_forward(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
                          const float *bias, int cout, int relu, float *y);
+
+/* Whether cpu_conv3x3_forward runs this shape on cpu_wino.h (our AVX2 Winograd: where oneDNN has no
+ * Winograd for it and the CPU has AVX2), rather than on a oneDNN primitive. */
+int cpu_conv3x3_forward_on_wino(int B, int H, int W, int C, int pad, int cout, int relu);
 
 /* dkernel = gradient of the kernel given the forward input x and dy (overwrites). */
 void cpu_conv3x3_grad_kernel(const float *x, const float *dy, int B, int H, int W, int C, int pad, int cout,

@@ -11,6 +11,9 @@
  * convolutions of the CPU's ISA). With several threads, each takes whole images (OpenMP, static schedule)
  * and runs the chain on its own, so the result of an image does not depend on the thread count.
  *
+ * Where oneDNN has no Winograd but the row-by-row pass runs our own (cpu_conv.h: AVX2 without AVX-512), the
+ * chain would have only direct convolutions and the row-by-row pass is faster: there rows() is 0.
+ *
  * The numbers differ from the row-by-row pass (cpu_conv.h) by rounding only: Winograd's transforms sum in
  * another order (test_infer.c holds the two to 1e-5 relative). Each call compares the convolution kernels in
  * the parameter array (HWIO) with those it last reordered into the primitives' layouts and reorders them
