@@ -41,14 +41,17 @@ for r in $(seq "$ROUNDS"); do
     done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+grep -m1 '^ours paths:' "$log" || true
 awk -v rounds="$ROUNDS" -f trainer/bench/trainer-bench-table.awk "$log"
 echo "How: img/s = images / wall time of a loop (train: order + augmentation + forward + backward + RMSprop on one"
 echo "thread's loop, $SECONDS_EACH s after 5 warm-up steps; inference: forward over the test images, $((SECONDS_EACH / 2)) s after a"
-echo "warm-up pass, batches of 32 as Keras's evaluate; ours runs the layers up to the Flatten image by image"
-echo "through its inference engine, trainer/src/cpu_infer.h, and the dense layers over the batch; the peer's is the"
-echo "faster of eager no_grad and its model traced, frozen and passed through torch.jit.optimize_for_inference,"
-echo "both printed). CPU ms per step: user + system time of all the process's threads over the timed training"
-echo "loop (getrusage / time.process_time), which a shared machine stretches much less than wall time."
+echo "warm-up pass, batches of 32 as Keras's evaluate; where oneDNN has Winograd (AVX-512) ours runs the layers up"
+echo "to the Flatten image by image through its inference engine, trainer/src/cpu_infer.h, and the dense layers"
+echo "over the batch; where it has none (AVX2) ours runs row by row with its own AVX2 Winograd, cpu_wino.h; the"
+echo "'ours paths' line says which ran; the peer's is the faster of eager no_grad and its model traced, frozen and"
+echo "passed through torch.jit.optimize_for_inference, both printed). CPU ms per step: user + system time of all"
+echo "the process's threads over the timed training loop (getrusage / time.process_time), which a shared machine"
+echo "stretches much less than wall time."
 echo "Per layer: a separate $LAYER_SECONDS s training loop after the same warm-up, wall time between"
 echo "layer boundaries (ours: a trace hook at each table row, model.h; the peer: module forward pre-hooks and"
 echo "hooks on each module's output gradient); a group is a Conv2D/MaxPooling2D/Dense with the layers fused or"
