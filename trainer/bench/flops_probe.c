@@ -1,15 +1,17 @@
 /* flops-probe: the machine's measured FP32 peak, the denominator of `make bench`'s "share of peak".
- *   flops-probe [THREADS...]        (default: 1 2)
+ *   flops-probe [--max-isa avx2] [THREADS...]        (default: 1 2)
  * Each thread runs independent chains of fused multiply-adds on registers only (no memory traffic), so the
  * figure is what the cores' FMA units deliver, at the clock the machine runs them now. The widest
  * instruction set the CPU has is picked at run time (__builtin_cpu_supports): AVX-512F, else AVX2 + FMA,
- * else SSE2 multiply + add. Trials of TRIAL_SECONDS are repeated and the best kept: on a machine shared
+ * else SSE2 multiply + add; --max-isa avx2 stops below AVX-512 (the peak of the bench's pass with oneDNN held to
+ * AVX2, trainer-bench.sh). Trials of TRIAL_SECONDS are repeated and the best kept: on a machine shared
  * with other jobs a slower trial means a core was taken away, not a lower peak.
  * Prints one line per thread count: "peak fp32 threads=T: G GFLOP/s (ISA, ...)". */
 #include <immintrin.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 enum { TRIALS = 5, MAX_THREADS = 64 };
@@ -84,10 +86,10 @@ struct isa {
     int chains; /* instructions per round */
 };
 
-static struct isa pick_isa(void)
+static struct isa pick_isa(int avx512)
 {
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f"))
+    if (avx512 && __builtin_cpu_supports("avx512f"))
         return (struct isa){"AVX-512F FMA, 512-bit", fma_avx512, 16, CHAINS_WIDE};
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
         return (struct isa){"AVX2 FMA, 256-bit", fma_avx2, 8, CHAINS};
@@ -141,7 +143,13 @@ static double trial(const struct isa *isa, int threads, long iters)
 
 int main(int argc, char **argv)
 {
-    const struct isa isa = pick_isa();
+    const int capped = argc > 2 && strcmp(argv[1], "--max-isa") == 0;
+    if (capped && strcmp(argv[2], "avx2") != 0) {
+        fprintf(stderr, "flops-probe: --max-isa takes only avx2\n");
+        return 2;
+    }
+    argc -= capped ? 2 : 0, argv += capped ? 2 : 0;
+    const struct isa isa = pick_isa(!capped);
     /* Calibrate the rounds of one trial on one thread. */
     long iters = 1 << 16;
     for (;;) {

@@ -8,6 +8,11 @@
 # ROUNDS times (default 3), SECONDS_EACH seconds of training each (default 10; inference half of that; the
 # per-layer loop LAYER_SECONDS, default half of it), and the tables give the median of each figure over the
 # rounds and ratios of those medians (trainer/bench/trainer-bench-table.awk).
+# PASSES (default: "all", and "avx2" too on a CPU with AVX-512) says which instruction sets to measure: "all"
+# as the CPU is; "avx2" with oneDNN held to AVX2 on both sides (DNNL_MAX_CPU_ISA=AVX2, which our oneDNN and
+# torch's, the same library, obey) and flops-probe's peak to AVX2's, as an AVX2-only CPU runs: oneDNN then
+# has no Winograd, so our convolutions take their AVX2 path (trainer/src/cpu_wino.h), the program choosing
+# it from oneDNN's answer and the CPU's features, never from the variable.
 set -eu
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
@@ -17,32 +22,42 @@ LAYER_SECONDS=${LAYER_SECONDS:-$(awk -v s="$SECONDS_EACH" 'BEGIN { print s / 2 }
 [ -f "$DATA/data_batch_1.bin" ] || { echo "trainer-bench: $DATA not present, nothing measured"; exit 0; }
 have_torch=1
 /usr/bin/python3 -c 'import torch' 2>/dev/null || have_torch=0
+PASSES=${PASSES:-all$(grep -qw avx512f /proc/cpuinfo && echo ' avx2' || true)}
 cpu_flags=$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'avx2|fma|avx512f' | tr '\n' ' ')
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) (family $(grep -m1 'cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')," \
      "model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')), $(nproc) cores, ${cpu_flags}; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-<unset>}; $ROUNDS rounds of ${SECONDS_EACH} s, ours and PyTorch alternating"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# The peak first, on a machine as quiet as the rest of the run will see.
-"$BUILD/bin/flops-probe" 1 2 | tee -a "$log"
 # Both sides get the same threads, set explicitly: OpenMP's pool (ours, oneDNN, torch), and OpenBLAS kept to
 # one thread (its own pthreads pool would spin beside torch's OpenMP threads). The peer prints its build
 # and threading configuration once.
 [ $have_torch = 1 ] && PEER_CONFIG=1 OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
     bench "$DATA" 2 32 1 | grep '^#' | grep -E 'PyTorch version|OpenMP|MKL|oneDNN|ATen parallel|threads|CPU capability'
-for r in $(seq "$ROUNDS"); do
-    echo "round $r: load $(cut -d' ' -f1-3 /proc/loadavg)"
-    for t in 1 2; do
-        # Everything goes to the log for the tables; the throughput lines are shown as they come.
-        OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" \
-            "$LAYER_SECONDS" | tee -a "$log" | awk '/^ours (train|inference) /'
-        [ $have_torch = 1 ] && OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
-            bench "$DATA" "$t" 32 "$SECONDS_EACH" "$LAYER_SECONDS" | tee -a "$log" | awk '/^torch (train|inference(-[a-z_]+)?) /'
+for pass in $PASSES; do
+    case $pass in
+    all) echo "== instruction sets: all this CPU has"; unset DNNL_MAX_CPU_ISA; probe_isa= ;;
+    avx2) echo "== instruction sets: AVX2 (DNNL_MAX_CPU_ISA=AVX2 for both sides, flops-probe --max-isa avx2)"
+          export DNNL_MAX_CPU_ISA=AVX2; probe_isa="--max-isa avx2" ;;
+    *) echo "trainer-bench: PASSES takes all and avx2, not $pass"; exit 2 ;;
+    esac
+    : >"$log"
+    # The peak first, on a machine as quiet as the rest of the run will see.
+    "$BUILD/bin/flops-probe" $probe_isa 1 2 | tee -a "$log"
+    for r in $(seq "$ROUNDS"); do
+        echo "round $r: load $(cut -d' ' -f1-3 /proc/loadavg)"
+        for t in 1 2; do
+            # Everything goes to the log for the tables; the throughput lines are shown as they come.
+            OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 "$BUILD/bin/trainer-bench" "$DATA" "$t" 32 "$SECONDS_EACH" \
+                "$LAYER_SECONDS" | tee -a "$log" | awk '/^ours (train|inference) /'
+            [ $have_torch = 1 ] && OMP_NUM_THREADS=$t OPENBLAS_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_peer.py \
+                bench "$DATA" "$t" 32 "$SECONDS_EACH" "$LAYER_SECONDS" | tee -a "$log" | awk '/^torch (train|inference(-[a-z_]+)?) /'
+        done
     done
+    echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+    grep -m1 '^ours paths:' "$log" || true
+    awk -v rounds="$ROUNDS" -f trainer/bench/trainer-bench-table.awk "$log"
 done
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-grep -m1 '^ours paths:' "$log" || true
-awk -v rounds="$ROUNDS" -f trainer/bench/trainer-bench-table.awk "$log"
 echo "How: img/s = images / wall time of a loop (train: order + augmentation + forward + backward + RMSprop on one"
 echo "thread's loop, $SECONDS_EACH s after 5 warm-up steps; inference: forward over the test images, $((SECONDS_EACH / 2)) s after a"
 echo "warm-up pass, batches of 32 as Keras's evaluate; where oneDNN has Winograd (AVX-512) ours runs the layers up"
@@ -58,5 +73,6 @@ echo "hooks on each module's output gradient); a group is a Conv2D/MaxPooling2D/
 echo "following it; update = the rest of the step. %peak = MFLOP per image x img/s / flops-probe's FP32 FMA peak"
 echo "at the same thread count; Winograd convolutions do fewer multiplications than counted, so a layer can"
 echo "exceed 100%. Peak RSS: getrusage(RUSAGE_SELF).ru_maxrss of each whole process at its end (the peer's"
-echo "includes the Python interpreter and torch's libraries)."
+echo "includes the Python interpreter and torch's libraries). Passes ($PASSES): all = as this CPU is; avx2 = oneDNN"
+echo "held to AVX2 for both sides (DNNL_MAX_CPU_ISA=AVX2) and the peak to AVX2's, as on an AVX2-only CPU."
 [ $have_torch = 1 ] || echo "(python3-torch not installed: no PyTorch figures)"
