@@ -51,7 +51,7 @@ int main(void)
             flatten = i;
     /* Where conv2d_2's forward runs on our AVX2 Winograd (no AVX-512, or oneDNN held below it), the
      * engine stands aside for the row-by-row pass (cpu_infer.h); test_wino and test_step check that. */
-    const int own = cpu_conv3x3_forward_on_wino(1, 32, 32, 32, 0, 32, 1);
+    const int own = cpu_conv3x3_forward_on_wino(32, 32, 32, 0, 32, 1);
     if (own) {
         expect(cpu_infer.rows() == 0, "the engine takes no rows where the row-by-row pass has our Winograd");
         printf("%s\n", failures ? "FAILED" : "all passed (the engine is not used on this CPU)");

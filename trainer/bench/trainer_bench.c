@@ -165,7 +165,7 @@ static int train_loop(struct bench *b, double seconds, struct profile *prof, dou
 
 /* Which code runs the convolutions' forward and input-gradient passes, and inference, on this CPU (chosen
  * at run time from the CPU's features and what oneDNN offers for each shape: cpu_conv.h, cpu_infer.h). */
-static void print_paths(int batch)
+static void print_paths(void)
 {
     printf("ours paths:");
     int h = MODEL_IN_H, w = MODEL_IN_W, c = MODEL_IN_C;
@@ -173,7 +173,7 @@ static void print_paths(int batch)
         const struct model_layer *L = model_layer(i);
         if (L->kind == MODEL_CONV)
             printf(" %s %s;", L->name,
-                   cpu_conv3x3_forward_on_wino(batch, h, w, c, L->pad, L->units, 1) ? "own AVX2 Winograd" : "oneDNN");
+                   cpu_conv3x3_forward_on_wino(h, w, c, L->pad, L->units, 1) ? "own AVX2 Winograd" : "oneDNN");
         h = L->h, w = L->w, c = L->c;
     }
     printf(" inference %s\n", cpu_infer.rows() ? "image by image (cpu_infer's oneDNN chain) up to the Flatten" : "row by row");
@@ -212,7 +212,7 @@ int main(int argc, char **argv)
         train_mflop += prof.mflop[g];
     printf("ours mflop per image: train %.2f inference %.2f (convolutions and dense products, 2 per multiply-add)\n",
            train_mflop, prof.mflop_forward);
-    print_paths(batch);
+    print_paths();
 
     double dt, cpu;
     int steps = train_loop(&b, seconds, NULL, &dt, &cpu);

@@ -142,34 +142,42 @@ static int own_wino_takes(const struct conv_shape *s)
     return s->op == OP_FORWARD ? cpu_wino_shape_ok(s->C, s->cout) : cpu_wino_shape_ok(s->cout, s->C);
 }
 
-static void create_prim(struct conv_prim *p, const struct conv_shape *s)
+/* The one rule for which code runs shape s: 1 when it is cpu_wino, else 0 with *pd the oneDNN primitive
+ * descriptor to use (the caller destroys it), d its descriptors.
+ *
+ * Winograd F(4x4, 3x3) does the forward and input-gradient passes of the layers whose channel counts are
+ * multiples of 16 faster than the direct NHWC convolutions (trainer/README.md). oneDNN's (jit_wino_4x3)
+ * exists only for its blocked layout and AVX-512, and is faster even counting the reorders of activations
+ * to and from that layout. Where oneDNN has none (AVX2 CPUs), ours runs (cpu_wino.h), on NHWC; elsewhere
+ * (conv2d_1's 3 input channels, CPUs without AVX2) the direct convolution on NHWC. The choice is the
+ * libraries' and the CPU's answer for each shape. The kernel gradient is direct everywhere: oneDNN's
+ * Winograd one was slower than the direct one on NHWC on a Zen 5 core (conv2d_2's backward 6.6-6.9 ->
+ * 5.2-5.5 ms per batch of 32, conv2d_4's 3.9-4.3 -> 3.6-3.8, at 1 thread), which also spares reordering the
+ * layer's input. */
+static int choose(const struct conv_shape *s, struct conv_descs *d, dnnl_primitive_desc_t *pd)
 {
-    /* Winograd F(4x4, 3x3) does the forward and input-gradient passes of the layers whose channel counts
-     * are multiples of 16 faster than the direct NHWC convolutions (trainer/README.md). oneDNN's
-     * (jit_wino_4x3) exists only for its blocked layout and AVX-512, and is faster even counting the
-     * reorders of activations to and from that layout. Where oneDNN has none (AVX2 CPUs), ours runs
-     * (cpu_wino.h), on NHWC; elsewhere (conv2d_1's 3 input channels, CPUs without AVX2) the direct
-     * convolution on NHWC. The choice is the libraries' and the CPU's answer for each shape, made once.
-     * The kernel gradient is direct everywhere: oneDNN's Winograd one was slower than the direct one
-     * on NHWC on a Zen 5 core (conv2d_2's backward 6.6-6.9 -> 5.2-5.5 ms per batch of 32, conv2d_4's
-     * 3.9-4.3 -> 3.6-3.8, at 1 thread), which also spares reordering the layer's input. */
-    struct conv_descs d;
-    dnnl_primitive_desc_t pd = NULL;
+    *pd = NULL;
     if (s->op != OP_GRAD_KERNEL && s->C % 16 == 0 && s->cout % 16 == 0) {
-        make_descs(&d, s, dnnl_convolution_winograd, dnnl_format_tag_any);
-        pd = op_pd(s, &d);
+        make_descs(d, s, dnnl_convolution_winograd, dnnl_format_tag_any);
+        *pd = op_pd(s, d);
     }
-    p->s = *s;
-    if (!pd && own_wino_takes(s)) {
-        p->own = 1;
-        return;
-    }
-    if (!pd) {
-        make_descs(&d, s, dnnl_convolution_direct, dnnl_nhwc);
-        pd = op_pd(s, &d);
-        if (!pd)
+    if (!*pd && own_wino_takes(s))
+        return 1;
+    if (!*pd) {
+        make_descs(d, s, dnnl_convolution_direct, dnnl_nhwc);
+        if (!(*pd = op_pd(s, d)))
             cpu_dnnl_check(dnnl_unimplemented, "convolution primitive");
     }
+    return 0;
+}
+
+static void create_prim(struct conv_prim *p, const struct conv_shape *s)
+{
+    struct conv_descs d;
+    dnnl_primitive_desc_t pd;
+    p->s = *s;
+    if ((p->own = choose(s, &d, &pd)))
+        return;
     dnnl_memory_desc_t src, dst, hwio;
     const int OH = s->H + 2 * s->pad - 2, OW = s->W + 2 * s->pad - 2;
     nhwc_md(&src, s->B, s->H, s->W, s->C, dnnl_nhwc);
@@ -204,12 +212,17 @@ static int same_shape(const struct conv_shape *a, const struct conv_shape *b)
 }
 
 /* The cached primitive of a shape, created on first use; when the cache is full the oldest entry goes. */
-static struct conv_prim *get_prim(const struct conv_shape *s)
+static void ensure_engine(void)
 {
     if (!engine) {
         engine = cpu_dnnl_engine();
         DNNL_CHECK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
     }
+}
+
+static struct conv_prim *get_prim(const struct conv_shape *s)
+{
+    ensure_engine();
     for (int i = 0; i < cache_used; i++)
         if (same_shape(&cache[i].s, s))
             return &cache[i];
@@ -263,10 +276,17 @@ void cpu_conv3x3_forward(const float *x, int B, int H, int W, int C, int pad, co
     run(p, ptr);
 }
 
-int cpu_conv3x3_forward_on_wino(int B, int H, int W, int C, int pad, int cout, int relu)
+int cpu_conv3x3_forward_on_wino(int H, int W, int C, int pad, int cout, int relu)
 {
-    const struct conv_shape s = {OP_FORWARD, B, H, W, C, pad, cout, relu != 0};
-    return get_prim(&s)->own;
+    /* The rule's answer without creating (JIT-compiling) a primitive or taking a cache slot; the batch
+     * size does not enter it. */
+    const struct conv_shape s = {OP_FORWARD, 1, H, W, C, pad, cout, relu != 0};
+    struct conv_descs d;
+    dnnl_primitive_desc_t pd;
+    ensure_engine();
+    const int own = choose(&s, &d, &pd);
+    dnnl_primitive_desc_destroy(pd);
+    return own;
 }
 
 void cpu_conv3x3_grad_input(const float *dy, const float *kernel, int B, int H, int W, int C, int pad,

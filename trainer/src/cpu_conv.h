@@ -29,9 +29,9 @@
 void cpu_conv3x3_forward(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
                          const float *bias, int cout, int relu, float *y);
 
-/* Whether cpu_conv3x3_forward runs this shape on cpu_wino.h (our AVX2 Winograd: where oneDNN has no
- * Winograd for it and the CPU has AVX2), rather than on a oneDNN primitive. */
-int cpu_conv3x3_forward_on_wino(int B, int H, int W, int C, int pad, int cout, int relu);
+/* Whether cpu_conv3x3_forward runs this shape (any batch size) on cpu_wino.h (our AVX2 Winograd: where
+ * oneDNN has no Winograd for it and the CPU has AVX2), rather than on a oneDNN primitive. */
+int cpu_conv3x3_forward_on_wino(int H, int W, int C, int pad, int cout, int relu);
 
 /* dkernel = gradient of the kernel given the forward input x and dy (overwrites). */
 void cpu_conv3x3_grad_kernel(const float *x, const float *dy, int B, int H, int W, int C, int pad, int cout,

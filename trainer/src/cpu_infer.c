@@ -207,7 +207,7 @@ static int rows_run_own_winograd(void)
         const struct model_layer *L = model_layer(i);
         if (L->kind == MODEL_DENSE)
             break;
-        if (L->kind == MODEL_CONV && cpu_conv3x3_forward_on_wino(1, h, w, c, L->pad, L->units, 1))
+        if (L->kind == MODEL_CONV && cpu_conv3x3_forward_on_wino(h, w, c, L->pad, L->units, 1))
             return 1;
         h = L->h, w = L->w, c = L->c;
     }
