@@ -130,7 +130,8 @@ static bool attach(struct reader *r, cJSON *v, const yaml_mark_t *m)
         fault(r, m, "out of memory");
         return false;
     }
-    if (top && cJSON_IsArray(top->node) && top->entries == BAI_JOB_MAX_ITEMS) {
+    /* A sequence's entry is counted first, so that a fault's path names the entry at fault. */
+    if (top && cJSON_IsArray(top->node) && ++top->entries > BAI_JOB_MAX_ITEMS) {
         snprintf(what, sizeof what, "more entries than the limit of %d in one sequence", BAI_JOB_MAX_ITEMS);
         fault(r, m, what);
         cJSON_Delete(v);
@@ -145,7 +146,6 @@ static bool attach(struct reader *r, cJSON *v, const yaml_mark_t *m)
     if (!top) {
         r->root = v;
     } else if (cJSON_IsArray(top->node)) {
-        top->entries++;
         cJSON_AddItemToArray(top->node, v);
     } else {
         v->string = top->key; /* the tree owns the key from now on */
