@@ -8,7 +8,8 @@
 #               mode download copied to each node's job temp; an output of mode upload copied back.
 #   cifar.yml   the bundled cifar-train under distribution: mpi (srun --mpi=pmix), 2 nodes x 1 process,
 #               its data an input in a datastore (the site's share "myshare"), its model an output there.
-#   refused.yml services: sbatch refuses it, naming the field.
+#   refused.yml services: sbatch refuses it, naming the field; nostore.yml: a datastore without a share.
+# batchai-job validate, translate, submit, status, files and stream take the YAML too.
 . "$(dirname "$0")/lib.sh"
 TRAINER=$BUILD/bin/cifar-train
 DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
@@ -53,7 +54,13 @@ limits:
   timeout: 300
 display_name: pytorch-allreduce
 YAML
-id=$(submit --batchai-job=torch.yml)
+install -m 0755 "$BUILD/bin/batchai-job" "$CL/batchai-job" # the user may not reach the build tree
+out=$(as_user "$CL/batchai-job validate torch.yml") || fail "batchai-job validate torch.yml: $out"
+[ "$out" = "torch.yml: valid (Azure ML command job, 2 nodes)" ] || fail "batchai-job validate torch.yml: $out"
+as_user "$CL/batchai-job translate torch.yml" | grep -q '^#SBATCH --ntasks-per-node=2$' ||
+    fail "batchai-job translate torch.yml has no --ntasks-per-node=2"
+out=$(as_user "$CL/batchai-job submit torch.yml --parsable" </dev/null 2>&1) || fail "batchai-job submit: $out"
+id=${out%%;*}
 st=$(wait_job "$id" 180)
 logs=$WORK/torch/$id/stdouterr
 [ "$st" = COMPLETED ] || fail "torch.yml: job $id ended $st: $(tail -n 20 "$logs/stderr.txt" 2>&1)"
@@ -65,6 +72,9 @@ for r in 0 1 2 3; do
     assert_file "$WORK/torch/$id/outputs/ranks/rank-$r.txt"
 done
 [ "$(grep -c '^downloaded input$' "$logs/stdout.txt")" = 4 ] || fail "torch.yml: the downloaded input was not read by 4 ranks"
+as_user "$CL/batchai-job status $id" | grep -q '^executionState: *succeeded$' || fail "batchai-job status $id: not succeeded"
+as_user "$CL/batchai-job files $id" | grep -q 'stdout.txt' || fail "batchai-job files $id lists no stdout.txt"
+as_user "timeout 60 $CL/batchai-job stream $id" | grep -q "^rank 3 of 4 " || fail "batchai-job stream $id: no rank 3"
 
 # 2. cifar-train under MPI, data and model in the datastore "myshare".
 install -d -m 0755 "$CL/bin"
@@ -115,5 +125,15 @@ services:
 YAML
 out=$(as_user "sbatch --parsable --batchai-job=refused.yml" </dev/null 2>&1) && fail "refused.yml was accepted: $out"
 grep -q "services: interactive services" <<<"$out" || fail "refused.yml: the refusal does not name services: $out"
+# A datastore the site has no share for is refused at submission, by name.
+write_job nostore.yml <<'YAML'
+command: ls ${{inputs.d}}
+inputs:
+  d:
+    path: azureml://datastores/nosuchstore/paths/x
+YAML
+out=$(as_user "sbatch --parsable --batchai-job=nostore.yml" </dev/null 2>&1) && fail "nostore.yml was accepted: $out"
+grep -q 'inputs.d.path: share "nosuchstore" is not available on this cluster' <<<"$out" ||
+    fail "nostore.yml: the refusal does not name the datastore: $out"
 assert_nodes_idle
-pass "torch.yml: 4 ranks all_reduce over gloo on n1+n2 with Azure ML's variables; cifar.yml: cifar-train under MPI wrote $model; services refused"
+pass "torch.yml: 4 ranks all_reduce over gloo on n1+n2 with Azure ML's variables; cifar.yml: cifar-train under MPI wrote $model; services and an unmapped datastore refused"
