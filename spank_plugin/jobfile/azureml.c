@@ -95,6 +95,20 @@ static char *dupn(const char *s, size_t n)
     return strndup(s, n);
 }
 
+/* A scalar's text as the file wrote it: YAML keeps it (yamltree.h); a JSON number or boolean is printed. */
+static char *scalar_text(const cJSON *v)
+{
+    char buf[64];
+
+    if (v->valuestring)
+        return strdup(v->valuestring);
+    if (cJSON_IsNumber(v))
+        snprintf(buf, sizeof buf, "%.17g", v->valuedouble);
+    else
+        snprintf(buf, sizeof buf, "%s", cJSON_IsTrue(v) ? "true" : "false");
+    return strdup(buf);
+}
+
 /* ---- fields ---- */
 
 static void parse_code(struct bai_diag *d, const cJSON *root, struct bai_aml *aml)
@@ -294,7 +308,7 @@ static void parse_one_io(struct bai_diag *d, const char *path, const cJSON *v, s
 
     if (!io->output && (cJSON_IsString(v) || cJSON_IsNumber(v) || cJSON_IsBool(v))) {
         io->source = BAI_AML_LITERAL;
-        io->value = strdup(v->valuestring ? v->valuestring : cJSON_IsTrue(v) ? "true" : "false");
+        io->value = scalar_text(v);
         if (cJSON_IsString(v) && (strchr(v->valuestring, '\n') || strlen(v->valuestring) > 4096))
             bai_diag_add(d, path, "a literal input is one line of at most 4096 bytes");
         return;
@@ -395,7 +409,7 @@ static void parse_env(struct bai_diag *d, const cJSON *root, struct bai_job *job
             bai_diag_add(d, path, "names starting with AZ_BATCHAI_, AZURE_ML_ or SLURM_ are set by the system");
         e->name = strdup(m->string);
         if (cJSON_IsNumber(m) || cJSON_IsBool(m))
-            e->value = strdup(m->valuestring ? m->valuestring : cJSON_IsTrue(m) ? "true" : "false");
+            e->value = scalar_text(m);
         else if (cJSON_IsString(m))
             jv_string(d, map, m->string, "environment_variables", JV_MULTILINE, &e->value);
         else

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "azureml.h"
 #include "job.h"
 #include "jsonv.h"
 #include "sbuf.h"
@@ -604,10 +605,13 @@ static void test_yaml(void)
     }
     /* The same command job as YAML and as JSON; a job.json with "command" inside "properties" stays one. */
     static const char yaml_job[] = "command: echo ${{inputs.x}}\ninputs: {x: 1}\nresources: {instance_count: 3}\n";
-    static const char json_job[] = "{\"command\": \"echo hi\", \"resources\": {\"instance_count\": 3}}";
+    static const char json_job[] = "{\"command\": \"echo ${{inputs.x}}\", \"inputs\": {\"x\": 1.5}, "
+                                   "\"resources\": {\"instance_count\": 3}}";
     CHECK(bai_job_parse(yaml_job, strlen(yaml_job), &job, &d) == 0 && job.aml && job.node_count == 3);
+    CHECK(job.aml && job.aml->n_io == 1 && strcmp(job.aml->io[0].value, "1") == 0);
     bai_job_free(&job);
     CHECK(bai_job_parse(json_job, strlen(json_job), &job, &d) == 0 && job.aml && job.node_count == 3);
+    CHECK(job.aml && job.aml->n_io == 1 && strcmp(job.aml->io[0].value, "1.5") == 0);
     bai_job_free(&job);
     CHECK(bai_diag_total(&d) == 0);
     static const char bai_yaml[] = "properties:\n  command: x\n";
