@@ -5,10 +5,10 @@
 #   contrib/install-deps.sh bench      also the benchmark peers (PyTorch, hyperfine)
 set -eu
 
-build="build-essential pkg-config libcjson-dev libhdf5-dev hdf5-tools libopenblas-dev libdnnl-dev
+build="build-essential pkg-config libcjson-dev libyaml-dev libhdf5-dev hdf5-tools libopenblas-dev libdnnl-dev
        openmpi-bin libopenmpi-dev libpmix-dev clang libclang-rt-dev"
 slurm="slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev"
-tests="python3 python3-h5py python3-numpy python3-jsonschema busybox-static runc sudo procps bc shellcheck
+tests="python3 python3-h5py python3-numpy python3-jsonschema python3-yaml busybox-static runc sudo procps bc shellcheck
        python3-torch python3-mpi4py python3-scipy mandoc man-db rpm curl"
 bench="python3-torch hyperfine"
 

@@ -34,6 +34,11 @@ pkgconf = $(shell pkg-config $(1) $(2) 2>/dev/null)
 CJSON_CFLAGS := $(or $(call pkgconf,--cflags,libcjson),-I/usr/include/cjson)
 CJSON_LIBS   := $(or $(call pkgconf,--libs,libcjson),-lcjson)
 
+# libyaml (Debian: libyaml-dev): Azure ML command jobs. The job-file library links both parsers.
+YAML_CFLAGS := $(call pkgconf,--cflags,yaml-0.1)
+YAML_LIBS   := $(or $(call pkgconf,--libs,yaml-0.1),-lyaml)
+JOBLIB_LIBS  = $(CJSON_LIBS) $(YAML_LIBS)
+
 # Slurm headers (Debian: libslurm-dev; RHEL: slurm-devel). A Slurm installed elsewhere is found through its
 # slurm.pc (PKG_CONFIG_PATH=/opt/slurm/lib/pkgconfig), which also gives SLURM_PLUGIN_DIR below; the plugin
 # accepts the Slurm releases spank_plugin/spank_slurm.h names.
@@ -75,10 +80,11 @@ CLANG := $(shell command -v clang 2>/dev/null)
 # the table; every build prints one line of it. A part whose dependency is missing is not built, and its
 # tests report SKIP(dep) (tests/run-tests), so they never vanish from the count.
 HAVE_CJSON := $(if $(wildcard $(patsubst -I%,%,$(filter -I%,$(CJSON_CFLAGS)))/cJSON.h /usr/include/cjson/cJSON.h),1,)
+HAVE_YAML  := $(if $(wildcard /usr/include/yaml.h $(patsubst -I%,%,$(filter -I%,$(YAML_CFLAGS)))/yaml.h),1,)
 HAVE_DNNL  := $(if $(wildcard /usr/include/dnnl.h /usr/include/oneapi/dnnl/dnnl.h),1,)
 HAVE_BLAS  := $(if $(shell pkg-config --exists openblas 2>/dev/null && echo 1)$(wildcard /usr/include/*/openblas-pthread/cblas.h),1,)
 HAVE_FUZZ  := $(if $(CLANG),$(if $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a),1,),)
-DEPS := slurm mpi cjson hdf5 dnnl blas cuda nccl cudnn fuzz
+DEPS := slurm mpi cjson yaml hdf5 dnnl blas cuda nccl cudnn fuzz
 dep_name_slurm := Slurm headers (spank.h)
 dep_have_slurm := $(HAVE_SLURM)
 dep_pkg_slurm  := libslurm-dev; the plugin, the cluster tests
@@ -88,6 +94,9 @@ dep_pkg_mpi    := libopenmpi-dev openmpi-bin; libcollective, cifar-train
 dep_name_cjson := cJSON
 dep_have_cjson := $(HAVE_CJSON)
 dep_pkg_cjson  := libcjson-dev; batchai-job, the plugin
+dep_name_yaml  := libyaml
+dep_have_yaml  := $(HAVE_YAML)
+dep_pkg_yaml   := libyaml-dev; batchai-job, the plugin (Azure ML command jobs)
 dep_name_hdf5  := HDF5
 dep_have_hdf5  := $(HAVE_HDF5)
 dep_pkg_hdf5   := libhdf5-dev; cifar-train

@@ -20,7 +20,7 @@
 static const char usage_text[] =
     "Usage: batchai-job [OPTIONS] COMMAND [ARGS]\n"
     "\n"
-    "Run Azure Batch AI job files (job.json, schema 2018-05-01) on Slurm.\n"
+    "Run Azure Batch AI job files (job.json, schema 2018-05-01) and Azure ML command jobs (YAML) on Slurm.\n"
     "\n"
     "Commands:\n"
     "  validate FILE...        check job files; exit 0 when all are valid, else 1 with every fault\n"
@@ -73,7 +73,8 @@ static int cmd_validate(int argc, char **argv)
             bad++;
             continue;
         }
-        printf("%s: valid (%s, %d node%s)\n", argv[i], bai_toolkit_property(job.toolkit.kind), job.node_count,
+        printf("%s: valid (%s, %d node%s)\n", argv[i],
+               job.aml ? "Azure ML command job" : bai_toolkit_property(job.toolkit.kind), job.node_count,
                job.node_count == 1 ? "" : "s");
         bai_job_free(&job);
     }
@@ -93,9 +94,15 @@ static int cmd_translate(struct cli *cli, int argc, char **argv)
         fprintf(stderr, "batchai-job translate: expected exactly one FILE\n");
         return 2;
     }
-    opts.job_file = argv[0];
-    if (load_job(argv[0], &job) != 0)
+    /* Absolute, as the plugin has it: an Azure ML job's code, data and logs are found from its file. */
+    char cwd[4096], *abs = NULL;
+    if (argv[0][0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, argv[0]) < 0)
+        abs = NULL;
+    opts.job_file = abs ? abs : argv[0];
+    if (load_job(argv[0], &job) != 0) {
+        free(abs);
         return 1;
+    }
     if (bai_translate(&job, &cli->site, &opts, &plan, &diag) != 0) {
         char prefix[4200];
         snprintf(prefix, sizeof prefix, "%s: ", argv[0]);
@@ -114,6 +121,7 @@ static int cmd_translate(struct cli *cli, int argc, char **argv)
 out:
     bai_diag_free(&diag);
     bai_job_free(&job);
+    free(abs);
     return rc;
 }
 

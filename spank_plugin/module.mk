@@ -3,9 +3,10 @@
 #              script. Pure C: it knows nothing of Slurm, and it is what the fuzzer and the goldens test.
 #   .          the batchai-job command (batchai_job.c, monitor.c).
 #   spank/     the SPANK plugin, one file per context (spank_plugin/plugin.mk).
-spank_plugin_CFLAGS := $(CJSON_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -DBAI_VERSION='"$(VERSION)"'
+spank_plugin_CFLAGS := $(CJSON_CFLAGS) $(YAML_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -DBAI_VERSION='"$(VERSION)"'
 
-JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c job.c settings.c translate.c render.c sbuf.c \
+JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c yamltree.c job.c azureml.c azureml_plan.c \
+                                                 settings.c translate.c render.c sbuf.c \
                                                  sha256.c)
 MONITOR_SRCS := spank_plugin/monitor.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a
@@ -20,11 +21,11 @@ $(JOBLIB_SAN): $(call san-of,$(JOBLIB_SRCS))
 
 $(BUILD)/bin/batchai-job: $(call obj-of,spank_plugin/batchai_job.c $(MONITOR_SRCS)) $(JOBLIB)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $^ $(CJSON_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $^ $(JOBLIB_LIBS) -lm
 # The same command built with sanitizers: the golden tests run it.
 $(BUILD)/san/bin/batchai-job: $(call san-of,spank_plugin/batchai_job.c $(MONITOR_SRCS)) $(JOBLIB_SAN)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^ $(CJSON_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^ $(JOBLIB_LIBS) -lm
 
 ALL += $(BUILD)/bin/batchai-job
 

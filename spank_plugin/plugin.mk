@@ -17,7 +17,7 @@ $(SPANK_OBJS): spank_plugin_CFLAGS += -fvisibility=hidden $(if $(filter-out /usr
 $(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) -shared $(LDHARDEN) -Wl,-z,noexecstack -Wl,--version-script=$(SPANK_LDS) -o $@ \
-		$(SPANK_OBJS) $(JOBLIB) $(CJSON_LIBS)
+		$(SPANK_OBJS) $(JOBLIB) $(JOBLIB_LIBS)
 
 ALL += $(SPANK_SO)
 

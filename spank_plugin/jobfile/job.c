@@ -15,7 +15,9 @@
 
 #include <cJSON.h>
 
+#include "azureml.h"
 #include "jsonv.h"
+#include "yamltree.h"
 
 static const char *const toolkit_props[] = {
     [BAI_TK_HOROVOD] = "horovodSettings",
@@ -173,28 +175,44 @@ static bool check_structure(const char *text, size_t len, struct bai_diag *d)
     return true;
 }
 
-static cJSON *parse_text(const char *text, size_t len, struct bai_diag *d)
+/* The text's own faults, whatever its format: empty, too large, a NUL byte. Returns the offset of its first
+ * character that is not white space, or -1. */
+static long check_text(const char *text, size_t len, struct bai_diag *d)
 {
-    const char *end = NULL, *nul;
+    const char *nul;
     size_t line, col, i;
-    cJSON *root;
 
     for (i = 0; i < len && isspace((unsigned char)text[i]); i++)
         ;
     if (i == len) {
-        bai_diag_add(d, "", "the file is empty: expected a JSON object");
-        return NULL;
+        bai_diag_add(d, "", "the file is empty: expected a JSON object or a YAML mapping");
+        return -1;
     }
     if (len > BAI_JOB_MAX_BYTES) {
         bai_diag_add(d, "", "the file is %zu bytes, larger than the limit of %d", len, BAI_JOB_MAX_BYTES);
-        return NULL;
+        return -1;
     }
     nul = memchr(text, '\0', len);
     if (nul) {
         line_col(text, (size_t)(nul - text), &line, &col);
         bai_diag_add(d, "", "NUL byte at line %zu, column %zu: a job file is text", line, col);
-        return NULL;
+        return -1;
     }
+    return (long)i;
+}
+
+/* JSON when the text starts with '{' (every job.json) or '[', else YAML (an Azure ML command job). */
+static cJSON *parse_text(const char *text, size_t len, struct bai_diag *d)
+{
+    const char *end = NULL;
+    size_t line, col;
+    long first = check_text(text, len, d);
+    cJSON *root;
+
+    if (first < 0)
+        return NULL;
+    if (text[first] != '{' && text[first] != '[')
+        return bai_yaml_tree(text, len, d);
     if (!check_structure(text, len, d))
         return NULL;
     root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -351,6 +369,11 @@ static void check_match(struct bai_diag *d, const char *path, const cJSON *v, co
     } else if (rc != 0) {
         bai_diag_add(d, path, "cannot check the value: out of memory");
     }
+}
+
+void bai_check_image(struct bai_diag *d, const char *path, const cJSON *v)
+{
+    check_match(d, path, v, image_re, "an image reference such as \"registry.example.com/name:tag\"");
 }
 
 /* ---- sub-objects ---- */
@@ -938,7 +961,9 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
             body = root;
             path = "";
         }
-        if (jv_object(diag, body, path, job_keys))
+        if (!jv_get(root, "properties") && jv_get(root, "command"))
+            bai_aml_parse(root, job, diag); /* an Azure ML command job */
+        else if (jv_object(diag, body, path, job_keys))
             parse_job(diag, body, path, job);
     }
     cJSON_Delete(root);
@@ -1014,6 +1039,8 @@ int bai_job_task_count(const struct bai_job *job)
 {
     const struct bai_toolkit_settings *t = &job->toolkit;
 
+    if (job->aml)
+        return bai_aml_task_count(job);
     if (t->process_count > 0)
         return t->process_count;
     switch (t->kind) {
@@ -1083,7 +1110,7 @@ void bai_job_free(struct bai_job *job)
     for (size_t i = 0; i < job->n_mounts; i++) {
         struct bai_mount *m = &job->mounts[i];
         free(m->share); free(m->source); free(m->source_dir); free(m->relative_path);
-        free(m->mount_options); free(m->file_mode); free(m->dir_mode);
+        free(m->mount_options); free(m->file_mode); free(m->dir_mode); free(m->where);
     }
     for (size_t i = 0; i < job->n_inputs; i++) {
         free(job->inputs[i].id); free(job->inputs[i].path); free(job->inputs[i].suffix);
@@ -1100,5 +1127,6 @@ void bai_job_free(struct bai_job *job)
     free(job->cluster_id); free(job->std_out_err_prefix); free(job->prep_command);
     free(job->image); free(job->registry_server); free(job->shm_size);
     free_toolkit(&job->toolkit);
+    bai_aml_free(job->aml);
     memset(job, 0, sizeof *job);
 }

@@ -1,5 +1,6 @@
 /* A Batch AI job file (schema 2018-05-01, as `az batchai job create --config-file` reads it), parsed and
- * validated into a typed description.
+ * validated into a typed description; an Azure ML command job (YAML) is the door's second format
+ * (azureml.h), told apart by content and validated into the same description.
  *
  * Contract:
  *  - bai_job_parse() accepts the document either wrapped as {"properties": {...}} (the form of every real
@@ -91,6 +92,7 @@ struct bai_mount {
     char *mount_options;   /* mountOptions, else NULL */
     char *file_mode;       /* azureFileShares fileMode (octal string, default "0777") */
     char *dir_mode;        /* azureFileShares directoryMode (default "0777") */
+    char *where;           /* the field it came from when not mountVolumes (an Azure ML input), else NULL */
 };
 
 struct bai_env {
@@ -128,9 +130,12 @@ struct bai_job {
     struct bai_dir *outputs;  size_t n_outputs;
     struct bai_env *env;      size_t n_env;  /* environmentVariables then secrets, in file order */
     struct bai_toolkit_settings toolkit;
+    struct bai_aml *aml;           /* an Azure ML command job: what job.json cannot say (azureml.h); else NULL */
 };
 
-/* Parse and validate `len` bytes of JSON text. See the contract above. */
+/* Parse and validate `len` bytes of text: a job.json (JSON whose first character is '{' and that is not an
+ * Azure ML command job, i.e. has "properties" or no "command"), else an Azure ML command job, JSON or YAML
+ * (read by libyaml under the same limits: yamltree.h). See the contract above. */
 int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_diag *diag);
 
 /* Read the file at `path`: opened O_NONBLOCK, a regular file of at most BAI_JOB_MAX_BYTES, into a new
@@ -154,6 +159,10 @@ long bai_parse_duration(const char *s);
  * AI expanded variables in paths): no ", \ or `, and every $ starts such a reference. The validator holds
  * pythonScriptFilePath, pythonInterpreterPath and configFilePath to it, and translation renders them so. */
 bool bai_shell_path_ok(const char *s);
+
+/* Fault at `path` unless the string v is an image reference (the check of containerSettings' image). */
+struct cJSON;
+void bai_check_image(struct bai_diag *d, const char *path, const struct cJSON *v);
 
 void bai_job_free(struct bai_job *job);
 

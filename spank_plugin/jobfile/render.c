@@ -33,12 +33,15 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     bai_format_time(p->time_limit_seconds, time, sizeof time);
     /* Each step's command is single-quoted on purpose: the task's own shell expands it (SC2016). */
     sb_puts(b, "#!/bin/bash\n# shellcheck disable=SC2016\n");
-    sb_comment(b, "Batch script of the Batch AI job \"%s\", made by batchai-job from its job file.", p->job_name);
+    sb_comment(b, "Batch script of the %s job \"%s\", made by batchai-job from its job file.",
+               p->origin.aml ? "Azure ML command" : "Batch AI", p->job_name);
     sb_puts(b, "# sbatch --batchai-job submits exactly this; options typed on the sbatch command line win over\n"
                "# the #SBATCH lines below.\n");
     sb_printf(b, "#SBATCH --job-name=%s\n", p->job_name);
     sb_printf(b, "#SBATCH --nodes=%d\n", p->nodes);
     sb_printf(b, "#SBATCH --ntasks=%d\n", p->ntasks);
+    if (p->ntasks_per_node)
+        sb_printf(b, "#SBATCH --ntasks-per-node=%d\n", p->ntasks_per_node);
     sb_printf(b, "#SBATCH --time=%s\n", time);
     sb_printf(b, "#SBATCH --output=%s/stdout.txt\n", p->log_dir);
     sb_printf(b, "#SBATCH --error=%s/stderr.txt\n", p->log_dir);
@@ -49,6 +52,18 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     if (p->nice)
         sb_printf(b, "#SBATCH --nice=%d\n", p->nice);
     sb_puts(b, "#\n# Where the lines above come from:\n");
+    if (p->origin.aml) {
+        /* An Azure ML command job: the same lines from its own fields. */
+        sb_comment(b, "  --nodes      resources.instance_count %d", p->origin.node_count);
+        sb_comment(b, "  --ntasks     instance_count x distribution.process_count_per_instance (tensorflow: "
+                      "worker_count + parameter_server_count)");
+        sb_comment(b, "  --time       limits.timeout%s", p->origin.default_wall_time ? " (not given: 7 days)" : "");
+        sb_puts(b, "#   --output     the job file's directory, then <job name>/<job id>/stdouterr as Batch AI laid\n"
+                   "#                out its logs\n");
+        if (p->partition && p->origin.cluster_id)
+            sb_comment(b, "  --partition  compute \"%s\", through the site's cluster map", p->origin.cluster_id);
+        return;
+    }
     sb_comment(b, "  --nodes      nodeCount %d", p->origin.node_count);
     sb_comment(b, "  --ntasks     %s", p->origin.process_count_given ? "processCount"
                                    : "the toolkit's default process count (nodeCount for MPI toolkits)");
@@ -216,7 +231,8 @@ char *bai_render_script(const struct bai_plan *p)
                     "port}'; }\n");
     sb_puts(&b, "batchai_addrs >\"$AZ_BATCHAI_MPI_HOST_FILE\"\n");
     render_node_steps(&b, p);
-    sb_printf(&b, "\n# Main step (%s).\nbatchai_log \"main step started\"\n", p->origin.toolkit);
+    sb_printf(&b, "\n# Main step (%s).\nbatchai_log \"main step started\"\n",
+              p->origin.aml ? "the Azure ML command" : p->origin.toolkit);
     sb_printf(&b, "%s\nrc=$?\nbatchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
     return sb_finish(&b);
 }

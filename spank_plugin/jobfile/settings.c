@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -185,20 +186,34 @@ int bai_settings_apply(struct bai_settings *s, const char *word, const char *whe
             bai_diag_add(diag, where, "%s: expected qos:NAME, nice:N or none, got \"%.40s\"", key, v);
             return -1;
         }
-    } else if (strncmp(key, "share.", 6) == 0 || strncmp(key, "image.", 6) == 0 || strncmp(key, "cluster.", 8) == 0) {
-        bool share = key[0] == 's', image = key[0] == 'i';
-        const char *name = strchr(key, '.') + 1;
+    } else if (strncmp(key, "share.", 6) == 0 || strncmp(key, "image.", 6) == 0 || strncmp(key, "cluster.", 8) == 0 ||
+               strncmp(key, "environment.", 12) == 0 || strncmp(key, "data.", 5) == 0) {
+        /* Which map a key goes to, and whether its value is a directory. */
+        static const struct {
+            const char *prefix;
+            size_t offset, count;
+            bool dir;
+        } maps[] = {
+            { "share.", offsetof(struct bai_settings, shares), offsetof(struct bai_settings, n_shares), true },
+            { "image.", offsetof(struct bai_settings, images), offsetof(struct bai_settings, n_images), true },
+            { "cluster.", offsetof(struct bai_settings, clusters), offsetof(struct bai_settings, n_clusters), false },
+            { "environment.", offsetof(struct bai_settings, environments), offsetof(struct bai_settings, n_environments),
+              false },
+            { "data.", offsetof(struct bai_settings, data), offsetof(struct bai_settings, n_data), true },
+        };
+        size_t m = 0;
+        while (strncmp(key, maps[m].prefix, strlen(maps[m].prefix)) != 0)
+            m++;
+        const char *name = key + strlen(maps[m].prefix);
         if (!*name) {
             bai_diag_add(diag, where, "%s: the name after the dot is missing", key);
             return -1;
         }
-        if ((share || image) && !good_dir(v)) {
+        if (maps[m].dir && !good_dir(v)) {
             bai_diag_add(diag, where, "%s: expected an absolute directory without \"..\", got \"%.80s\"", key, v);
             return -1;
         }
-        rc = share ? add_map(&s->shares, &s->n_shares, name, v)
-             : image ? add_map(&s->images, &s->n_images, name, v)
-                     : add_map(&s->clusters, &s->n_clusters, name, v);
+        rc = add_map((struct bai_kv **)((char *)s + maps[m].offset), (size_t *)((char *)s + maps[m].count), name, v);
         if (rc > 0) {
             bai_diag_add(diag, where, "%s: given twice", key);
             return -1;
@@ -308,6 +323,16 @@ const char *bai_settings_cluster_partition(const struct bai_settings *s, const c
     return map_lookup(s->clusters, s->n_clusters, cluster_name);
 }
 
+const char *bai_settings_environment_image(const struct bai_settings *s, const char *ref)
+{
+    return map_lookup(s->environments, s->n_environments, ref);
+}
+
+const char *bai_settings_data_dir(const struct bai_settings *s, const char *ref)
+{
+    return map_lookup(s->data, s->n_data, ref);
+}
+
 static void free_map(struct bai_kv *list, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -326,5 +351,7 @@ void bai_settings_free(struct bai_settings *s)
     free_map(s->shares, s->n_shares);
     free_map(s->images, s->n_images);
     free_map(s->clusters, s->n_clusters);
+    free_map(s->environments, s->n_environments);
+    free_map(s->data, s->n_data);
     memset(s, 0, sizeof *s);
 }

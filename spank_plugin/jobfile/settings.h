@@ -22,7 +22,12 @@
  *   image.IMAGE=DIR            -                           oci: the bundle directory of IMAGE
  *   priority.low|normal|high=qos:NAME | nice:N             how schedulingPriority becomes --qos or --nice
  *                              low=nice:100, normal, high  (normal and high: nothing by default)
- *   cluster.ID=PARTITION       -                           cluster.id's last segment -> --partition
+ *   cluster.ID=PARTITION       -                           cluster.id's last segment (an Azure ML job's
+ *                                                          compute without "azureml:") -> --partition
+ *   environment.REF=IMAGE      -                           Azure ML: the image of environment REF, written
+ *                                                          as the job writes it (azureml:NAME@latest, ...)
+ *   data.REF=DIR               -                           Azure ML: the directory of data asset REF
+ *                                                          (azureml:NAME:VERSION, ...)
  *   partition=NAME             -                           --partition when no cluster map applies
  *   allow_mount_command=yes|no no                          whether unmanagedFileSystems may run their
  *                                                          mountCommand (as the user, never as root)
@@ -70,6 +75,8 @@ struct bai_settings {
     struct bai_kv *shares;   size_t n_shares;
     struct bai_kv *images;   size_t n_images;
     struct bai_kv *clusters; size_t n_clusters;
+    struct bai_kv *environments; size_t n_environments; /* Azure ML environment reference -> image */
+    struct bai_kv *data;     size_t n_data;            /* Azure ML data asset reference -> directory */
 };
 
 /* Fill in the documented defaults. Returns 0, or -1 on allocation failure. */
@@ -93,6 +100,12 @@ char *bai_settings_image_target(const struct bai_settings *s, const char *image)
 
 /* The partition mapped to a cluster name (the last segment of cluster.id), or NULL. */
 const char *bai_settings_cluster_partition(const struct bai_settings *s, const char *cluster_name);
+
+/* The image an Azure ML environment reference maps to (environment.REF), or NULL. */
+const char *bai_settings_environment_image(const struct bai_settings *s, const char *ref);
+
+/* The directory an Azure ML data asset reference maps to (data.REF), or NULL. */
+const char *bai_settings_data_dir(const struct bai_settings *s, const char *ref);
 
 void bai_settings_free(struct bai_settings *s);
 

@@ -9,6 +9,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "azureml.h"
 #include "jsonv.h"
 #include "sbuf.h"
 
@@ -26,7 +27,7 @@ static char *xstrdup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-/* The file's name without .json / .job.json; for a plain "job.json", its directory's name (contrib/cifar/job.json
+/* The file's name without .json / .job.json (.yml / .yaml for an Azure ML job); for a plain "job.json", its directory's name (contrib/cifar/job.json
  * is the job "cifar"). */
 static char *default_job_name(const char *file)
 {
@@ -47,8 +48,10 @@ static char *default_job_name(const char *file)
     n = strcspn(base, "/");
     if (n > 9 && strncmp(base + n - 9, ".job.json", 9) == 0)
         n -= 9;
-    else if (n > 5 && strncmp(base + n - 5, ".json", 5) == 0)
+    else if (n > 5 && (strncmp(base + n - 5, ".json", 5) == 0 || strncmp(base + n - 5, ".yaml", 5) == 0))
         n -= 5;
+    else if (n > 4 && strncmp(base + n - 4, ".yml", 4) == 0)
+        n -= 4;
     if (n > 64)
         n = 64;
     name = strndup(base, n);
@@ -211,7 +214,7 @@ static void plan_mounts(struct bai_plan *plan, const struct bai_job *job, const 
         jv_child(group, "properties.mountVolumes", bai_mount_kind_names[m->kind]);
         jv_item(path, group, group_index[m->kind]++);
         pm->kind = m->kind;
-        pm->where = strdup(path);
+        pm->where = strdup(m->where ? m->where : path);
         pm->share = xstrdup_or_null(m->share);
         pm->relative_path = strdup(m->relative_path);
         pm->target = fmt("%s/mounts/%s", plan->job_dir, m->relative_path);
@@ -235,7 +238,7 @@ static void plan_mounts(struct bai_plan *plan, const struct bai_job *job, const 
 static void plan_env(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
                      const char *job_out, struct bai_diag *d)
 {
-    size_t cap = 16 + job->n_inputs + job->n_outputs + job->n_env;
+    size_t cap = 16 + job->n_inputs + job->n_outputs + job->n_env + (job->aml ? job->aml->n_io : 0);
     int rc = 0;
 
     plan->env = calloc(cap, sizeof *plan->env);
@@ -297,6 +300,10 @@ static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_s
     sb_printf(b, " --ntasks=%d", ntasks);
     if (extra_opts)
         sb_printf(b, " %s", extra_opts);
+    if (plan->workdir) {
+        sb_puts(b, " --chdir=");
+        sb_shell_quote(b, plan->workdir);
+    }
     if (plan->container)
         sb_printf(b, " %s", plan->container);
     sb_puts(&cmd, "export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID");
@@ -318,6 +325,18 @@ static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_s
     sb_puts(b, " /bin/sh -c ");
     sb_shell_quote(b, text);
     free(text);
+}
+
+void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi,
+                   int ntasks, const char *extra_opts, const char *prelude, const char *command)
+{
+    step(b, plan, site, mpi, ntasks, extra_opts, prelude, command);
+}
+
+void bai_pytorch_rendezvous(struct sbuf *b, int world_size)
+{
+    sb_printf(b, "MASTER_ADDR=$(batchai_addrs | head -n 1)\n"
+                 "export MASTER_ADDR MASTER_PORT=29500 WORLD_SIZE=%d", world_size);
 }
 
 /* "<python> <script> <args>" as shell text; NULL on OOM. The interpreter and the script are one word each,
@@ -353,9 +372,9 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
         cmd = python_command(t, site, t->command_line_args);
         if (!mpi && n > 1) {
             /* TCP/Gloo: torch.distributed's rendezvous on the first node; a task's rank is its Slurm task id. */
-            sb_printf(&b, "MASTER_ADDR=$(batchai_addrs | head -n 1)\n"
-                          "export MASTER_ADDR MASTER_PORT=29500 WORLD_SIZE=%d AZ_BATCHAI_PYTORCH_BACKEND=%s\n"
-                          "export AZ_BATCHAI_PYTORCH_INIT_METHOD=tcp://$MASTER_ADDR:$MASTER_PORT\n", n,
+            bai_pytorch_rendezvous(&b, n);
+            sb_printf(&b, " AZ_BATCHAI_PYTORCH_BACKEND=%s\n"
+                          "export AZ_BATCHAI_PYTORCH_INIT_METHOD=tcp://$MASTER_ADDR:$MASTER_PORT\n",
                       t->communication_backend ? t->communication_backend : "gloo");
             step(&b, plan, site, false, n, NULL, "RANK=$SLURM_PROCID", cmd);
         } else {
@@ -416,20 +435,23 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
 /* The srun option that runs each step in the job's image, as shell text: its value (an image reference, a
  * registry and a reference, or a bundle directory) is one quoted word, so even a string the validator would
  * refuse reaches srun whole and is never run by the batch script's shell. */
-static void plan_container(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
-                           struct bai_diag *d)
+static void plan_container(struct bai_plan *plan, const struct bai_job *job, const char *image,
+                           const struct bai_settings *site, struct bai_diag *d)
 {
     struct sbuf b = { 0 };
     char path[JV_PATH_MAX], *target, *with_registry = NULL;
     const char *value;
 
-    field_path(path, "containerSettings.imageSourceRegistry.image");
+    if (job->aml)
+        snprintf(path, sizeof path, "environment%s", job->image ? ".image" : "");
+    else
+        field_path(path, "containerSettings.imageSourceRegistry.image");
     if (site->runtime == BAI_RUNTIME_NONE) {
-        bai_diag_add(d, path, "this site runs no containers (container_runtime=none): remove containerSettings "
-                     "or ask the admins for a container runtime");
+        bai_diag_add(d, path, "this site runs no containers (container_runtime=none): remove %s or ask the admins "
+                     "for a container runtime", job->aml ? "environment" : "containerSettings");
         return;
     }
-    target = bai_settings_image_target(site, job->image);
+    target = bai_settings_image_target(site, image);
     if (site->runtime == BAI_RUNTIME_PYXIS) {
         /* pyxis (enroot) names an image of a given registry REGISTRY#IMAGE, REGISTRY a host[:port]: the
          * serverUrl loses its scheme and path, and the image the registry host the recipes repeat in it
@@ -438,10 +460,10 @@ static void plan_container(struct bai_plan *plan, const struct bai_job *job, con
             const char *host = job->registry_server;
             host += strncmp(host, "https://", 8) == 0 ? 8 : strncmp(host, "http://", 7) == 0 ? 7 : 0;
             size_t n = strcspn(host, "/");
-            const char *image = job->image;
-            if (strncmp(image, host, n) == 0 && image[n] == '/')
-                image += n + 1;
-            with_registry = fmt("%.*s#%s", (int)n, host, image);
+            const char *short_image = image;
+            if (strncmp(short_image, host, n) == 0 && short_image[n] == '/')
+                short_image += n + 1;
+            with_registry = fmt("%.*s#%s", (int)n, host, short_image);
         }
         value = job->registry_server ? with_registry : target;
         sb_puts(&b, "--container-image=");
@@ -450,8 +472,7 @@ static void plan_container(struct bai_plan *plan, const struct bai_job *job, con
         value = plan->bundle;
         sb_puts(&b, "--container=");
     } else {
-        bai_diag_add(d, path, "image \"%.80s\" has no usable bundle directory (set image.%.80s=DIR)", job->image,
-                     job->image);
+        bai_diag_add(d, path, "image \"%.80s\" has no usable bundle directory (set image.%.80s=DIR)", image, image);
         free(target);
         return;
     }
@@ -503,8 +524,12 @@ static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, co
     if (plan->qos && !sbatch_value_ok(plan->qos))
         bai_diag_add(d, "", "the site's QOS \"%.80s\" cannot be an #SBATCH value (white space, quotes, \\ or #)",
                      plan->qos);
-    if (job->image)
-        plan_container(plan, job, site, d);
+    const char *image = job->aml ? bai_aml_image(job, site, d) : job->image;
+    if (image) {
+        free(plan->origin.image);
+        plan->origin.image = strdup(image);
+        plan_container(plan, job, image, site, d);
+    }
 }
 
 int bai_translate(const struct bai_job *job, const struct bai_settings *site, const struct bai_translate_opts *opts,
@@ -512,13 +537,14 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
 {
     size_t before = bai_diag_total(d);
     char path[JV_PATH_MAX];
-    char *prefix, *job_out;
+    char *prefix, *job_out, *file_dir = NULL;
 
     memset(plan, 0, sizeof *plan);
     plan->origin.node_count = job->node_count;
     plan->origin.process_count_given = job->toolkit.process_count != 0;
     plan->origin.default_wall_time = job->max_wall_seconds == BAI_JOB_DEFAULT_WALL_SECONDS;
     plan->origin.toolkit = bai_toolkit_property(job->toolkit.kind);
+    plan->origin.aml = job->aml != NULL;
     plan->origin.out_err_prefix = xstrdup_or_null(job->std_out_err_prefix);
     plan->origin.cluster_id = xstrdup_or_null(job->cluster_id);
     plan->origin.image = xstrdup_or_null(job->image);
@@ -544,19 +570,26 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
     plan_allocation(plan, job, site, d);
     plan_mounts(plan, job, site, d);
     field_path(path, "stdOutErrPathPrefix");
-    prefix = resolve_host_path(plan, site, job->std_out_err_prefix, path, d);
+    /* An Azure ML job's logs are kept beside its file, as Batch AI kept them under stdOutErrPathPrefix. */
+    file_dir = job->aml ? bai_aml_file_dir(opts ? opts->job_file : NULL, d) : NULL;
+    prefix = job->aml ? (file_dir ? resolve_host_path(plan, site, file_dir, "", d) : NULL)
+                      : resolve_host_path(plan, site, job->std_out_err_prefix, path, d);
     job_out = prefix ? fmt("%s/%s/%%j", prefix, plan->job_name) : NULL;
     plan->log_dir = job_out ? fmt("%s/stdouterr", job_out) : NULL;
     if (plan->log_dir)
         plan_env(plan, job, site, job_out, d);
+    if (job->aml && plan->log_dir)
+        bai_aml_plan(plan, job, site, file_dir, job_out, d);
     free(prefix);
     free(job_out);
+    free(file_dir);
     for (size_t i = 0; i < job->n_env && !plan->secrets_file; i++)
         if (job->env[i].secret && job->env[i].value)
             plan->secrets_file = fmt("%s/secrets.env", plan->job_dir);
     plan->prep_command = xstrdup_or_null(job->prep_command);
-    plan->main_step = plan_main_step(plan, job, site);
-    if (!plan->main_step || (job->prep_command && !plan->prep_command))
+    if (!job->aml)
+        plan->main_step = plan_main_step(plan, job, site);
+    if ((!plan->main_step && bai_diag_total(d) == before) || (job->prep_command && !plan->prep_command))
         bai_diag_add(d, "", "out of memory");
 out:
     if (bai_diag_total(d) > before) {
@@ -662,6 +695,7 @@ void bai_plan_free(struct bai_plan *plan)
     free(plan->mounts); free(plan->env);
     free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir);
     free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
+    free(plan->workdir);
     free(plan->secrets_file);
     free(plan->origin.out_err_prefix); free(plan->origin.cluster_id); free(plan->origin.image);
     free(plan->origin.shm_size);

@@ -47,6 +47,7 @@ struct bai_plan {
     char *job_name;
     int nodes;
     int ntasks;
+    int ntasks_per_node; /* 0: none (an Azure ML job's process_count_per_instance) */
     long time_limit_seconds;
     char *partition;     /* NULL: none */
     char *qos;           /* NULL: none */
@@ -64,6 +65,7 @@ struct bai_plan {
                           * and the preparation and main steps source; NULL when the job has no secrets */
     char *prep_command;  /* jobPreparation.commandLine, or NULL */
     char *main_step;     /* shell text of the main step (an srun line) */
+    char *workdir;       /* the steps' --chdir (an Azure ML job's code directory), or NULL */
     /* What the script's comments say the lines came from. */
     struct {
         int node_count;
@@ -73,6 +75,7 @@ struct bai_plan {
         char *cluster_id;        /* cluster.id, or NULL */
         char *image, *shm_size;  /* containerSettings, or NULL */
         const char *toolkit;     /* the toolkit's property name, e.g. "horovodSettings" (static) */
+        bool aml;                /* an Azure ML command job: the comments name its fields */
     } origin;
 };
 
@@ -116,5 +119,15 @@ char *bai_expand_jobid(const char *pattern, const char *jobid);
 void bai_format_time(long seconds, char *buf, size_t size);
 
 void bai_plan_free(struct bai_plan *plan);
+
+/* For the job formats' translators (azureml_plan.c). One srun step of the plan, appended to b: its options
+ * (--mpi, --ntasks, extra_opts, --chdir, the container), then the command evaluated by /bin/sh in each task
+ * after `export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID<prelude>`. */
+struct sbuf;
+void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi,
+                   int ntasks, const char *extra_opts, const char *prelude, const char *command);
+/* torch.distributed's rendezvous on the job's first node: MASTER_ADDR (its NodeAddr), MASTER_PORT, WORLD_SIZE
+ * exported by the batch script, in an export line left open for more variables (the caller ends it). */
+void bai_pytorch_rendezvous(struct sbuf *b, int world_size);
 
 #endif

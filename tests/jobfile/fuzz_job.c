@@ -1,5 +1,6 @@
 /* libFuzzer target: any bytes through the whole pure path a job file takes (parse, validate, translate with
- * default site settings, render). Crashes, sanitizer reports and leaks are findings. */
+ * default site settings and the Azure ML maps of the reference jobs, render). Crashes, sanitizer reports and
+ * leaks are findings. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -14,12 +15,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static struct bai_settings site;
     static int ready;
     struct bai_diag diag = { 0 };
-    struct bai_translate_opts opts = { NULL, "fuzz.json" };
+    /* Absolute, as the plugin and batchai-job give it: an Azure ML job's paths are found from it. */
+    struct bai_translate_opts opts = { NULL, "/fuzz/fuzz.json" };
     struct bai_plan plan;
     struct bai_job job;
 
-    if (!ready)
+    if (!ready) {
         ready = bai_settings_init(&site) == 0;
+        bai_settings_apply(&site, "environment.azureml:AzureML-acpt-pytorch-2.8-cuda12.6@latest=pytorch/pytorch:2.8",
+                           "fuzz", false, &diag);
+        bai_settings_apply(&site, "data.azureml:cifar-10-example@latest=/srv/data/cifar", "fuzz", false, &diag);
+        bai_diag_free(&diag);
+    }
     if (bai_job_parse((const char *)data, size, &job, &diag) == 0) {
         if (bai_translate(&job, &site, &opts, &plan, &diag) == 0) {
             free(bai_render_script(&plan));

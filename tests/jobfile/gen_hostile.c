@@ -4,7 +4,7 @@
  * long names that differ only in their last characters.
  *   gen_hostile DIR   writes DIR/valid/<case>.json, and DIR/invalid/<case>.json with <case>.json.why (the JSON
  *                     path its fault is reported at, "(document)" for the file itself, as in
- *                     tests/jobfiles/invalid/)
+ *                     tests/jobfiles/invalid/); the Azure ML command jobs (YAML) as <case>.yml alike
  * Exit status 0, 1 with a message when a file cannot be written, 2 on a usage error. */
 #include <errno.h>
 #include <stdbool.h>
@@ -212,6 +212,107 @@ static void long_number(FILE *f)
     fputs("}}", f);
 }
 
+/* ---- Azure ML command jobs (YAML) ---- */
+#define YAML_HEAD "command: echo hi\nenvironment:\n  image: library/python:latest\n"
+
+/* 256 variables of about 3.5 KB, a command of 56 KB with 256 literal inputs: valid, and as large as the
+ * reader takes. */
+static void yaml_at_limit(FILE *f)
+{
+    fputs("command: >-\n  echo", f);
+    for (unsigned i = 0; i < ITEMS; i++)
+        fprintf(f, " ${{inputs.in%03u}}", i);
+    fputs("\n  ", f);
+    fill(f, 'c', 50000);
+    fputs("\nenvironment:\n  image: library/python:latest\ninputs:\n", f);
+    for (unsigned i = 0; i < ITEMS; i++)
+        fprintf(f, "  in%03u: %u\n", i, i);
+    fputs("environment_variables:\n", f);
+    for (unsigned i = 0; i < ITEMS - 1; i++) {
+        fprintf(f, "  V%04u: \"", i);
+        fill(f, 'v', 3300);
+        fputs("\"\n", f);
+    }
+    fputs("  LAST: x\n", f);
+}
+
+/* The billion laughs: nine levels of anchors each aliasing the one before nine times. */
+static void yaml_alias_bomb(FILE *f)
+{
+    fputs(YAML_HEAD "tags:\n  l0: &l0 \"lol\"\n", f);
+    for (int k = 1; k < 10; k++)
+        fprintf(f, "  l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n", k, k, k - 1, k - 1, k - 1,
+                k - 1, k - 1, k - 1, k - 1, k - 1, k - 1);
+}
+
+/* An alias with no anchor before it: still refused, by its own name. */
+static void yaml_alias(FILE *f)
+{
+    fputs(YAML_HEAD "display_name: *name\n", f);
+}
+
+static void yaml_deep_flow(FILE *f)
+{
+    fputs(YAML_HEAD "tags: ", f);
+    fill(f, '[', BUDGET - ftell(f));
+    fputs("\n", f);
+}
+
+static void yaml_deep_block(FILE *f)
+{
+    fputs(YAML_HEAD "tags:\n", f);
+    for (int k = 1; k <= 2 * BAI_JOB_MAX_DEPTH; k++) {
+        fill(f, ' ', 2 * k);
+        fprintf(f, "k%d:\n", k);
+    }
+}
+
+static void yaml_long_scalar(FILE *f)
+{
+    fputs("environment:\n  image: library/python:latest\ncommand: \"", f);
+    fill(f, 'a', BUDGET - ftell(f));
+    fputs("\"\n", f);
+}
+
+/* 256 inputs of names 1000 bytes long (YAML's implicit keys stop at 1024) that differ in their last
+ * characters; the last repeats the first. */
+static void yaml_duplicate_keys(FILE *f)
+{
+    long len = 1000;
+
+    fputs(YAML_HEAD "inputs:\n", f);
+    for (unsigned i = 0; i < ITEMS; i++) {
+        fputs("  ", f);
+        near_name(f, 'K', len, i == ITEMS - 1 ? 0 : i);
+        fputs(": 1\n", f);
+    }
+}
+
+static void yaml_tag(FILE *f)
+{
+    fputs(YAML_HEAD "display_name: !!python/object/apply:os.system [\"true\"]\n", f);
+}
+
+/* 257 sequences of 255 numbers: more values than the file may hold. */
+static void yaml_many_values(FILE *f)
+{
+    fputs(YAML_HEAD "tags:\n", f);
+    for (unsigned i = 0; i < ITEMS; i++) {
+        fprintf(f, "  t%03u: [0", i);
+        for (unsigned k = 1; k < ITEMS - 1; k++)
+            fputs(",0", f);
+        fputs("]\n", f);
+    }
+}
+
+static void yaml_long_sequence(FILE *f)
+{
+    fputs(YAML_HEAD "tags:\n  t: [0", f);
+    for (unsigned k = 0; k < 4 * ITEMS; k++)
+        fputs(",0", f);
+    fputs("]\n", f);
+}
+
 static const struct hostile {
     const char *name;
     const char *why; /* the JSON path of its fault; NULL for a valid file */
@@ -237,6 +338,18 @@ static const struct hostile {
     { "hostile-long-string", "properties.jobPreparation.commandLine", BAI_JOB_MAX_BYTES, long_string },
     { "hostile-long-key", "properties", BAI_JOB_MAX_BYTES, long_key },
     { "hostile-long-number", "properties.constraints", BAI_JOB_MAX_BYTES, long_number },
+    { "hostile-yaml-at-limit.yml", NULL, BAI_JOB_MAX_BYTES, yaml_at_limit },
+    { "hostile-yaml-too-large.yml", "(document)", BAI_JOB_MAX_BYTES + 1L, yaml_at_limit },
+    { "hostile-yaml-alias-bomb.yml", "tags.l0", BAI_JOB_MAX_BYTES, yaml_alias_bomb },
+    { "hostile-yaml-alias.yml", "display_name", BAI_JOB_MAX_BYTES, yaml_alias },
+    { "hostile-yaml-deep-flow.yml", "tags[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]"
+      "[0][0][0][0][0][0][0]", BAI_JOB_MAX_BYTES, yaml_deep_flow },
+    { "hostile-yaml-deep-block.yml", "tags.k1.k2.k3", BAI_JOB_MAX_BYTES, yaml_deep_block },
+    { "hostile-yaml-long-scalar.yml", "command", BAI_JOB_MAX_BYTES, yaml_long_scalar },
+    { "hostile-yaml-duplicate-keys.yml", "duplicate key", BAI_JOB_MAX_BYTES, yaml_duplicate_keys },
+    { "hostile-yaml-tag.yml", "display_name", BAI_JOB_MAX_BYTES, yaml_tag },
+    { "hostile-yaml-many-values.yml", "more values than the limit", BAI_JOB_MAX_BYTES, yaml_many_values },
+    { "hostile-yaml-long-sequence.yml", "tags.t", BAI_JOB_MAX_BYTES, yaml_long_sequence },
 };
 
 static int write_file(const char *path, const char *text, size_t len)
@@ -275,12 +388,14 @@ static int write_case(const char *dir, const struct hostile *c)
         memcpy(padded, text, len - 1);
         memset(padded + len - 1, ' ', (size_t)c->size - len);
         padded[c->size - 1] = text[len - 1];
-        snprintf(path, sizeof path, "%s/%s/%s.json", dir, c->why ? "invalid" : "valid", c->name);
+        /* A name with its own extension (.yml) keeps it; the rest are .json. */
+        const char *ext = strchr(c->name, '.') ? "" : ".json";
+        snprintf(path, sizeof path, "%s/%s/%s%s", dir, c->why ? "invalid" : "valid", c->name, ext);
         rc = write_file(path, padded, (size_t)c->size);
         if (rc == 0 && c->why) {
             char why[256];
             int n = snprintf(why, sizeof why, "%s\n", c->why);
-            snprintf(path, sizeof path, "%s/invalid/%s.json.why", dir, c->name);
+            snprintf(path, sizeof path, "%s/invalid/%s%s.why", dir, c->name, ext);
             rc = write_file(path, why, (size_t)n);
         }
     }

@@ -3,7 +3,7 @@ tests_jobfile_INC := $(CJSON_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile
 
 $(BUILD)/tests/test_jobfile_unit: tests/jobfile/test_jobfile_unit.c $(JOBLIB_SAN)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(CJSON_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
 # Writes the hostile job files (about 1 MiB each) that the golden test and the benchmark read.
 $(BUILD)/tests/gen_hostile: tests/jobfile/gen_hostile.c
@@ -15,11 +15,11 @@ FUZZ_JOB := $(BUILD)/fuzz/fuzz_job
 $(FUZZ_JOB): tests/jobfile/fuzz_job.c $(JOBLIB_SRCS)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)clang $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $(tests_jobfile_INC) \
-	    -o $@ $(filter %.c %.o %.a,$^) $(CJSON_LIBS) -lm
+	    -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
 $(BUILD)/bench/bench_validate: spank_plugin/bench/bench_validate.c $(JOBLIB)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(CJSON_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
 TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/gen_hostile $(BUILD)/san/bin/batchai-job \
              $(BUILD)/bench/bench_validate \

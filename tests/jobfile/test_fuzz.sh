@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz the job-file parser for FUZZ_SECONDS (default 20 in make check; `make fuzz` runs 600), starting from
-# every job file the project knows. Fails on any crash, leak or sanitizer report.
+# every job file the project knows, job.json and Azure ML YAML. Fails on any crash, leak or sanitizer report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -14,7 +14,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
 for f in tests/jobfiles/valid/*.json tests/jobfiles/invalid/*.json contrib/*/job.json \
-         "$shared"/reference/batchai/recipes/*.json; do
+         "$shared"/reference/batchai/recipes/*.json tests/jobfiles/azureml/*.yml "$shared"/reference/azureml/jobs/*.y*ml; do
     [ -f "$f" ] && cp "$f" "$work/corpus/$(echo "$f" | tr '/' '_')"
 done
 seconds=${FUZZ_SECONDS:-20}

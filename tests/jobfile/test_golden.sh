@@ -4,7 +4,10 @@
 # invalid file fails
 # validation with exactly golden/<name>.err, and that output names the JSON path its .why file gives. The
 # invalid files include the hostile ones of about 1 MiB that gen_hostile writes here (not kept in git); its
-# valid ones must validate.
+# valid ones must validate. Azure ML command jobs (YAML): every file tests/jobfiles/azureml/verdicts.txt names
+# (the 32 of $shared/reference/azureml/jobs/ and ours) gets its reviewed verdict: it translates to exactly
+# golden/azureml-<name>.script, or is refused with exactly golden/azureml-<name>.err naming the field the
+# verdict gives; paths of the shared folder and of this tree read SHARED and TOP in the goldens.
 # UPDATE_GOLDEN=1 rewrites the golden files instead of comparing (review the diff).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -56,15 +59,16 @@ for f in "${valid[@]}"; do
     if check "$base.script" "$out/$base.script"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
 done
 # Validation only: the scripts of files at the size limit would be as large as they are.
-for f in "$hostile"/valid/*.json; do
+for f in "$hostile"/valid/*.json "$hostile"/valid/*.yml; do
     if (cd "$(dirname "$f")" && "$bin" validate "$(basename "$f")") >"$out/v" 2>&1; then
         pass=$((pass + 1)); echo "ok   $(basename "$f")"
     else
         echo "FAIL $(basename "$f"): does not validate"; head -n 5 "$out/v"; fail=$((fail + 1))
     fi
 done
-for f in tests/jobfiles/invalid/*.json "$hostile"/invalid/*.json; do
+for f in tests/jobfiles/invalid/*.json "$hostile"/invalid/*.json "$hostile"/invalid/*.yml; do
     base=$(basename "$f" .json)
+    base=${base%.yml}
     (cd "$(dirname "$f")" && "$bin" validate "$(basename "$f")") >/dev/null 2>"$out/$base.err"
     rc=$?
     if [ $rc -ne 1 ]; then
@@ -76,5 +80,36 @@ for f in tests/jobfiles/invalid/*.json "$hostile"/invalid/*.json; do
     fi
     if check "$base.err" "$out/$base.err"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
 done
+aml=tests/jobfiles/azureml
+top=$PWD
+refs=$(cd "$shared/reference/azureml/jobs" 2>/dev/null && pwd -P) ||
+    { echo "SKIP(shared): no $shared/reference/azureml/jobs (set SHARED_DIR)"; exit 77; }
+for f in "$refs"/*.y*ml; do
+    grep -q "^$(basename "$f") " "$aml/verdicts.txt" || { echo "FAIL $f: no verdict in $aml/verdicts.txt"; fail=$((fail + 1)); }
+done
+while read -r file verdict field; do
+    case $file in '' | '#'*) continue ;; esac
+    f=$top/$aml/$file
+    [ -f "$f" ] || f=$refs/$file
+    base=azureml-${file%.y*ml}
+    (cd "$(dirname "$f")" && "$bin" -s "$top/$aml/site.conf" translate "$file") >"$out/$base.script" 2>"$out/$base.err"
+    rc=$?
+    sed -i "s|$refs|SHARED/reference/azureml/jobs|g; s|$top|TOP|g" "$out/$base.script" "$out/$base.err"
+    if [ "$verdict" = translates ]; then
+        if [ $rc -ne 0 ]; then echo "FAIL $file: does not translate"; cat "$out/$base.err"; fail=$((fail + 1)); continue; fi
+        if ! bash -n "$out/$base.script" 2>"$out/err" || ! shellcheck -s bash "$out/$base.script" >"$out/err" 2>&1; then
+            echo "FAIL $file: the batch script is not valid bash or shellcheck finds faults"; cat "$out/err"
+            fail=$((fail + 1)); continue
+        fi
+        got=$base.script
+    else
+        if [ $rc -ne 1 ] || ! grep -qF -- ": $field: " "$out/$base.err"; then
+            echo "FAIL $file: exit $rc, expected 1 with a message naming $field"; cat "$out/$base.err"
+            fail=$((fail + 1)); continue
+        fi
+        got=$base.err
+    fi
+    if check "$got" "$out/$got"; then pass=$((pass + 1)); echo "ok   $file ($verdict${field:+ $field})"; else fail=$((fail + 1)); fi
+done <"$aml/verdicts.txt"
 echo "golden: $pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -9,11 +9,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "azureml.h"
 #include "job.h"
+#include "jsonv.h"
 #include "sbuf.h"
 #include "settings.h"
 #include "sha256.h"
 #include "translate.h"
+#include "yamltree.h"
 
 static int failures, checks;
 
@@ -580,6 +583,42 @@ static void test_quoting(void)
     CHECK(run(rm, NULL, NULL) == 0);
 }
 
+/* The YAML reader's scalars, and the door telling the formats apart by content. */
+static void test_yaml(void)
+{
+    static const char doc[] = "a: 0.2\nb: '0.2'\nc:\nd: true\ne: 1e3\nf: .5x\ng: -7\n";
+    struct bai_diag d = { 0 };
+    struct bai_job job;
+    cJSON *t = bai_yaml_tree(doc, strlen(doc), &d);
+
+    CHECK(t && bai_diag_total(&d) == 0);
+    if (t) {
+        const cJSON *a = jv_get(t, "a"), *b = jv_get(t, "b"), *e = jv_get(t, "e"), *g = jv_get(t, "g");
+        CHECK(cJSON_IsNumber(a) && a->valuedouble == 0.2 && strcmp(a->valuestring, "0.2") == 0);
+        CHECK(cJSON_IsString(b) && strcmp(b->valuestring, "0.2") == 0);
+        CHECK(cJSON_IsNull(jv_get(t, "c")));
+        CHECK(cJSON_IsTrue(jv_get(t, "d")));
+        CHECK(cJSON_IsNumber(e) && e->valuedouble == 1000);
+        CHECK(cJSON_IsString(jv_get(t, "f")));
+        CHECK(cJSON_IsNumber(g) && g->valuedouble == -7);
+        cJSON_Delete(t);
+    }
+    /* The same command job as YAML and as JSON; a job.json with "command" inside "properties" stays one. */
+    static const char yaml_job[] = "command: echo ${{inputs.x}}\ninputs: {x: 1}\nresources: {instance_count: 3}\n";
+    static const char json_job[] = "{\"command\": \"echo ${{inputs.x}}\", \"inputs\": {\"x\": 1.5}, "
+                                   "\"resources\": {\"instance_count\": 3}}";
+    CHECK(bai_job_parse(yaml_job, strlen(yaml_job), &job, &d) == 0 && job.aml && job.node_count == 3);
+    CHECK(job.aml && job.aml->n_io == 1 && strcmp(job.aml->io[0].value, "1") == 0);
+    bai_job_free(&job);
+    CHECK(bai_job_parse(json_job, strlen(json_job), &job, &d) == 0 && job.aml && job.node_count == 3);
+    CHECK(job.aml && job.aml->n_io == 1 && strcmp(job.aml->io[0].value, "1.5") == 0);
+    bai_job_free(&job);
+    CHECK(bai_diag_total(&d) == 0);
+    static const char bai_yaml[] = "properties:\n  command: x\n";
+    CHECK(bai_job_parse(bai_yaml, strlen(bai_yaml), &job, &d) == -1 && bai_diag_total(&d) > 0);
+    bai_diag_free(&d);
+}
+
 int main(void)
 {
     test_durations();
@@ -590,6 +629,7 @@ int main(void)
     test_settings();
     test_translation();
     test_quoting();
+    test_yaml();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
 }

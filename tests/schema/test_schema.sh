@@ -6,13 +6,15 @@
 #  - must be rejected: every file in tests/jobfiles/invalid/ (except the .why companions), each at the JSON
 #    path its .why file names; except the files listed in tests/schema/schema-blind.txt, whose faults are
 #    rules between values that no JSON Schema can express (the schema must accept those).
-# One line per file, then a summary. Exit 0 pass, 1 fail, 77 when /usr/bin/python3 has no jsonschema.
+# Then schemas/azureml-command-job.schema.json (the Azure ML subset we run) on every file
+# tests/jobfiles/azureml/verdicts.txt names, read by python3-yaml (tests/schema/check_azureml.py).
+# One line per file, then a summary. Exit 0 pass, 1 fail, 77 when /usr/bin/python3 has no jsonschema or yaml.
 set -u
 orphans=0
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 PY=/usr/bin/python3
-if ! "$PY" -c 'import jsonschema' 2>/dev/null; then
-    echo "SKIP(dep): $PY has no jsonschema module (Debian: python3-jsonschema)"
+if ! "$PY" -c 'import jsonschema, yaml' 2>/dev/null; then
+    echo "SKIP(dep): $PY has no jsonschema or yaml module (Debian: python3-jsonschema, python3-yaml)"
     exit 77
 fi
 shared=${SHARED_DIR:-$repo/../shared}
@@ -55,5 +57,7 @@ args=(--valid "${valid[@]#$repo/}" --invalid "${invalid[@]#$repo/}")
 [ ${#blind[@]} -eq 0 ] || args+=(--blind "${blind[@]#$repo/}")
 "$PY" tests/schema/check_jobfiles.py schemas/job.schema.json "${args[@]}"
 rc=$?
+"$PY" tests/schema/check_azureml.py schemas/azureml-command-job.schema.json tests/jobfiles/azureml/verdicts.txt \
+    "$shared/reference/azureml/jobs" || rc=1
 [ $orphans -eq 0 ] || rc=1
 exit $rc
