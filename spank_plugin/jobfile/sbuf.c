@@ -119,6 +119,7 @@ char *sb_finish(struct sbuf *b)
         return NULL;
     }
     s = b->s;
+    s[b->len] = '\0'; /* a buffer never written has its first allocation but no terminator yet */
     memset(b, 0, sizeof *b);
     return s;
 }

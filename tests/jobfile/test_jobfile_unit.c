@@ -467,6 +467,17 @@ static void test_shell_quote(void)
     free(out);
 }
 
+/* A buffer finished before anything was written is the empty string, terminated. */
+static void test_empty_sbuf(void)
+{
+    struct sbuf b = { 0 };
+    char *s;
+
+    s = sb_finish(&b);
+    CHECK(s && s[0] == '\0');
+    free(s);
+}
+
 /* A comment line stays one line, whatever its value holds, and is never an #SBATCH directive. */
 static void test_comment(void)
 {
@@ -629,6 +640,7 @@ int main(void)
     test_settings();
     test_translation();
     test_quoting();
+    test_empty_sbuf();
     test_yaml();
     printf("%d checks, %d failed\n", checks, failures);
     return failures ? 1 : 0;
