@@ -148,7 +148,7 @@ def check(path, with_pattern):
 
     st = f["batchai_training_state"].attrs
     for key in ("format_version", "iterations", "epoch", "lr", "rho", "decay", "epsilon", "seed", "world_size",
-                "threads", "step", "generator", "weights_sha256", "optimizer_sha256"):
+                "threads", "step", "batch", "generator", "weights_sha256", "optimizer_sha256"):
         expect(key in st and np.ndim(st[key]) == 0, "state attribute %s" % key)
     expect(st["iterations"].dtype == np.uint64 and st["seed"].dtype == np.uint64, "uint64 state attributes")
     expect(st["format_version"] == 2, "format_version %s" % st["format_version"])

@@ -19,7 +19,7 @@ static void fill_pattern(float *v, uint64_t salt)
 
 static const struct keras_train_state state0 = {
     .iterations = 12345678901ull, .epoch = 7, .lr = 4e-4, .rho = 0.9, .decay = 1e-6, .epsilon = 1e-7,
-    .seed = (1ull << 63) + 5, .world_size = 4, .threads = 2, .step = 0, .generator = "test_io_keras",
+    .seed = (1ull << 63) + 5, .world_size = 4, .threads = 2, .step = 0, .batch = 32, .generator = "test_io_keras",
 };
 
 static int have_h5py;

@@ -324,6 +324,7 @@ static const struct {
     { "world_size", offsetof(struct keras_train_state, world_size), SK_I64 },
     { "threads", offsetof(struct keras_train_state, threads), SK_I64 },
     { "step", offsetof(struct keras_train_state, step), SK_I64 },
+    { "batch", offsetof(struct keras_train_state, batch), SK_I64 },
 };
 #define N_STATE_FIELDS (sizeof state_fields / sizeof state_fields[0])
 
@@ -786,7 +787,7 @@ static void read_state(struct ctx *c, hid_t file, struct keras_train_state *s)
     if (!c->failed && n == 1)
         snprintf(s->generator, sizeof s->generator, "%s", gen[0]);
     free_list(gen, n);
-    if (!c->failed && (s->epoch < 0 || s->world_size < 1 || s->threads < 1 || s->step < 0 || !isfinite(s->lr) || !isfinite(s->rho) ||
+    if (!c->failed && (s->epoch < 0 || s->world_size < 1 || s->threads < 1 || s->step < 0 || s->batch < 1 || !isfinite(s->lr) || !isfinite(s->rho) ||
                        !isfinite(s->decay) || !isfinite(s->epsilon)))
         fail(c, STATE_GROUP ": implausible values (epoch %lld, world_size %lld)", (long long)s->epoch,
              (long long)s->world_size);

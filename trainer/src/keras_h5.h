@@ -33,7 +33,7 @@
  *                          iterations (uint64: optimizer steps done, drives lr_t = lr/(1+decay*iterations)),
  *                          epoch (int64: epochs completed), lr, rho, decay, epsilon (float64, exact values
  *                          used, where training_config has Keras's float32-rounded ones), seed (uint64),
- *                          world_size, threads, step (int64), format_version (int64,
+ *                          world_size, threads, step, batch (int64), format_version (int64,
  *                          KERAS_STATE_FORMAT: 2 added threads, step, generator and the sums), and strings
  *                          generator (who wrote it), weights_sha256 and optimizer_sha256 (SHA-256 of the
  *                          model_weights / optimizer_weights arrays as float32 little-endian, in model_tensor()
@@ -79,6 +79,7 @@ struct keras_train_state {
     int64_t threads;     /* compute threads per process that wrote it (the sums' order depends on them) */
     int64_t step;        /* steps done in epoch `epoch` + 1: 0 at an epoch's end, > 0 when a signal stopped
                             the run mid-epoch (checkpoint-{epoch+1}-step-{step}.h5) */
+    int64_t batch;       /* --batch-size per process (a mid-epoch checkpoint's step counts batches of it) */
     char generator[64];  /* "cifar-train (slurm-batchai) VERSION" (free text, not checked) */
 };
 
