@@ -154,10 +154,11 @@ static int log_dir_of(const char *jobid, const struct job_info *ji, char *dir, s
 }
 
 /* How attempt `attempt` ended, from the execution logs of `dir` (render.c marks every line "<time> attempt
- * N: <event>"): the latest of its lines, into out; "" when none says. Only regular files are read. */
+ * N: <event>"): its latest signal line (SIGTERM, SIGUSR1), else its latest line, into out; "" when none
+ * says. Only regular files are read. */
 static void attempt_end(const char *dir, long attempt, char *out, size_t size)
 {
-    char tag[48], best[1024] = "", line[1024], path[PATH_MAX];
+    char tag[48], best[1024] = "", sig[1024] = "", line[1024], path[PATH_MAX];
     snprintf(tag, sizeof tag, " attempt %ld: ", attempt);
     out[0] = '\0';
     DIR *d = opendir(dir);
@@ -170,17 +171,20 @@ static void attempt_end(const char *dir, long attempt, char *out, size_t size)
             continue;
         FILE *f = fopen(path, "r");
         while (f && fgets(line, sizeof line, f))
-            if (strstr(line, tag) && strcmp(line, best) > 0) /* ISO times first: the latest sorts last */
-                snprintf(best, sizeof best, "%s", line);
+            if (strstr(line, tag)) { /* ISO times first: the latest sorts last */
+                char *keep = strstr(line, ": SIG") ? sig : best;
+                if (strcmp(line, keep) > 0)
+                    snprintf(keep, sizeof best, "%s", line);
+            }
         if (f)
             fclose(f);
     }
     if (d)
         closedir(d);
-    const char *ev = strstr(best, tag);
+    const char *line_of = sig[0] ? sig : best, *ev = strstr(line_of, tag);
     if (ev)
         snprintf(out, size, "%.*s (%.*s)", (int)strcspn(ev + strlen(tag), "\n"), ev + strlen(tag),
-                 (int)(ev - best), best);
+                 (int)(ev - line_of), line_of);
 }
 
 static int cmd_status(const char *jobid)
