@@ -249,6 +249,8 @@ int main(int argc, char **argv)
     int p = parse(argc, argv, &o, &device, &tf32);
     if (p)
         return p == 2 ? 0 : 1;
+    if (!evaluate)
+        train_catch_signals();
     if (!(o.kernels = choose_device(device)) || init_collectives(&o, device != NULL) != 0)
         return 1;
     if (device_open(o.kernels, tf32) != 0) {

@@ -194,7 +194,7 @@ static volatile sig_atomic_t stop_signal; /* set by the handler, read at step bo
 
 static void on_stop_signal(int sig) { stop_signal = sig; }
 
-static void catch_stop_signals(void)
+void train_catch_signals(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -830,7 +830,6 @@ int train_run(const struct train_options *o)
     }
     if (any_failed(failed) || load_data(&r) != 0 || initial_state(&r) != 0)
         goto out;
-    catch_stop_signals();
     r.epochs = o->epochs > 0 ? o->epochs : (100 + r.size - 1) / r.size;
     r.order = malloc(r.train.n * sizeof *r.order);
     if (!r.order) {

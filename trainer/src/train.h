@@ -68,6 +68,11 @@ void train_options_default(struct train_options *o);
  * with a device table (each read waits for the device); weights are checked before each save. */
 int train_run(const struct train_options *o);
 
+/* Installs the SIGTERM / SIGINT / SIGUSR1 handlers that train_run's stop reads; main() calls it first, so that
+ * a signal that comes while MPI starts or the data loads stops the run at its first step instead of killing
+ * it. */
+void train_catch_signals(void);
+
 /* `cifar-train evaluate`: prints "Test loss: ..." and "Test accuracy: ..." on rank 0. */
 int evaluate_run(const char *model_path, const struct train_options *o);
 
