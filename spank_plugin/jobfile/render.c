@@ -173,14 +173,16 @@ static void render_prep(struct sbuf *b, const struct bai_plan *p)
                "    exit \"$rc\"\n"
                "fi\n"
                "# srun can end well while a node never finished (its slurmd lost mid-step): the main step starts only\n"
-               "# when every node's log says this attempt's preparation finished well.\n"
-               "for node in $(scontrol show hostnames \"$SLURM_JOB_NODELIST\"); do\n"
-               "    f=$log/execution-$node.log\n"
-               "    if [ ! -f \"$f\" ] || [ -L \"$f\" ] || ! grep -qx \".* attempt $BATCHAI_ATTEMPT: job preparation finished with exit code 0\" \"$f\" 2>/dev/null; then\n"
-               "        echo \"batchai: the job preparation did not finish on node $node (attempt $BATCHAI_ATTEMPT)\" >&2\n"
-               "        exit 1\n"
-               "    fi\n"
-               "done\n");
+               "# when the logs hold one successful end of this attempt's preparation per node.\n"
+               "prepared=0\n"
+               "for f in \"$log\"/execution-*.log; do\n"
+               "    if [ ! -f \"$f\" ] || [ -L \"$f\" ]; then continue; fi\n"
+               "    prepared=$((prepared + $(grep -cx \".* attempt $BATCHAI_ATTEMPT: job preparation finished with exit code 0\" \"$f\")))\n"
+               "done\n"
+               "if [ \"$prepared\" -ne \"$SLURM_JOB_NUM_NODES\" ]; then\n"
+               "    echo \"batchai: the job preparation finished on $prepared of $SLURM_JOB_NUM_NODES nodes (attempt $BATCHAI_ATTEMPT): the main step is not started\" >&2\n"
+               "    exit 1\n"
+               "fi\n");
 }
 
 static void render_log_dir(struct sbuf *b, const struct bai_plan *p)

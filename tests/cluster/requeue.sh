@@ -37,12 +37,13 @@ grep -q '^Epoch 1/2' "$logs/stdout.txt" || fail "job $id never started training:
 sleep 1
 scontrol requeue "$id" || fail "scontrol requeue $id"
 # Slurm holds a requeued job back for a while (its begin time moves on, about two minutes): once attempt 1
-# is over on both nodes (epilogs done), it is released at once.
+# is over on both nodes (the epilogs removed job_root/<id>), it is released at once.
 for ((i = 0; i < 300; i++)); do
-    [ "$(job_field "$id" JobState)" = PENDING ] &&
+    [ "$(job_field "$id" JobState)" = PENDING ] && [ ! -e "$CL/jobs/$id" ] &&
         [ "$(sinfo -h -N -o '%N %T' | sort | tr '\n' ' ')" = "n1 idle n2 idle " ] && break
     sleep 0.1
 done
+sleep 1
 scontrol update JobId="$id" StartTime=now || fail "cannot release the requeued job $id"
 st=$(wait_job "$id" 300)
 [ "$st" = COMPLETED ] || fail "job $id ended $st: $(tail -n 30 "$logs/stderr.txt")"
