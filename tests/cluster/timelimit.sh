@@ -24,8 +24,9 @@ id=${out%%;*}
 st=$(wait_job "$id" 150)
 logs=$SHARE/cifar/cifar/$id/stdouterr
 cat "$logs/execution-n1.log"
-[ "$st" = FAILED ] && [ "$(job_field "$id" ExitCode)" = 3:0 ] ||
+if [ "$st" != FAILED ] || [ "$(job_field "$id" ExitCode)" != 3:0 ]; then
     fail "job $id ended $st, exit $(job_field "$id" ExitCode) (want FAILED 3:0: stopped by the warning): $(tail -n 20 "$logs/stderr.txt")"
+fi
 assert_grep "attempt 1: SIGUSR1: the time limit is near, passed to the main step" "$logs/execution-n1.log"
 assert_grep "^SIGUSR1: stopping after epoch [0-9]*, step [0-9]*/40\$" "$logs/stdout.txt"
 grep "^SIGUSR1: stopping\|^Saved checkpoint" "$logs/stdout.txt"

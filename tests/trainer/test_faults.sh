@@ -73,7 +73,7 @@ mkdir "$work/ck"
 host=$(hostname | tr './' '__')
 touch "$work/ck/.checkpoint-1.h5.tmp.$host.4194304.AbCdEf"
 expect 0 "Removed 1 stale temporary file in $work/ck" "$bin" --data "$data" "${small[@]}" --checkpoint-dir "$work/ck"
-[ -z "$(ls -A "$work/ck" | grep tmp)" ] || { echo "FAIL: temporary left"; ls -A "$work/ck"; exit 1; }
+! compgen -G "$work/ck/.*.tmp.*" >/dev/null || { echo "FAIL: temporary left"; ls -A "$work/ck"; exit 1; }
 good=$work/ck/checkpoint-1.h5
 cp "$good" "$work/nan.h5" && /usr/bin/python3 "$h5" damage "$work/nan.h5" nan
 cp "$good" "$work/flip.h5" && /usr/bin/python3 "$h5" damage "$work/flip.h5" flip

@@ -22,7 +22,7 @@ check_full() {
     [ "$1" = 1 ] || { echo "FAIL: exit status $1 on a full disk, expected 1"; cat "$2"; exit 1; }
     grep -F "cifar-train: $3: cannot write: No space left on device" "$2" ||
         { echo "FAIL: no 'No space left on device' message naming $3"; cat "$2"; exit 1; }
-    ! ls -A "$work/full" | grep -q '\.tmp\.' || { echo "FAIL: temporary file left"; ls -A "$work/full"; exit 1; }
+    ! compgen -G "$work/full/.*.tmp.*" >/dev/null || { echo "FAIL: temporary file left"; ls -A "$work/full"; exit 1; }
 }
 
 rc=0

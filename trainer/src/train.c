@@ -408,13 +408,12 @@ static int save_model(const char *path, const char *where, const struct step_cor
 {
     char err[1024];
     size_t i;
-    const struct model_tensor *t;
     model_get_params(&c->model, host_params);
     c->model.k->download(host_acc, c->opt.acc, MODEL_NPARAMS * sizeof(float));
-    if ((t = nonfinite_tensor(host_params, &i)) || (t = nonfinite_tensor(host_acc, &i))) {
+    const struct model_tensor *w = nonfinite_tensor(host_params, &i), *t = w ? w : nonfinite_tensor(host_acc, &i);
+    if (t) {
         fprintf(stderr, "cifar-train: %s: non-finite %s in %s/%s (index %zu): training stopped, %s not written\n",
-                where, nonfinite_tensor(host_params, &i) ? "weight" : "RMSprop accumulator", t->layer, t->weight, i,
-                path);
+                where, w ? "weight" : "RMSprop accumulator", t->layer, t->weight, i, path);
         return TRAIN_EXIT_NONFINITE;
     }
     if (keras_save(path, host_params, host_acc, st, err, sizeof err) != 0) {
