@@ -20,6 +20,7 @@ struct job_info {
     char name[256];
     char nodes[32];
     char exit_code[32];
+    char restarts[32];   /* Slurm's restart count: the attempt is restarts + 1 */
     char stdout_path[PATH_MAX];
 };
 
@@ -77,6 +78,7 @@ static int job_info(const char *jobid, struct job_info *ji)
         field(rec, "JobName", ji->name, sizeof ji->name);
         field(rec, "NumNodes", ji->nodes, sizeof ji->nodes);
         field(rec, "ExitCode", ji->exit_code, sizeof ji->exit_code);
+        field(rec, "Restarts", ji->restarts, sizeof ji->restarts);
         field(rec, "StdOut", ji->stdout_path, sizeof ji->stdout_path);
         free(rec);
         return ji->state[0] ? 0 : -1;
@@ -151,6 +153,40 @@ static int log_dir_of(const char *jobid, const struct job_info *ji, char *dir, s
     return 0;
 }
 
+/* How attempt `attempt` ended, from the execution logs of `dir` (render.c marks every line "<time> attempt
+ * N: <event>"): its latest signal line (SIGTERM, SIGUSR1), else its latest line, into out; "" when none
+ * says. Only regular files are read. */
+static void attempt_end(const char *dir, long attempt, char *out, size_t size)
+{
+    char tag[48], best[1024] = "", sig[1024] = "", line[1024], path[PATH_MAX];
+    snprintf(tag, sizeof tag, " attempt %ld: ", attempt);
+    out[0] = '\0';
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        struct stat st;
+        if (strncmp(e->d_name, "execution-", 10) != 0 ||
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path || lstat(path, &st) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f))
+            if (strstr(line, tag)) { /* ISO times first: the latest sorts last */
+                char *keep = strstr(line, ": SIG") ? sig : best;
+                if (strcmp(line, keep) > 0)
+                    snprintf(keep, sizeof best, "%s", line);
+            }
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    const char *line_of = sig[0] ? sig : best, *ev = strstr(line_of, tag);
+    if (ev)
+        snprintf(out, size, "%.*s (%.*s)", (int)strcspn(ev + strlen(tag), "\n"), ev + strlen(tag),
+                 (int)(ev - line_of), line_of);
+}
+
 static int cmd_status(const char *jobid)
 {
     struct job_info ji;
@@ -168,6 +204,16 @@ static int cmd_status(const char *jobid)
     printf("exitCode:         %s\n", ji.exit_code);
     if (dir[0])
         printf("stdOutErrPath:    %s\n", dir);
+    const long restarts = ji.restarts[0] ? strtol(ji.restarts, NULL, 10) : 0;
+    if (ji.restarts[0])
+        printf("attempt:          %ld\n", restarts + 1);
+    if (restarts > 0) {
+        char why[1100] = "";
+        if (dir[0])
+            attempt_end(dir, restarts, why, sizeof why);
+        printf("lastRequeue:      attempt %ld ended: %s\n", restarts,
+               why[0] ? why : "no event logged (its batch node was lost, or Slurm requeued it before its main step)");
+    }
     return 0;
 }
 

@@ -21,6 +21,9 @@ static void sb_shell_pattern(struct sbuf *b, const char *pattern)
     free(s);
 }
 
+/* The origin of the --open-mode line, the same for both job formats. */
+#define OPEN_MODE_ORIGIN "#   --open-mode  a requeued job appends: each attempt's output is kept, after its header line\n"
+
 /* #SBATCH lines are read by sbatch, not by the shell: it cuts them at white space, takes ' " and \ as
  * quoting and an unquoted '#' as the end of the options (get_argument() in Slurm's src/sbatch/opt.c). Their
  * values are therefore never quoted but made of characters none of that applies to: translate checks the
@@ -45,6 +48,9 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     sb_printf(b, "#SBATCH --time=%s\n", time);
     sb_printf(b, "#SBATCH --output=%s/stdout.txt\n", p->log_dir);
     sb_printf(b, "#SBATCH --error=%s/stderr.txt\n", p->log_dir);
+    sb_puts(b, "#SBATCH --open-mode=append\n");
+    if (p->signal_before_limit)
+        sb_printf(b, "#SBATCH --signal=B:USR1@%d\n", p->signal_before_limit);
     if (p->partition)
         sb_printf(b, "#SBATCH --partition=%s\n", p->partition);
     if (p->qos)
@@ -59,7 +65,7 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                       "worker_count + parameter_server_count)");
         sb_comment(b, "  --time       limits.timeout%s", p->origin.default_wall_time ? " (not given: 7 days)" : "");
         sb_puts(b, "#   --output     the job file's directory, then <job name>/<job id>/stdouterr as Batch AI laid\n"
-                   "#                out its logs\n");
+                   "#                out its logs\n" OPEN_MODE_ORIGIN);
         if (p->partition && p->origin.cluster_id)
             sb_comment(b, "  --partition  compute \"%s\", through the site's cluster map", p->origin.cluster_id);
         return;
@@ -71,7 +77,10 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                p->origin.default_wall_time ? " (Batch AI's default: 7 days)" : "");
     sb_comment(b, "  --output     stdOutErrPathPrefix \"%s\", resolved through the mounts to the site path,",
                p->origin.out_err_prefix);
-    sb_puts(b, "#                then <job name>/<job id>/stdouterr as Batch AI lays out its logs\n");
+    sb_puts(b, "#                then <job name>/<job id>/stdouterr as Batch AI lays out its logs\n" OPEN_MODE_ORIGIN);
+    if (p->signal_before_limit)
+        sb_puts(b, "#   --signal     the bundled cifar-train: warned before the time limit, it stops after its\n"
+                   "#                current step with a checkpoint (a requeue resumes from it: --resume auto)\n");
     if (p->partition && p->origin.cluster_id)
         sb_comment(b, "  --partition  cluster.id \"%s\", through the site's cluster map", p->origin.cluster_id);
     if (p->qos || p->nice)
@@ -164,9 +173,10 @@ static void render_prep(struct sbuf *b, const struct bai_plan *p)
         b->failed |= !secrets;
         free(secrets);
     }
-    sb_puts(b, "        echo \"$(t) job preparation started\" >>\"$l\"\n"
+    sb_puts(b, "        a=\"attempt ${BATCHAI_ATTEMPT:-1}\"; echo \"$(t) $a: job preparation started\" >>\"$l\"\n"
+               "        echo \"batchai: $a\" >>\"$log/stdout-job_prep-$n.txt\"; echo \"batchai: $a\" >>\"$log/stderr-job_prep-$n.txt\"\n"
                "        /bin/sh -c \"$0\" >>\"$log/stdout-job_prep-$n.txt\" 2>>\"$log/stderr-job_prep-$n.txt\"; rc=$?\n"
-               "        echo \"$(t) job preparation finished with exit code $rc\" >>\"$l\"; exit $rc' \\\n    ");
+               "        echo \"$(t) $a: job preparation finished with exit code $rc\" >>\"$l\"; exit $rc' \\\n    ");
     sb_shell_quote(b, p->prep_command);
     sb_puts(b, "\nrc=$?\n"
                "if [ \"$rc\" -ne 0 ]; then\n"
@@ -178,6 +188,17 @@ static void render_prep(struct sbuf *b, const struct bai_plan *p)
                " $code (see stderr-job_prep-$node.txt)\" >&2\n"
                "    done\n"
                "    exit \"$rc\"\n"
+               "fi\n"
+               "# srun can end well while a node never finished (its slurmd lost mid-step): the main step starts only\n"
+               "# when the logs hold one successful end of this attempt's preparation per node.\n"
+               "prepared=0\n"
+               "for f in \"$log\"/execution-*.log; do\n"
+               "    if [ ! -f \"$f\" ] || [ -L \"$f\" ]; then continue; fi\n"
+               "    prepared=$((prepared + $(grep -cx \".* attempt $BATCHAI_ATTEMPT: job preparation finished with exit code 0\" \"$f\")))\n"
+               "done\n"
+               "if [ \"$prepared\" -ne \"$SLURM_JOB_NUM_NODES\" ]; then\n"
+               "    echo \"batchai: the job preparation finished on $prepared of $SLURM_JOB_NUM_NODES nodes (attempt $BATCHAI_ATTEMPT): the main step is not started\" >&2\n"
+               "    exit 1\n"
                "fi\n");
 }
 
@@ -185,7 +206,11 @@ static void render_log_dir(struct sbuf *b, const struct bai_plan *p)
 {
     sb_puts(b, "\nlog=");
     sb_shell_pattern(b, p->log_dir);
-    sb_puts(b, "\nexport log\n");
+    sb_puts(b, "\nexport log\n"
+               "# Slurm reruns the batch script from the top on a requeue: attempt 1, 2, ... (SLURM_RESTART_COUNT + 1)\n"
+               "# marks every line of the execution logs and heads each attempt's part of the appended logs.\n"
+               "BATCHAI_ATTEMPT=$((${SLURM_RESTART_COUNT:-0} + 1))\n"
+               "export BATCHAI_ATTEMPT\n");
 }
 
 static void render_node_steps(struct sbuf *b, const struct bai_plan *p)
@@ -214,8 +239,10 @@ char *bai_render_script(const struct bai_plan *p)
     render_header(&b, p);
     render_environment(&b, p);
     render_log_dir(&b, p);
-    sb_puts(&b, "# One line per event in execution-<node>.log, as Batch AI's node agent kept.\n"
-                "batchai_log() { echo \"$(date -u +%Y-%m-%dT%H:%M:%SZ) $*\" >>\"$log/execution-$SLURMD_NODENAME.log\"; }\n"
+    sb_puts(&b, "echo \"batchai: attempt $BATCHAI_ATTEMPT of job $SLURM_JOB_ID started $(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n"
+                "echo \"batchai: attempt $BATCHAI_ATTEMPT of job $SLURM_JOB_ID started $(date -u +%Y-%m-%dT%H:%M:%SZ)\" >&2\n"
+                "# One line per event in execution-<node>.log, as Batch AI's node agent kept.\n"
+                "batchai_log() { echo \"$(date -u +%Y-%m-%dT%H:%M:%SZ) attempt $BATCHAI_ATTEMPT: $*\" >>\"$log/execution-$SLURMD_NODENAME.log\"; }\n"
                 "# The job's nodes as addresses a toolkit can reach, in allocation order: each node's NodeAddr (its\n"
                 "# Slurm name need not resolve), one per line.\n"
                 "batchai_addrs() {\n"
@@ -233,6 +260,18 @@ char *bai_render_script(const struct bai_plan *p)
     render_node_steps(&b, p);
     sb_printf(&b, "\n# Main step (%s).\nbatchai_log \"main step started\"\n",
               p->origin.aml ? "the Azure ML command" : p->origin.toolkit);
-    sb_printf(&b, "%s\nrc=$?\nbatchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
+    /* Slurm's SIGTERM (scancel, requeue, preemption, time limit) reaches the steps itself; the script notes it,
+     * so that the log says how the attempt ended (batchai-job status shows it after a requeue). */
+    sb_printf(&b, "trap 'batchai_log \"SIGTERM from Slurm (scancel, requeue, preemption or the time limit)\"%s' TERM\n",
+              p->signal_before_limit ? "; warned=1" : "");
+    if (p->signal_before_limit)
+        /* bash runs a trap only between commands: the step runs in the background so that the warning
+         * reaches it at once (srun passes SIGUSR1 on to its tasks); a wait cut short by a trap is resumed. */
+        sb_printf(&b, "trap 'batchai_log \"SIGUSR1: the time limit is near, passed to the main step\"; "
+                      "kill -USR1 \"$main\" 2>/dev/null; warned=1' USR1\n%s &\nmain=$!\nwarned=1\n"
+                      "while [ \"$warned\" = 1 ]; do warned=0; wait \"$main\"; rc=$?; done\n"
+                      "batchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
+    else
+        sb_printf(&b, "%s\nrc=$?\nbatchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
     return sb_finish(&b);
 }

@@ -348,6 +348,28 @@ static char *python_command(const struct bai_toolkit_settings *t, const struct b
                t->python_script, args && *args ? " " : "", args && *args ? args : "");
 }
 
+/* The bundled trainer: a command line that is one plain `cifar-train` training run (contrib/cifar/job.json),
+ * with no shell operator that could put another process between Slurm and it. */
+static bool bundled_trainer(const struct bai_job *job)
+{
+    const struct bai_toolkit_settings *t = &job->toolkit;
+    const char *c = t->command_line;
+    if ((t->kind != BAI_TK_CUSTOM_MPI && t->kind != BAI_TK_CUSTOM_TOOLKIT) || !c)
+        return false;
+    c += strspn(c, " \t");
+    return strncmp(c, "cifar-train", 11) == 0 && (c[11] == ' ' || !c[11]) && !strpbrk(c, ";&|<>`()\n\\") &&
+           strncmp(c + 11 + strspn(c + 11, " \t"), "evaluate", 8) != 0;
+}
+
+/* Its step: exec'd, so that the signals Slurm sends the step reach cifar-train itself (a shell between them
+ * would die of SIGUSR1 or SIGTERM and take the task with it), and resuming by default from the newest
+ * checkpoint it finds, so that a requeued job carries on (an explicit --resume later on the line wins). */
+static char *bundled_trainer_command(const char *command_line)
+{
+    const char *c = command_line + strspn(command_line, " \t");
+    return fmt("exec cifar-train --resume auto%s", c + 11);
+}
+
 static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site)
 {
     const struct bai_toolkit_settings *t = &job->toolkit;
@@ -362,10 +384,12 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
         step(&b, plan, site, true, n, NULL, NULL, cmd);
         break;
     case BAI_TK_CUSTOM_MPI:
-        step(&b, plan, site, true, n, NULL, NULL, t->command_line);
+        cmd = bundled_trainer(job) ? bundled_trainer_command(t->command_line) : NULL;
+        step(&b, plan, site, true, n, NULL, NULL, cmd ? cmd : t->command_line);
         break;
     case BAI_TK_CUSTOM_TOOLKIT: /* commandLine is optional: a job of preparation alone runs `true` */
-        step(&b, plan, site, false, 1, "--nodes=1", NULL, t->command_line ? t->command_line : "true");
+        cmd = bundled_trainer(job) ? bundled_trainer_command(t->command_line) : NULL;
+        step(&b, plan, site, false, 1, "--nodes=1", NULL, cmd ? cmd : t->command_line ? t->command_line : "true");
         break;
     case BAI_TK_PYTORCH: {
         bool mpi = t->communication_backend && strcasecmp(t->communication_backend, "MPI") == 0;
@@ -424,7 +448,7 @@ static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *j
         step(&b, plan, site, false, 1, NULL, NULL, cmd);
         break;
     }
-    if ((!cmd && t->kind != BAI_TK_CUSTOM_MPI && t->kind != BAI_TK_CUSTOM_TOOLKIT) ||
+    if ((!cmd && ((t->kind != BAI_TK_CUSTOM_MPI && t->kind != BAI_TK_CUSTOM_TOOLKIT) || bundled_trainer(job))) ||
         (t->kind == BAI_TK_TENSORFLOW && n > 1 && !ps))
         b.failed = true;
     free(cmd);
@@ -587,8 +611,10 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
         if (job->env[i].secret && job->env[i].value)
             plan->secrets_file = fmt("%s/secrets.env", plan->job_dir);
     plan->prep_command = xstrdup_or_null(job->prep_command);
-    if (!job->aml)
+    if (!job->aml) {
         plan->main_step = plan_main_step(plan, job, site);
+        plan->signal_before_limit = bundled_trainer(job) ? BAI_TRAINER_WARNING_SECONDS : 0;
+    }
     if ((!plan->main_step && bai_diag_total(d) == before) || (job->prep_command && !plan->prep_command))
         bai_diag_add(d, "", "out of memory");
 out:

@@ -66,6 +66,9 @@ struct bai_plan {
     char *prep_command;  /* jobPreparation.commandLine, or NULL */
     char *main_step;     /* shell text of the main step (an srun line) */
     char *workdir;       /* the steps' --chdir (an Azure ML job's code directory), or NULL */
+    int signal_before_limit; /* > 0: the main step is the bundled cifar-train, which checkpoints on SIGUSR1:
+                              * the script asks for it that many seconds before the time limit
+                              * (--signal=B:USR1@N) and passes it on to the step; 0: none */
     /* What the script's comments say the lines came from. */
     struct {
         int node_count;
@@ -78,6 +81,10 @@ struct bai_plan {
         bool aml;                /* an Azure ML command job: the comments name its fields */
     } origin;
 };
+
+/* The trainer needs one step and one checkpoint after the warning (seconds at most on a CPU); Slurm may send
+ * it up to 60 s earlier than asked, never later. */
+#define BAI_TRAINER_WARNING_SECONDS 60
 
 struct bai_translate_opts {
     const char *job_name;  /* default: the job file's base name without .json / .job.json */

@@ -16,12 +16,15 @@ grep -q "executionState: *queued" <<<"$st" || fail "held job not queued: $st"
 scontrol release "$id"
 # stream follows stdout.txt until the job ends.
 out=$(as_user "timeout 60 $CL/batchai-job stream $id")
-[ "$out" = "$(printf 'epoch 1\nepoch 2\nepoch 3')" ] || fail "stream printed: $out"
+# The attempt's header line (render.c), then the job's own output.
+grep -qx "batchai: attempt 1 of job $id started .*" <<<"$(head -n 1 <<<"$out")" &&
+    [ "$(tail -n +2 <<<"$out")" = "$(printf 'epoch 1\nepoch 2\nepoch 3')" ] || fail "stream printed: $out"
 [ "$(wait_job "$id")" = COMPLETED ] || fail "job $id failed"
 st=$(as_user "$CL/batchai-job status $id")
 grep -q "executionState: *succeeded" <<<"$st" || fail "status after the end: $st"
 files=$(as_user "$CL/batchai-job files $id")
-grep -Eq '^stdout.txt +24 +[0-9]{4}-' <<<"$files" || fail "files table: $files"
+# 24 bytes of the job's output after the attempt's header, "batchai: attempt 1 of job ID started TIME\n".
+grep -Eq "^stdout.txt +$((24 + 56 + ${#id})) +[0-9]{4}-" <<<"$files" || fail "files table: $files"
 grep -q '^stderr.txt' <<<"$files" || fail "files table lacks stderr.txt: $files"
 # A failing job reads failed.
 write_job bad.json <<JSON

@@ -24,7 +24,7 @@ $(BUILD)/bench/bench_validate: spank_plugin/bench/bench_validate.c $(JOBLIB)
 TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/gen_hostile $(BUILD)/san/bin/batchai-job \
              $(BUILD)/bench/bench_validate \
              $(if $(CLANG),$(FUZZ_JOB))
-TESTS += $(BUILD)/tests/test_jobfile_unit tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh
+TESTS += $(BUILD)/tests/test_jobfile_unit tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh tests/jobfile/test_prep_check.sh
 BENCHES += spank_plugin/bench/bench_validate.sh
 
 # make fuzz: a long fuzzing run (FUZZ_SECONDS, default 600) from the corpus of job files.

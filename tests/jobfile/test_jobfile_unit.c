@@ -555,7 +555,7 @@ static void test_rendered_script(void)
             n_sbatch++;
             CHECK(strncmp(line, "#SBATCH --uid", 13) != 0);
         }
-    CHECK(n_sbatch == 6);
+    CHECK(n_sbatch == 7); /* name, nodes, ntasks, time, output, error, open-mode */
 
     const char *bash_n[] = { "/bin/bash", "-n", script_path, NULL };
     CHECK(run(bash_n, NULL, NULL) == 0);

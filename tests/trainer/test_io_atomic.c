@@ -28,7 +28,7 @@ static double now(void)
 }
 
 static const struct keras_train_state state0 = {.iterations = 1, .epoch = 1, .lr = 1e-4, .rho = 0.9, .decay = 1e-6,
-                                                .epsilon = 1e-7, .seed = 1, .world_size = 1};
+                                                .epsilon = 1e-7, .seed = 1, .world_size = 1, .threads = 1, .batch = 1};
 
 static void fill(float *v, float value)
 {
@@ -152,6 +152,26 @@ static void test_cleanup_rules(const char *dir)
     }
     CHECK(atomic_file_cleanup_stale(target) == 1, "expected exactly the dead-pid temporary removed");
     CHECK(count_temps(dir, "model.h5") == 2, "live and foreign temporaries must stay");
+    /* The directory-wide cleanup: the same rules for every target (here checkpoint-12.h5 and a name that
+     * holds ".tmp." itself); a file that only looks similar stays. */
+    const struct {
+        const char *before, *pid;
+    } more[] = {{".checkpoint-12.h5", "4194304"}, {".a.tmp.b.h5", "4194304"}, {".checkpoint-13.h5", "self"},
+                {"checkpoint-14.h5", "4194304"}};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s.tmp.%s.%ld.Xy", dir, more[i].before, host,
+                 strcmp(more[i].pid, "self") == 0 ? (long)getpid() : atol(more[i].pid));
+        FILE *f = fopen(path, "w");
+        fclose(f);
+    }
+    CHECK(atomic_file_cleanup_dir(dir) == 2, "cleanup_dir: expected the two dead-pid temporaries removed");
+    CHECK(count_temps(dir, "checkpoint-13.h5") == 1 && count_temps(dir, "model.h5") == 2,
+          "cleanup_dir removed a live or foreign temporary");
+    snprintf(path, sizeof path, "%s/.checkpoint-13.h5.tmp.%s.%ld.Xy", dir, host, (long)getpid());
+    unlink(path);
+    snprintf(path, sizeof path, "%s/checkpoint-14.h5.tmp.%s.4194304.Xy", dir, host);
+    CHECK(access(path, F_OK) == 0, "cleanup_dir removed a file that is no hidden temporary");
+    unlink(path);
 
     /* begin + abort leaves nothing new; begin + commit gives the file, mode 0644 less umask. */
     struct atomic_file af;

@@ -153,6 +153,58 @@ static void test_md5(void)
     rm_rf(dir);
 }
 
+/* SHA-256 against FIPS 180-4's examples and sha256sum, and cifar_verify on the real subset (whose
+ * SHA256SUMS is sha256sum's), a truncated copy with SHA256SUMS and one without it. */
+static void test_verify(void)
+{
+    char *dir = make_temp_dir("cifar-verify");
+    char path[512], hex[65], err[1024], cmd[1024], want[80] = "";
+    static const struct {
+        const char *text, *sha;
+    } cases[] = {
+        {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+        {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+        {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+         "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+    };
+    snprintf(path, sizeof path, "%s/f", dir);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        FILE *f = fopen(path, "wb");
+        fputs(cases[i].text, f);
+        fclose(f);
+        CHECK(cifar_sha256_file(path, hex, err, sizeof err) == 0 && strcmp(hex, cases[i].sha) == 0,
+              "sha256(\"%s\") = %s", cases[i].text, hex);
+    }
+    CHECK(cifar_sha256_file(SUBSET "/test_batch.bin", hex, err, sizeof err) == 0, "%s", err);
+    FILE *p = popen("sha256sum " SUBSET "/test_batch.bin", "r");
+    CHECK(p && fscanf(p, "%64s", want) == 1, "sha256sum did not run");
+    if (p)
+        pclose(p);
+    CHECK(strcmp(hex, want) == 0, "sha256 %s, sha256sum %s", hex, want);
+    unlink(path);
+
+    CHECK(cifar_verify(SUBSET, err, sizeof err) == 0, "the subset: %s", err);
+    copy_set(dir);
+    snprintf(cmd, sizeof cmd, "cp " SUBSET "/SHA256SUMS '%s'/", dir);
+    CHECK(system(cmd) == 0, "cp SHA256SUMS");
+    CHECK(cifar_verify(dir, err, sizeof err) == 0, "a copy: %s", err);
+    /* data_batch_3.bin cut to 900 whole records: the sum refuses it, and without SHA256SUMS the count. */
+    snprintf(path, sizeof path, "%s/data_batch_3.bin", dir);
+    CHECK(truncate(path, 900L * CIFAR_RECORD_BYTES) == 0, "truncate");
+    CHECK(cifar_verify(dir, err, sizeof err) == -1 && strstr(err, "data_batch_3.bin: SHA-256") &&
+              strstr(err, "SHA256SUMS says"), "truncated with sums: %s", err);
+    snprintf(path, sizeof path, "%s/SHA256SUMS", dir);
+    unlink(path);
+    CHECK(cifar_verify(dir, err, sizeof err) == -1 && strstr(err, "data_batch_3.bin: 900 records") &&
+              strstr(err, "1017"), "truncated without sums: %s", err);
+    /* A listed name that leaves the directory is refused. */
+    FILE *f = fopen(path, "w");
+    fprintf(f, "%s  ../x\n", want);
+    fclose(f);
+    CHECK(cifar_verify(dir, err, sizeof err) == -1 && strstr(err, "line 1"), "../x in SHA256SUMS: %s", err);
+    rm_rf(dir);
+}
+
 /* --download offline: an archive with the official layout served over file:// (curl reads it; wget
  * cannot, so without curl this part is skipped), right and wrong checksums, a URL that cannot be fetched. */
 static void test_download(void)
@@ -224,6 +276,7 @@ int main(void)
     test_real_subset();
     test_damaged();
     test_md5();
+    test_verify();
     test_download();
     return finish("test_io_cifar");
 }

@@ -10,8 +10,11 @@
                              weights pattern(salt 7); the C reader must load it by position.
   write-wrong-shape FILE     like `check`'s file but dense_1's kernel is (2304, 256).
   check-uniform FILE...      each FILE opens with h5py and all its weights equal one value (atomic test).
+  damage FILE flip|nan       in place: flip the lowest bit of dense_1's kernel[0, 0], or make it NaN
+                             (checksum and non-finite refusal tests).
 Exit status 0 when every check holds; failures are printed one per line.
 """
+import hashlib
 import json
 import sys
 
@@ -144,9 +147,15 @@ def check(path, with_pattern):
         expect(a.shape == shape and a.dtype == np.float32, "accumulator for %s/%s: %s" % (layer, weight, a.shape))
 
     st = f["batchai_training_state"].attrs
-    for key in ("format_version", "iterations", "epoch", "lr", "rho", "decay", "epsilon", "seed", "world_size"):
+    for key in ("format_version", "iterations", "epoch", "lr", "rho", "decay", "epsilon", "seed", "world_size",
+                "threads", "step", "batch", "generator", "weights_sha256", "optimizer_sha256"):
         expect(key in st and np.ndim(st[key]) == 0, "state attribute %s" % key)
     expect(st["iterations"].dtype == np.uint64 and st["seed"].dtype == np.uint64, "uint64 state attributes")
+    expect(st["format_version"] == 2, "format_version %s" % st["format_version"])
+    # The sums as hashlib computes them over the datasets' float32 little-endian bytes, in Keras order.
+    for key, arrays in (("weights_sha256", weights), ("optimizer_sha256", acc)):
+        want = hashlib.sha256(b"".join(a.astype("<f4").tobytes() for a in arrays)).hexdigest()
+        expect(st[key].decode() == want, "%s %s, hashlib says %s" % (key, st[key], want))
 
     if with_pattern:
         for (layer, weight, _), w, want in zip(tensors(), weights, split(pattern(0))):
@@ -215,6 +224,17 @@ def check_uniform(paths):
             failures.append("%s: %s" % (path, e))
 
 
+def damage(path, how):
+    with h5py.File(path, "r+") as f:
+        d = f["model_weights/dense_1/dense_1/kernel:0"]
+        v = d[()]
+        if how == "flip":
+            v.view(np.uint32)[0, 0] ^= 1
+        else:
+            v[0, 0] = np.nan
+        d[...] = v
+
+
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -225,6 +245,8 @@ def main():
         write_variant(path)
     elif mode == "write-wrong-shape":
         write_wrong_shape(path)
+    elif mode == "damage":
+        damage(path, sys.argv[3])
     elif mode == "check-uniform":
         check_uniform(sys.argv[2:])
     else:

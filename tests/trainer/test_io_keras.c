@@ -19,7 +19,7 @@ static void fill_pattern(float *v, uint64_t salt)
 
 static const struct keras_train_state state0 = {
     .iterations = 12345678901ull, .epoch = 7, .lr = 4e-4, .rho = 0.9, .decay = 1e-6, .epsilon = 1e-7,
-    .seed = (1ull << 63) + 5, .world_size = 4,
+    .seed = (1ull << 63) + 5, .world_size = 4, .threads = 2, .step = 0, .batch = 32, .generator = "test_io_keras",
 };
 
 static int have_h5py;
@@ -82,7 +82,8 @@ static void test_round_trip(const char *dir)
     CHECK(memcmp(rms, r2, MODEL_NPARAMS * sizeof(float)) == 0, "accumulators differ after the round trip");
     CHECK(s.iterations == state0.iterations && s.epoch == state0.epoch && s.lr == state0.lr && s.rho == state0.rho &&
               s.decay == state0.decay && s.epsilon == state0.epsilon && s.seed == state0.seed &&
-              s.world_size == state0.world_size,
+              s.world_size == state0.world_size && s.threads == 2 && s.step == 0 &&
+              strcmp(s.generator, "test_io_keras") == 0,
           "state differs after the round trip");
     CHECK(keras_load(path, p2, NULL, NULL, err, sizeof err) == 0, "weights only: %s", err);
 
@@ -175,6 +176,17 @@ static void test_damaged(const char *dir)
         }
         free(p);
         free(r);
+    }
+    /* One flipped low bit in a weight: the checksum refuses it, for --resume and evaluate alike. A NaN
+     * weight: refused as such (whether or not a checksum covers it). */
+    if (have_h5py) {
+        copy_prefix(good, bad, (size_t)-1);
+        CHECK(py("damage", bad, "flip") == 0, "damage flip");
+        expect_load_error(bad, 1, 1, "weights_sha256", "damaged after it was written");
+        expect_load_error(bad, 0, 0, "weights_sha256", NULL);
+        copy_prefix(good, bad, (size_t)-1);
+        CHECK(py("damage", bad, "nan") == 0, "damage nan");
+        expect_load_error(bad, 0, 0, "model_weights/dense_1/dense_1/kernel:0: non-finite value nan at index 0", NULL);
     }
     printf("corrupted copies: %d of %d rejected, the rest loaded (bytes that carry no checked structure)\n",
            rejected, runs);

@@ -38,38 +38,62 @@ static void host_tag(char *buf, size_t len)
             *p = '_';
 }
 
+/* Remove the temporaries in `dir` of target `base` (NULL: of any target) written on this host by a process
+ * that no longer exists. */
+static int remove_stale(const char *dir, const char *base)
+{
+    char host[128], tag[160];
+    host_tag(host, sizeof host);
+    int tlen = snprintf(tag, sizeof tag, ".tmp.%s.", host);
+    DIR *d = opendir(dir);
+    int removed = 0;
+    if (!d || tlen <= 0 || (size_t)tlen >= sizeof tag) {
+        if (d)
+            closedir(d);
+        return 0;
+    }
+    const size_t blen = base ? strlen(base) : 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        const char *n = e->d_name;
+        /* ".<base>.tmp.<host>.<pid>.XXXXXX": the tag right after ".<base>", or (any target) its last
+         * occurrence after a non-empty base. */
+        const char *at = NULL;
+        if (n[0] != '.')
+            continue;
+        if (base) {
+            if (strncmp(n + 1, base, blen) == 0 && strncmp(n + 1 + blen, tag, (size_t)tlen) == 0)
+                at = n + 1 + blen;
+        } else
+            for (const char *p = strstr(n + 2, tag); p; p = strstr(p + 1, tag))
+                at = p;
+        if (!at)
+            continue;
+        char *end;
+        long pid = strtol(at + tlen, &end, 10);
+        if (end == at + tlen || *end != '.' || pid <= 0)
+            continue;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue; /* alive (or not ours to judge) */
+        if (unlinkat(dirfd(d), n, 0) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
+}
+
 int atomic_file_cleanup_stale(const char *path)
 {
     const char *base;
     char *dir = dir_of(path, &base);
-    if (!dir)
-        return 0;
-    char host[128];
-    host_tag(host, sizeof host);
-    char prefix[512];
-    int plen = snprintf(prefix, sizeof prefix, ".%s.tmp.%s.", base, host);
-    DIR *d = opendir(dir);
-    int removed = 0;
-    if (d && plen > 0 && (size_t)plen < sizeof prefix) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strncmp(e->d_name, prefix, (size_t)plen) != 0)
-                continue;
-            char *end;
-            long pid = strtol(e->d_name + plen, &end, 10);
-            if (end == e->d_name + plen || *end != '.' || pid <= 0)
-                continue;
-            if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-                continue; /* alive (or not ours to judge) */
-            char full[4096];
-            if (snprintf(full, sizeof full, "%s/%s", dir, e->d_name) < (int)sizeof full && unlink(full) == 0)
-                removed++;
-        }
-    }
-    if (d)
-        closedir(d);
+    int removed = dir ? remove_stale(dir, base) : 0;
     free(dir);
     return removed;
+}
+
+int atomic_file_cleanup_dir(const char *dir)
+{
+    return remove_stale(dir, NULL);
 }
 
 int atomic_file_begin(struct atomic_file *af, const char *path, char *err, size_t errlen)

@@ -47,4 +47,8 @@ void atomic_file_abort(struct atomic_file *af);
  * it. Returns how many were removed. */
 int atomic_file_cleanup_stale(const char *path);
 
+/* The same for every target in `dir` (cifar-train calls it on its output directories at start, so that a
+ * writer killed mid-write on this host leaves nothing behind for long). Returns how many were removed. */
+int atomic_file_cleanup_dir(const char *dir);
+
 #endif

@@ -3,15 +3,22 @@
 #include "errbuf.h"
 
 #include "md5.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* The six files every set has, training first. */
+static const char *const set_files[CIFAR_TRAIN_FILES + 1] = {"data_batch_1.bin", "data_batch_2.bin",
+                                                            "data_batch_3.bin", "data_batch_4.bin",
+                                                            "data_batch_5.bin", "test_batch.bin"};
 
 /* Records in `path`, after checking the size is a whole number of records (0 records is an error too:
  * an empty batch file is a damaged set). Returns -1 with the message set on failure. */
@@ -113,15 +120,12 @@ static int load_files(const char *dir, const char *const *names, int nfiles, siz
 
 int cifar_load_train(const char *dir, size_t limit, struct cifar_set *out, char *err, size_t errlen)
 {
-    static const char *const names[CIFAR_TRAIN_FILES] = {"data_batch_1.bin", "data_batch_2.bin", "data_batch_3.bin",
-                                                         "data_batch_4.bin", "data_batch_5.bin"};
-    return load_files(dir, names, CIFAR_TRAIN_FILES, limit, out, err, errlen);
+    return load_files(dir, set_files, CIFAR_TRAIN_FILES, limit, out, err, errlen);
 }
 
 int cifar_load_test(const char *dir, size_t limit, struct cifar_set *out, char *err, size_t errlen)
 {
-    static const char *const names[1] = {"test_batch.bin"};
-    return load_files(dir, names, 1, limit, out, err, errlen);
+    return load_files(dir, set_files + CIFAR_TRAIN_FILES, 1, limit, out, err, errlen);
 }
 
 void cifar_free(struct cifar_set *s)
@@ -129,6 +133,102 @@ void cifar_free(struct cifar_set *s)
     free(s->images);
     free(s->labels);
     memset(s, 0, sizeof *s);
+}
+
+int cifar_sha256_file(const char *path, char hex[65], char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct sha256_ctx c;
+    sha256_init(&c);
+    uint8_t buf[1 << 16];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
+        sha256_update(&c, buf, got);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        set_err(err, errlen, "%s: read error", path);
+        return -1;
+    }
+    uint8_t d[32];
+    sha256_final(&c, d);
+    sha256_hex(d, hex);
+    return 0;
+}
+
+static int check_sums(const char *dir, FILE *sums, const char *sums_path, char *err, size_t errlen)
+{
+    char line[4352];
+    int lineno = 0;
+    while (fgets(line, sizeof line, sums)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = 0;
+        if (!line[0])
+            continue;
+        size_t hexlen = strspn(line, "0123456789abcdefABCDEF");
+        const char *name = line + hexlen;
+        if (hexlen == 64 && (strncmp(name, "  ", 2) == 0 || strncmp(name, " *", 2) == 0))
+            name += 2;
+        else
+            name = NULL;
+        if (!name || !*name || strchr(name, '/') || strcmp(name, "..") == 0 || strcmp(name, ".") == 0) {
+            set_err(err, errlen, "%s: line %d is not '<sha256>  <file name>'", sums_path, lineno);
+            return -1;
+        }
+        char path[4096], got[65];
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+            set_err(err, errlen, "%s: path too long", dir);
+            return -1;
+        }
+        if (cifar_sha256_file(path, got, err, errlen) != 0)
+            return -1;
+        if (strncasecmp(got, line, 64) != 0) {
+            set_err(err, errlen, "%s: SHA-256 %s; SHA256SUMS says %.64s (damaged or truncated file)", path, got,
+                    line);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int cifar_verify(const char *dir, char *err, size_t errlen)
+{
+    char path[4096];
+    if ((size_t)snprintf(path, sizeof path, "%s/SHA256SUMS", dir) >= sizeof path) {
+        set_err(err, errlen, "%s: path too long", dir);
+        return -1;
+    }
+    FILE *sums = fopen(path, "r");
+    if (sums) {
+        int rc = check_sums(dir, sums, path, err, errlen);
+        fclose(sums);
+        if (rc != 0)
+            return -1;
+    } else if (errno != ENOENT) {
+        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    long first = 0;
+    for (int i = 0; i < CIFAR_TRAIN_FILES + 1; i++) {
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, set_files[i]) >= sizeof path) {
+            set_err(err, errlen, "%s: path too long", dir);
+            return -1;
+        }
+        long n = count_records(path, err, errlen);
+        if (n < 0)
+            return -1;
+        if (i == 0)
+            first = n;
+        else if (n != first) {
+            set_err(err, errlen, "%s: %ld records, %s has %ld (truncated file?)", path, n, set_files[0], first);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 int cifar_md5_file(const char *path, char hex[33], char *err, size_t errlen)

@@ -52,6 +52,19 @@ int cifar_load_test(const char *dir, size_t limit, struct cifar_set *out, char *
 /* Frees what a load allocated and zeroes *s; safe on a zeroed set. */
 void cifar_free(struct cifar_set *s);
 
+/* Checks the set in `dir` before training (cifar-train does, at start, on every rank):
+ *  - with a `dir`/SHA256SUMS file (sha256sum's format: 64 hex digits, one or two spaces or " *", a plain
+ *    file name): every file it lists must exist and have that SHA-256, else e.g.
+ *      "cifar/data_batch_3.bin: SHA-256 5e0c...; SHA256SUMS says 9a1f... (damaged or truncated file)";
+ *  - always: the six files hold the same number of records (the official set 10000 each, ../shared's
+ *    subset 1017), so a file truncated on a record boundary is refused even without SHA256SUMS:
+ *      "cifar/data_batch_3.bin: 900 records, data_batch_1.bin has 1017 (truncated file?)".
+ * Returns 0, or -1 with the message set. */
+int cifar_verify(const char *dir, char *err, size_t errlen);
+
+/* SHA-256 of a file's contents as 64 lowercase hex digits plus NUL in hex[65]. */
+int cifar_sha256_file(const char *path, char hex[65], char *err, size_t errlen);
+
 /* --download: make sure `<parent>/cifar-10-batches-bin` holds a complete set, fetching the official archive
  * when it does not. Steps: if the six files are already there with valid sizes, nothing is fetched.
  * Otherwise the archive is fetched with curl (or wget when curl is absent) into a temporary file in

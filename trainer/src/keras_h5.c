@@ -4,6 +4,7 @@
 
 #include "atomic_file.h"
 #include "model.h"
+#include "sha256.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define STATE_GROUP "batchai_training_state"
 
@@ -320,6 +322,9 @@ static const struct {
     { "epsilon", offsetof(struct keras_train_state, epsilon), SK_F64 },
     { "seed", offsetof(struct keras_train_state, seed), SK_U64 },
     { "world_size", offsetof(struct keras_train_state, world_size), SK_I64 },
+    { "threads", offsetof(struct keras_train_state, threads), SK_I64 },
+    { "step", offsetof(struct keras_train_state, step), SK_I64 },
+    { "batch", offsetof(struct keras_train_state, batch), SK_I64 },
 };
 #define N_STATE_FIELDS (sizeof state_fields / sizeof state_fields[0])
 
@@ -329,13 +334,34 @@ static hid_t state_mem_type(enum state_kind k)
     return k == SK_F64 ? H5T_NATIVE_DOUBLE : k == SK_U64 ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64;
 }
 
-static void write_state(struct ctx *c, hid_t file, const struct keras_train_state *s)
+/* SHA-256 of one array of MODEL_NPARAMS floats, as the float32 bytes of this little-endian host: the same
+ * bytes as its datasets hold. */
+static void array_sha256(const float *v, char hex[65])
+{
+    struct sha256_ctx h;
+    uint8_t d[32];
+    sha256_init(&h);
+    sha256_update(&h, v, MODEL_NPARAMS * sizeof(float));
+    sha256_final(&h, d);
+    sha256_hex(d, hex);
+}
+
+static void write_state(struct ctx *c, hid_t file, const struct keras_train_state *s, const float *params,
+                        const float *rms)
 {
     hid_t g = group_create(c, file, STATE_GROUP);
     if (g < 0)
         return;
     const int64_t format = KERAS_STATE_FORMAT;
+    char sum[65];
     attr_scalar(c, g, "format_version", H5T_STD_I64LE, H5T_NATIVE_INT64, &format);
+    attr_string(c, g, "generator", s->generator[0] ? s->generator : "unknown");
+    array_sha256(params, sum);
+    attr_string(c, g, "weights_sha256", sum);
+    if (rms) {
+        array_sha256(rms, sum);
+        attr_string(c, g, "optimizer_sha256", sum);
+    }
     for (size_t i = 0; i < N_STATE_FIELDS; i++) {
         const enum state_kind k = state_fields[i].kind;
         const hid_t file_type = k == SK_F64 ? H5T_IEEE_F64LE : k == SK_U64 ? H5T_STD_U64LE : H5T_STD_I64LE;
@@ -359,6 +385,27 @@ static struct quiet hdf5_quiet(void)
 }
 static void hdf5_restore(struct quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.data); }
 
+/* The whole file is built in memory (HDF5's core driver, no backing store) and written with write(2), so
+ * that a full disk is one clear errno on our own descriptor instead of an HDF5 failure deep inside a flush
+ * (which also left HDF5 with a half-closed file that crashed its shutdown at exit). */
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (n == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
 int keras_save(const char *path, const float *params, const float *rms, const struct keras_train_state *state,
                char *err, size_t errlen)
 {
@@ -375,10 +422,13 @@ int keras_save(const char *path, const float *params, const float *rms, const st
 
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
+    H5Pset_fapl_core(fapl, 1 << 20, 0);
     hid_t file = c.failed ? -1 : H5Fcreate(af.tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     H5Pclose(fapl);
+    void *image = NULL;
+    ssize_t size = -1;
     if (file < 0) {
-        fail(&c, "cannot create HDF5 file %s", af.tmp_path);
+        fail(&c, "cannot create an HDF5 file in memory");
     } else {
         attr_string(&c, file, "keras_version", KERAS_VERSION);
         attr_string(&c, file, "backend", "tensorflow");
@@ -387,13 +437,19 @@ int keras_save(const char *path, const float *params, const float *rms, const st
         write_model_weights(&c, file, params);
         if (rms)
             write_optimizer_weights(&c, file, rms);
-        write_state(&c, file, state);
+        write_state(&c, file, state, params, rms);
+        if (!c.failed && (H5Fflush(file, H5F_SCOPE_LOCAL) < 0 || (size = H5Fget_file_image(file, NULL, 0)) <= 0 ||
+                          !(image = malloc((size_t)size)) || H5Fget_file_image(file, image, (size_t)size) != size))
+            fail(&c, "cannot build the HDF5 image in memory (%zd bytes)", size);
         if (H5Fclose(file) < 0)
-            fail(&c, "cannot close HDF5 file %s", af.tmp_path);
+            fail(&c, "cannot close the HDF5 file in memory");
     }
     free(mc.s);
     free(tc.s);
     hdf5_restore(q);
+    if (!c.failed && write_all(af.fd, image, (size_t)size) != 0)
+        fail(&c, "cannot write: %s", strerror(errno));
+    free(image);
     if (c.failed) {
         atomic_file_abort(&af);
         return -1;
@@ -552,6 +608,13 @@ static void read_tensor(struct ctx *c, hid_t loc, const char *name, const char *
             fail(c, "%s: shape %s, expected %s", shown, got, want);
         } else if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, dst + t->offset) < 0) {
             fail(c, "%s: cannot read data (file truncated or corrupt)", shown);
+        } else {
+            for (size_t i = 0; i < t->count; i++)
+                if (!isfinite(dst[t->offset + i])) {
+                    fail(c, "%s: non-finite value %g at index %zu (a diverged model: refused)", shown,
+                         (double)dst[t->offset + i], i);
+                    break;
+                }
         }
     }
     if (space >= 0)
@@ -670,6 +733,37 @@ static void read_attr_scalar(struct ctx *c, hid_t g, const char *name, H5T_class
         H5Aclose(a);
 }
 
+/* One checksum written by write_state against the array just read. `required`: a checkpoint of ours must
+ * have it; otherwise (evaluate reading any Keras file) an absent one passes. */
+static void check_sum(struct ctx *c, hid_t g, const char *name, const float *v, int required)
+{
+    if (c->failed || (!required && H5Aexists(g, name) <= 0))
+        return;
+    size_t n = 0;
+    char **want = read_string_list(c, g, STATE_GROUP, name, &n);
+    char got[65];
+    array_sha256(v, got);
+    if (!c->failed && n != 1)
+        fail(c, STATE_GROUP ": attribute %s is not one string", name);
+    else if (!c->failed && strcmp(want[0], got) != 0)
+        fail(c, STATE_GROUP ": %s %s, the data read give %s (the file was damaged after it was written)", name,
+             want[0], got);
+    free_list(want, n);
+}
+
+static void check_sums(struct ctx *c, hid_t file, const float *params, const float *rms, int required)
+{
+    if (c->failed || (!required && H5Lexists(file, STATE_GROUP, H5P_DEFAULT) <= 0))
+        return;
+    hid_t g = group_open(c, file, STATE_GROUP, STATE_GROUP);
+    if (g < 0)
+        return;
+    check_sum(c, g, "weights_sha256", params, required);
+    if (rms)
+        check_sum(c, g, "optimizer_sha256", rms, required);
+    H5Gclose(g);
+}
+
 static void read_state(struct ctx *c, hid_t file, struct keras_train_state *s)
 {
     if (!c->failed && H5Lexists(file, STATE_GROUP, H5P_DEFAULT) <= 0) {
@@ -688,7 +782,12 @@ static void read_state(struct ctx *c, hid_t file, struct keras_train_state *s)
         read_attr_scalar(c, g, state_fields[i].name, k == SK_F64 ? H5T_FLOAT : H5T_INTEGER, state_mem_type(k),
                          (char *)s + state_fields[i].offset);
     }
-    if (!c->failed && (s->epoch < 0 || s->world_size < 1 || !isfinite(s->lr) || !isfinite(s->rho) ||
+    size_t n = 0;
+    char **gen = read_string_list(c, g, STATE_GROUP, "generator", &n);
+    if (!c->failed && n == 1)
+        snprintf(s->generator, sizeof s->generator, "%s", gen[0]);
+    free_list(gen, n);
+    if (!c->failed && (s->epoch < 0 || s->world_size < 1 || s->threads < 1 || s->step < 0 || s->batch < 1 || !isfinite(s->lr) || !isfinite(s->rho) ||
                        !isfinite(s->decay) || !isfinite(s->epsilon)))
         fail(c, STATE_GROUP ": implausible values (epoch %lld, world_size %lld)", (long long)s->epoch,
              (long long)s->world_size);
@@ -719,6 +818,7 @@ int keras_load(const char *path, float *params, float *rms, struct keras_train_s
         read_optimizer_weights(&c, file, rms);
     if (state)
         read_state(&c, file, state);
+    check_sums(&c, file, params, rms, state != NULL);
     if (file >= 0)
         H5Fclose(file);
     hdf5_restore(q);

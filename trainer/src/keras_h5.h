@@ -33,7 +33,11 @@
  *                          iterations (uint64: optimizer steps done, drives lr_t = lr/(1+decay*iterations)),
  *                          epoch (int64: epochs completed), lr, rho, decay, epsilon (float64, exact values
  *                          used, where training_config has Keras's float32-rounded ones), seed (uint64),
- *                          world_size (int64), format_version (int64, KERAS_STATE_FORMAT).
+ *                          world_size, threads, step, batch (int64), format_version (int64,
+ *                          KERAS_STATE_FORMAT: 2 added threads, step, generator and the sums), and strings
+ *                          generator (who wrote it), weights_sha256 and optimizer_sha256 (SHA-256 of the
+ *                          model_weights / optimizer_weights arrays as float32 little-endian, in model_tensor()
+ *                          order): a flipped bit is found on reading.
  * The trainer derives all randomness from (seed, epoch, step, rank), so no RNG state is stored: these
  * fields are enough to resume exactly.
  *
@@ -41,9 +45,14 @@
  * NULL) naming the file and the object, e.g.
  *   "ckpt/checkpoint-3.h5: model_weights/dense_1/dense_1/kernel:0: shape (2304,256), expected (2304,512)"
  *   "model.h5: not an HDF5 file or truncated"
+ * Writing builds the file in memory and writes it with write(2): a full disk reads
+ *   "ckpt/checkpoint-3.h5: cannot write: No space left on device"
+ * and leaves the old file (if any) as it was.
  * HDF5's own error stack printing is switched off for the duration of each call (and restored). A wrong
  * file never crashes the reader: every object is checked for existence, class, type, rank and shape
- * before data is read into the caller's arrays. On failure the caller's arrays may be partly overwritten.
+ * before data is read into the caller's arrays, and a NaN or infinite value in any array is refused (naming
+ * the dataset). When the file has the checksums they are checked; --resume (state != NULL) requires them. On
+ * failure the caller's arrays may be partly overwritten.
  *
  * Thread-safety: the Debian HDF5 library is not thread-safe; call these from one thread at a time. */
 #ifndef TRAINER_KERAS_H5_H
@@ -52,7 +61,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define KERAS_STATE_FORMAT 1
+#define KERAS_STATE_FORMAT 2
 #define KERAS_VERSION "2.1.6"
 #define KERAS_MODEL_DIR "saved_models"
 #define KERAS_MODEL_NAME "keras_cifar10_trained_model.h5"
@@ -67,6 +76,11 @@ struct keras_train_state {
     double epsilon;      /* 1e-7 */
     uint64_t seed;
     int64_t world_size;
+    int64_t threads;     /* compute threads per process that wrote it (the sums' order depends on them) */
+    int64_t step;        /* steps done in epoch `epoch` + 1: 0 at an epoch's end, > 0 when a signal stopped
+                            the run mid-epoch (checkpoint-{epoch+1}-step-{step}.h5) */
+    int64_t batch;       /* --batch-size per process (a mid-epoch checkpoint's step counts batches of it) */
+    char generator[64];  /* "cifar-train (slurm-batchai) VERSION" (free text, not checked) */
 };
 
 /* Write the model to `path` atomically (atomic_file.h: temp file in the same directory, H5Fclose, fsync,

@@ -1,10 +1,12 @@
 /* cifar-train: the command line (train, evaluate, --version, --help). */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cifar_data.h"
 #include "collective.h"
 #include "cuda_plugin.h"
 #include "train.h"
@@ -34,7 +36,8 @@ static const char usage[] =
     "                      the default is full FP32)\n"
     "  --no-cuda-graph     with cuda: launch each step's kernels one by one instead of replaying the step\n"
     "                      recorded once as a CUDA graph\n"
-    "  --resume FILE       continue from a checkpoint-{epoch}.h5\n"
+    "  --resume FILE|auto  continue from a checkpoint-{epoch}.h5 (or checkpoint-{epoch}-step-{n}.h5); auto:\n"
+    "                      from the newest in --checkpoint-dir, or from the start when there is none\n"
     "  --limit-train N     use the first N training images\n"
     "  --limit-test N      use the first N test images\n"
     "  --shard             split the training set across processes (default: each walks all of it)\n"
@@ -43,15 +46,20 @@ static const char usage[] =
     "  --log-every N       steps between JSON step lines (default 50, 0: none)\n"
     "  --dump-steps N      debug: export the first N training steps (inputs, dropout masks, sample order,\n"
     "                      weights; trainer/src/step_export.h) to --dump-dir DIR, a new directory, then stop\n"
-    "  --version, --help\n";
+    "  --version, --help\n"
+    "\n"
+    "SIGTERM, SIGINT and SIGUSR1 end the run after the current step with a checkpoint, exit status 3.\n"
+    "Exit status: 0 done, 1 error, 3 stopped by a signal (resumable), 4 non-finite loss or weights.\n";
 
-static int parse_count(const char *opt, const char *s, long min, long *out)
+/* A decimal integer in [min, max]: no sign tricks, no trailing text, no silent truncation (strtoll's
+ * ERANGE and the range check together catch 4294967297 for an int). */
+static int parse_count(const char *opt, const char *s, long long min, long long max, long long *out)
 {
     char *end;
     errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < min) {
-        fprintf(stderr, "cifar-train: %s: '%s' is not an integer >= %ld\n", opt, s, min);
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max || (s[0] == '-' && min >= 0)) {
+        fprintf(stderr, "cifar-train: %s: '%s' is not an integer from %lld to %lld\n", opt, s, min, max);
         return -1;
     }
     *out = v;
@@ -168,7 +176,7 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         {0, 0, 0, 0},
     };
     int c;
-    long v;
+    long long v;
     opterr = 0;
     while ((c = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
@@ -184,14 +192,14 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         case O_TF32: *tf32 = 1; break;
         case O_NOGRAPH: o->graphs = 0; break;
         case O_DDIR: o->dump_dir = optarg; break;
-        case O_DSTEPS: if (parse_count("--dump-steps", optarg, 1, &v)) return 1; o->dump_steps = (int)v; break;
-        case O_EPOCHS: if (parse_count("--epochs", optarg, 1, &v)) return 1; o->epochs = (int)v; break;
-        case O_BATCH: if (parse_count("--batch-size", optarg, 1, &v)) return 1; o->batch = (int)v; break;
-        case O_THREADS: if (parse_count("--threads", optarg, 1, &v)) return 1; o->threads = (int)v; break;
-        case O_LTRAIN: if (parse_count("--limit-train", optarg, 1, &v)) return 1; o->limit_train = (size_t)v; break;
-        case O_LTEST: if (parse_count("--limit-test", optarg, 1, &v)) return 1; o->limit_test = (size_t)v; break;
-        case O_EVERY: if (parse_count("--log-every", optarg, 0, &v)) return 1; o->log_every = (int)v; break;
-        case O_SEED: if (parse_count("--seed", optarg, 0, &v)) return 1; o->seed = (uint64_t)v; break;
+        case O_DSTEPS: if (parse_count("--dump-steps", optarg, 1, INT_MAX, &v)) return 1; o->dump_steps = (int)v; break;
+        case O_EPOCHS: if (parse_count("--epochs", optarg, 1, INT_MAX, &v)) return 1; o->epochs = (int)v; break;
+        case O_BATCH: if (parse_count("--batch-size", optarg, 1, INT_MAX / CIFAR_IMAGE_BYTES, &v)) return 1; o->batch = (int)v; break;
+        case O_THREADS: if (parse_count("--threads", optarg, 1, INT_MAX, &v)) return 1; o->threads = (int)v; break;
+        case O_LTRAIN: if (parse_count("--limit-train", optarg, 1, LLONG_MAX, &v)) return 1; o->limit_train = (size_t)v; break;
+        case O_LTEST: if (parse_count("--limit-test", optarg, 1, LLONG_MAX, &v)) return 1; o->limit_test = (size_t)v; break;
+        case O_EVERY: if (parse_count("--log-every", optarg, 0, INT_MAX, &v)) return 1; o->log_every = (int)v; break;
+        case O_SEED: if (parse_count("--seed", optarg, 0, LLONG_MAX, &v)) return 1; o->seed = (uint64_t)v; break;
         case O_LR: {
             char *end;
             o->lr = strtod(optarg, &end);
@@ -223,6 +231,7 @@ int main(int argc, char **argv)
 {
     struct train_options o;
     train_options_default(&o);
+    o.generator = "cifar-train (slurm-batchai) " TRAINER_VERSION;
     const char *model = NULL;
     int evaluate = argc > 1 && strcmp(argv[1], "evaluate") == 0;
     if (evaluate) {
@@ -240,6 +249,8 @@ int main(int argc, char **argv)
     int p = parse(argc, argv, &o, &device, &tf32);
     if (p)
         return p == 2 ? 0 : 1;
+    if (!evaluate)
+        train_catch_signals();
     if (!(o.kernels = choose_device(device)) || init_collectives(&o, device != NULL) != 0)
         return 1;
     if (device_open(o.kernels, tf32) != 0) {

@@ -3,11 +3,15 @@
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
+#include <dirent.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "atomic_file.h"
 #include "augment.h"
 #include "cifar_data.h"
 #include "draws.h"
@@ -184,6 +188,148 @@ static int any_failed(int failed)
     return v != 0;
 }
 
+/* ---- stopping: signals and non-finite numbers (train.h) ---- */
+
+static volatile sig_atomic_t stop_signal; /* set by the handler, read at step boundaries */
+
+static void on_stop_signal(int sig) { stop_signal = sig; }
+
+void train_catch_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL);
+}
+
+static const char *stop_signal_name(void)
+{
+    switch (stop_signal) {
+    case SIGTERM: return "SIGTERM";
+    case SIGINT: return "SIGINT";
+    case SIGUSR1: return "SIGUSR1";
+    default: return "a stop signal on another rank";
+    }
+}
+
+enum { STOP_SIGNAL = 1, STOP_NONFINITE = 2 };
+
+/* Every rank calls this at the same point: the stop reasons (bits) that any rank has, or -1 when the
+ * allreduce failed (said). */
+static int agree_stop(int nonfinite)
+{
+    int32_t v[2] = {stop_signal != 0, nonfinite != 0};
+    if (coll_size() > 1 && coll_allreduce(v, v, 2, COLL_INT32, COLL_SUM) != COLL_OK) {
+        fprintf(stderr, "cifar-train: allreduce failed: %s\n", coll_last_error());
+        return -1;
+    }
+    return (v[0] ? STOP_SIGNAL : 0) | (v[1] ? STOP_NONFINITE : 0);
+}
+
+/* The first non-finite value of v (MODEL_NPARAMS floats in model_tensor() layout): its tensor, or NULL. */
+static const struct model_tensor *nonfinite_tensor(const float *v, size_t *index)
+{
+    for (int t = 0; t < model_ntensors(); t++) {
+        const struct model_tensor *mt = model_tensor(t);
+        for (size_t i = 0; i < mt->count; i++)
+            if (!isfinite(v[mt->offset + i])) {
+                *index = i;
+                return mt;
+            }
+    }
+    return NULL;
+}
+
+/* ---- output directories and checkpoints ---- */
+
+/* --dir/saved_models and --checkpoint-dir, before any work: created, proven writable by creating (and
+ * removing) a temporary file the way every save does, and rid of temporaries a killed writer left. */
+static int prepare_dir(const char *opt, const char *dir)
+{
+    char err[1024], probe[4200];
+    struct stat st;
+    if (mkdir_p(dir) != 0) {
+        fprintf(stderr, "cifar-train: %s %s: cannot create directory: %s\n", opt, dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "cifar-train: %s %s: not a directory\n", opt, dir);
+        return -1;
+    }
+    const int removed = atomic_file_cleanup_dir(dir);
+    if (removed > 0)
+        printf("Removed %d stale temporary file%s in %s (left by a writer that was killed)\n", removed,
+               removed == 1 ? "" : "s", dir);
+    struct atomic_file af;
+    snprintf(probe, sizeof probe, "%s/.cifar-train-probe", dir);
+    if (atomic_file_begin(&af, probe, err, sizeof err) != 0) {
+        fprintf(stderr, "cifar-train: %s %s: not writable: %s\n", opt, dir, err);
+        return -1;
+    }
+    atomic_file_abort(&af);
+    return 0;
+}
+
+/* checkpoint-{E}.h5 (epoch E done, step 0) or checkpoint-{E}-step-{S}.h5 (epoch E - 1 done, S steps of
+ * epoch E): 1 with the position when `name` is one of ours, else 0. */
+static int checkpoint_position(const char *name, long *epochs_done, long *step)
+{
+    const char *p = name + strlen("checkpoint-");
+    char *end;
+    if (strncmp(name, "checkpoint-", strlen("checkpoint-")) != 0 || !isdigit((unsigned char)*p))
+        return 0;
+    errno = 0;
+    const long e = strtol(p, &end, 10);
+    if (errno || e < 1)
+        return 0;
+    if (strcmp(end, ".h5") == 0) {
+        *epochs_done = e;
+        *step = 0;
+        return 1;
+    }
+    if (strncmp(end, "-step-", 6) != 0 || !isdigit((unsigned char)end[6]))
+        return 0;
+    p = end + 6;
+    const long s = strtol(p, &end, 10);
+    if (errno || s < 1 || strcmp(end, ".h5") != 0)
+        return 0;
+    *epochs_done = e - 1;
+    *step = s;
+    return 1;
+}
+
+/* --resume auto: the checkpoint furthest into the run in `dir` into path; 1 found, 0 none, -1 error. */
+static int newest_checkpoint(const char *dir, char *path, size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        fprintf(stderr, "cifar-train: --resume auto: %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    long best_e = -1, best_s = -1, e, st;
+    char best[256] = "";
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL)
+        if (strlen(ent->d_name) < sizeof best && checkpoint_position(ent->d_name, &e, &st) &&
+            (e > best_e || (e == best_e && st > best_s))) {
+            best_e = e;
+            best_s = st;
+            snprintf(best, sizeof best, "%s", ent->d_name);
+        }
+    closedir(d);
+    if (!best[0])
+        return 0;
+    if (snprintf(path, len, "%s/%s", dir, best) >= (int)len) {
+        fprintf(stderr, "cifar-train: %s: path too long\n", dir);
+        return -1;
+    }
+    return 1;
+}
+
 /* Data: the directory to read, downloading first with --download (one process per node fetches). */
 static int resolve_data(const struct train_options *o, char *dir, size_t len)
 {
@@ -254,12 +400,22 @@ static int evaluate_set(struct model *m, const struct cifar_set *test, int batch
     return 0;
 }
 
-static int save_model(const char *path, const struct step_core *c, float *host_params, float *host_acc,
-                      const struct keras_train_state *st)
+/* Rank 0's save of the current weights and accumulators to `path`: 0, -1 after an error, or
+ * TRAIN_EXIT_NONFINITE (nothing written) when a value is NaN or infinite; `where` names the step in that
+ * message. */
+static int save_model(const char *path, const char *where, const struct step_core *c, float *host_params,
+                      float *host_acc, const struct keras_train_state *st)
 {
     char err[1024];
+    size_t i;
     model_get_params(&c->model, host_params);
     c->model.k->download(host_acc, c->opt.acc, MODEL_NPARAMS * sizeof(float));
+    const struct model_tensor *w = nonfinite_tensor(host_params, &i), *t = w ? w : nonfinite_tensor(host_acc, &i);
+    if (t) {
+        fprintf(stderr, "cifar-train: %s: non-finite %s in %s/%s (index %zu): training stopped, %s not written\n",
+                where, w ? "weight" : "RMSprop accumulator", t->layer, t->weight, i, path);
+        return TRAIN_EXIT_NONFINITE;
+    }
     if (keras_save(path, host_params, host_acc, st, err, sizeof err) != 0) {
         fprintf(stderr, "cifar-train: %s\n", err);
         return -1;
@@ -285,6 +441,8 @@ static void json_line(FILE *f, const char *type, int epoch, int step, int steps,
 struct run {
     const struct train_options *o;
     int rank, size, epochs, start_epoch;
+    int start_step; /* steps of start_epoch already done (a checkpoint written on a signal) */
+    int threads;    /* compute threads per process */
     struct cifar_set train, test;
     struct step_core core;
     float *x, *host_params, *host_acc;
@@ -296,6 +454,28 @@ struct run {
     FILE *json;
     struct step_export export; /* --dump-steps; export.steps is 0 without it */
 };
+
+/* What a checkpoint's writer did differently from this run, and what that changes (rank 0). */
+static void warn_resume_differs(const struct keras_train_state *was, const struct keras_train_state *now,
+                                const char *from)
+{
+    if (was->world_size != now->world_size)
+        fprintf(stderr, "cifar-train: warning: %s was written by %lld processes, this run has %lld: the sample "
+                        "order, augmentation and dropout draws of each process differ from an uninterrupted run, "
+                        "so the model will differ from one\n", from, (long long)was->world_size,
+                (long long)now->world_size);
+    if (was->threads != now->threads)
+        fprintf(stderr, "cifar-train: warning: %s was written at %lld threads per process, this run uses %lld: sums "
+                        "are added in another order, so the model will not be bit-identical to an uninterrupted "
+                        "run (pass --threads %lld for that)\n", from, (long long)was->threads,
+                (long long)now->threads, (long long)was->threads);
+    if (was->batch != now->batch)
+        fprintf(stderr, "cifar-train: warning: %s was written at --batch-size %lld, this run uses %lld\n", from,
+                (long long)was->batch, (long long)now->batch);
+    if (strcmp(was->generator, now->generator) != 0)
+        fprintf(stderr, "cifar-train: warning: %s was written by %s, this is %s\n", from, was->generator,
+                now->generator);
+}
 
 /* Initial state: fresh weights from the seed, or a checkpoint, on rank 0; then broadcast to all. */
 static int initial_state(struct run *r)
@@ -309,22 +489,47 @@ static int initial_state(struct run *r)
     r->state.epsilon = RMS_EPSILON;
     r->state.seed = o->seed;
     r->state.world_size = r->size;
+    r->state.threads = r->threads;
+    r->state.batch = o->batch;
+    snprintf(r->state.generator, sizeof r->state.generator, "%s", o->generator ? o->generator : "cifar-train");
     if (r->rank == 0) {
-        if (o->resume) {
+        char path[4096];
+        const char *from = o->resume;
+        if (from && strcmp(from, "auto") == 0) {
+            const int found = newest_checkpoint(o->checkpoint_dir, path, sizeof path);
+            from = found == 1 ? path : NULL;
+            failed = found < 0;
+            if (found == 0)
+                printf("No checkpoint in %s: starting from the beginning\n", o->checkpoint_dir);
+        }
+        if (from) {
             char err[1024];
             struct keras_train_state st;
-            if (keras_load(o->resume, r->host_params, r->host_acc, &st, err, sizeof err) != 0) {
+            if (keras_load(from, r->host_params, r->host_acc, &st, err, sizeof err) != 0) {
                 fprintf(stderr, "cifar-train: --resume: %s\n", err);
+                failed = 1;
+            } else if (st.step > 0 && st.batch != o->batch) {
+                fprintf(stderr, "cifar-train: --resume: %s stopped in epoch %lld after step %lld of batches of %lld: "
+                                "resume it with --batch-size %lld\n", from, (long long)st.epoch + 1,
+                        (long long)st.step, (long long)st.batch, (long long)st.batch);
                 failed = 1;
             } else {
                 if (o->lr <= 0)
                     r->state.lr = st.lr;
                 r->state.iterations = st.iterations;
                 r->state.epoch = st.epoch;
+                r->state.step = st.step;
                 r->state.seed = st.seed;
+                if (st.step)
+                    printf("Resuming from %s (epoch %lld after step %lld)\n", from, (long long)st.epoch + 1,
+                           (long long)st.step);
+                else
+                    printf("Resuming from %s (after epoch %lld)\n", from, (long long)st.epoch);
+                warn_resume_differs(&st, &r->state, from);
             }
-        } else
+        } else if (!failed)
             model_init_params(r->host_params, o->seed);
+        fflush(stdout);
     }
     if (any_failed(failed))
         return -1;
@@ -336,11 +541,14 @@ static int initial_state(struct run *r)
         return -1;
     }
     r->state.world_size = r->size;
+    r->state.threads = r->threads;
+    r->state.batch = o->batch;
     model_set_params(&r->core.model, r->host_params);
     r->core.opt.lr = r->state.lr;
     r->core.opt.iterations = r->state.iterations;
     r->core.model.k->upload(r->core.opt.acc, r->host_acc, MODEL_NPARAMS * sizeof(float));
     r->start_epoch = (int)r->state.epoch;
+    r->start_step = (int)r->state.step;
     return 0;
 }
 
@@ -350,7 +558,8 @@ static int load_data(struct run *r)
     if (resolve_data(r->o, dir, sizeof dir) != 0)
         return -1;
     int failed = 0;
-    if (cifar_load_train(dir, r->o->limit_train, &r->train, err, sizeof err) != 0 ||
+    if (cifar_verify(dir, err, sizeof err) != 0 ||
+        cifar_load_train(dir, r->o->limit_train, &r->train, err, sizeof err) != 0 ||
         cifar_load_test(dir, r->o->limit_test, &r->test, err, sizeof err) != 0) {
         fprintf(stderr, "cifar-train: %s\n", err);
         failed = 1;
@@ -359,6 +568,59 @@ static int load_data(struct run *r)
         failed = 1;
     }
     return any_failed(failed) ? -1 : 0;
+}
+
+/* Rank 0 writes checkpoint-{epoch + 1}.h5 (step 0: the epoch is done) or checkpoint-{epoch + 1}-step-{step}.h5
+ * (a stop after `step` steps of it), and all ranks agree on the outcome: 0, -1, or TRAIN_EXIT_NONFINITE. */
+static int save_checkpoint(struct run *r, int epoch, int step)
+{
+    int rc = 0;
+    r->state.epoch = step ? epoch : epoch + 1;
+    r->state.step = step;
+    r->state.iterations = r->core.opt.iterations;
+    if (r->rank == 0) {
+        char path[4096], where[64];
+        int n = step ? snprintf(path, sizeof path, "%s/checkpoint-%d-step-%d.h5", r->o->checkpoint_dir, epoch + 1, step)
+                     : snprintf(path, sizeof path, "%s/checkpoint-%d.h5", r->o->checkpoint_dir, epoch + 1);
+        snprintf(where, sizeof where, "epoch %d, step %d", epoch + 1, step);
+        if (n >= (int)sizeof path) {
+            fprintf(stderr, "cifar-train: %s: path too long\n", r->o->checkpoint_dir);
+            rc = -1;
+        } else
+            rc = save_model(path, where, &r->core, r->host_params, r->host_acc, &r->state);
+        if (rc == 0 && step)
+            printf("\nSaved checkpoint at %s\n", path);
+        fflush(stdout);
+    }
+    int32_t v[2] = {rc == -1, rc == TRAIN_EXIT_NONFINITE};
+    if (r->size > 1 && coll_allreduce(v, v, 2, COLL_INT32, COLL_SUM) != COLL_OK) {
+        fprintf(stderr, "cifar-train: allreduce failed: %s\n", coll_last_error());
+        return -1;
+    }
+    return v[0] ? -1 : v[1] ? TRAIN_EXIT_NONFINITE : 0;
+}
+
+/* After step `s` (0-based) of `epoch`: the agreed stop, if any. Returns 0 to go on, or what run_epoch
+ * returns. */
+static int after_step(struct run *r, int epoch, int s, int steps, double loss_sum, int nonfinite)
+{
+    const int stop = agree_stop(nonfinite);
+    if (stop <= 0)
+        return stop;
+    if (stop & STOP_NONFINITE) {
+        if (nonfinite)
+            fprintf(stderr, "\ncifar-train: %sepoch %d, step %d/%d: the loss is %g: training stopped (non-finite "
+                            "loss; nothing is saved from this run after the last checkpoint: lower --lr, or check "
+                            "the checkpoint it resumed from)\n", r->size > 1 ? "a rank's " : "", epoch + 1, s + 1,
+                    steps, loss_sum);
+        return TRAIN_EXIT_NONFINITE;
+    }
+    if (r->rank == 0) {
+        printf("\n%s: stopping after epoch %d, step %d/%d\n", stop_signal_name(), epoch + 1, s + 1, steps);
+        fflush(stdout);
+    }
+    const int rc = save_checkpoint(r, epoch, s + 1);
+    return rc ? rc : TRAIN_EXIT_STOPPED;
 }
 
 static int run_epoch(struct run *r, int epoch)
@@ -378,8 +640,10 @@ static int run_epoch(struct run *r, int epoch)
     double loss_sum = 0.0, t0 = progress_now();
     int correct = 0;
     size_t seen = 0;
+    const int first_step = epoch == r->start_epoch ? r->start_step : 0;
+    const int loss_every = r->core.model.k->device ? DEVICE_LOSS_EVERY : 1;
     model_clear_sums(&r->core.model);
-    for (int s = 0; s < steps; s++) {
+    for (int s = first_step; s < steps; s++) {
         const uint32_t *idx = r->order + (size_t)s * o->batch;
         const int B = (int)(per_rank - (size_t)s * o->batch < (size_t)o->batch ? per_rank - (size_t)s * o->batch
                                                                                  : (size_t)o->batch);
@@ -428,34 +692,39 @@ static int run_epoch(struct run *r, int epoch)
                           seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt);
             }
         }
+        const int check = (s + 1) % loss_every == 0 || s + 1 == steps;
+        if (check)
+            model_read_sums(&r->core.model, &loss_sum, &correct);
+        const int stop = after_step(r, epoch, s, steps, loss_sum, check && !isfinite(loss_sum));
+        if (stop != 0)
+            return stop;
     }
     model_read_sums(&r->core.model, &loss_sum, &correct); /* before validation reuses them */
     const double train_time = progress_now() - t0;
     double val[2];
     if (evaluate_set(&r->core.model, &r->test, o->batch, r->x, r->labels, &val[0], &val[1], NULL) != 0)
         return -1;
-    r->state.epoch = epoch + 1;
-    r->state.iterations = r->core.opt.iterations;
     if (r->rank == 0) {
+        const double shown = seen ? (double)seen : 1.0; /* none when resumed after the last step */
         char vals[256] = "";
-        progress_value(vals, sizeof vals, "loss", loss_sum / seen);
-        progress_value(vals, sizeof vals, "acc", (double)correct / seen);
+        progress_value(vals, sizeof vals, "loss", loss_sum / shown);
+        progress_value(vals, sizeof vals, "acc", (double)correct / shown);
         progress_value(vals, sizeof vals, "val_loss", val[0]);
         progress_value(vals, sizeof vals, "val_acc", val[1]);
         progress_update(&bar, steps, vals, 1);
-        json_line(r->json, "epoch", epoch + 1, steps, steps, loss_sum / seen, (double)correct / seen, val,
+        json_line(r->json, "epoch", epoch + 1, steps, steps, loss_sum / shown, (double)correct / shown, val,
                   seen * r->size / train_time, rmsprop_lr_t(&r->core.opt), train_time);
     }
-    int failed = 0;
-    if (r->rank == 0) {
-        char path[4096];
-        if (snprintf(path, sizeof path, "%s/checkpoint-%d.h5", o->checkpoint_dir, epoch + 1) >= (int)sizeof path) {
-            fprintf(stderr, "cifar-train: %s: path too long\n", o->checkpoint_dir);
-            failed = 1;
-        } else
-            failed = save_model(path, &r->core, r->host_params, r->host_acc, &r->state) != 0;
+    const int rc = save_checkpoint(r, epoch, 0);
+    if (rc != 0)
+        return rc;
+    const int stop = agree_stop(0); /* a signal during validation or the save: stop here */
+    if (stop & STOP_SIGNAL) {
+        if (r->rank == 0)
+            printf("%s: stopping after epoch %d (checkpoint-%d.h5)\n", stop_signal_name(), epoch + 1, epoch + 1);
+        return TRAIN_EXIT_STOPPED;
     }
-    return any_failed(failed) ? -1 : 0;
+    return stop < 0 ? -1 : 0;
 }
 
 static int finish(struct run *r)
@@ -463,22 +732,20 @@ static int finish(struct run *r)
     int failed = 0;
     char path[4096];
     if (r->rank == 0) {
-        char dir[4096];
-        if (snprintf(dir, sizeof dir, "%s/%s", r->o->dir, KERAS_MODEL_DIR) >= (int)sizeof dir ||
-            snprintf(path, sizeof path, "%s/%s", dir, KERAS_MODEL_NAME) >= (int)sizeof path) {
+        if (snprintf(path, sizeof path, "%s/%s/%s", r->o->dir, KERAS_MODEL_DIR, KERAS_MODEL_NAME) >= (int)sizeof path) {
             fprintf(stderr, "cifar-train: %s: path too long\n", r->o->dir);
             failed = 1;
-        } else if (mkdir_p(dir) != 0) {
-            fprintf(stderr, "cifar-train: %s: cannot create directory: %s\n", dir, strerror(errno));
-            failed = 1;
-        } else if (save_model(path, &r->core, r->host_params, r->host_acc, &r->state) != 0)
-            failed = 1;
-        else
+        } else if ((failed = save_model(path, "the final model", &r->core, r->host_params, r->host_acc, &r->state)) == 0)
             printf("Saved trained model at %s \n", path);
         fflush(stdout);
     }
-    if (any_failed(failed))
+    int32_t v = failed;
+    if (r->size > 1 && coll_broadcast(&v, 1, COLL_INT32, 0) != COLL_OK) {
+        fprintf(stderr, "cifar-train: broadcast failed: %s\n", coll_last_error());
         return -1;
+    }
+    if (v != 0)
+        return v == TRAIN_EXIT_NONFINITE ? v : -1;
     struct progress bar;
     if (r->rank == 0)
         progress_start(&bar, stdout, (int)r->test.n);
@@ -524,7 +791,14 @@ static int setup(struct run *r, const struct train_options *o)
             fprintf(stderr, "cifar-train: --batch-size must be positive\n");
         return -1;
     }
-    o->kernels->set_threads(o->threads > 0 ? o->threads : cpus_available());
+    const int cpus = cpus_available();
+    r->threads = o->threads > 0 ? o->threads : cpus;
+    if (r->threads > cpus) {
+        fprintf(stderr, "cifar-train: warning: --threads %d is more than the %d CPU%s this process may run on "
+                        "(sched_getaffinity): using %d\n", r->threads, cpus, cpus == 1 ? "" : "s", cpus);
+        r->threads = cpus;
+    }
+    o->kernels->set_threads(r->threads);
     r->host_params = calloc(MODEL_NPARAMS, sizeof(float));
     r->host_acc = calloc(MODEL_NPARAMS, sizeof(float));
     r->x = malloc((size_t)o->batch * CIFAR_IMAGE_BYTES * sizeof(float));
@@ -544,7 +818,16 @@ int train_run(const struct train_options *o)
 {
     struct run r;
     int rc = 1;
-    if (setup(&r, o) != 0 || load_data(&r) != 0 || initial_state(&r) != 0)
+    if (setup(&r, o) != 0)
+        goto out;
+    int failed = 0;
+    if (r.rank == 0) {
+        char models[4096];
+        snprintf(models, sizeof models, "%s/%s", o->dir, KERAS_MODEL_DIR);
+        failed = prepare_dir("--dir", models) != 0 || prepare_dir("--checkpoint-dir", o->checkpoint_dir) != 0;
+        fflush(stdout);
+    }
+    if (any_failed(failed) || load_data(&r) != 0 || initial_state(&r) != 0)
         goto out;
     r.epochs = o->epochs > 0 ? o->epochs : (100 + r.size - 1) / r.size;
     r.order = malloc(r.train.n * sizeof *r.order);
@@ -578,6 +861,12 @@ int train_run(const struct train_options *o)
             rc = 0;
             goto out;
         }
+        if (ended == TRAIN_EXIT_STOPPED || ended == TRAIN_EXIT_NONFINITE) {
+            if (ended == TRAIN_EXIT_STOPPED && r.rank == 0)
+                printf("Stopped: resume with --resume auto (or the checkpoint named above)\n");
+            rc = ended;
+            goto out;
+        }
         if (ended != 0)
             goto out;
     }
@@ -585,9 +874,8 @@ int train_run(const struct train_options *o)
         fprintf(stderr, "cifar-train: --dump-steps %d: the run has only %d steps\n", o->dump_steps, r.export.written);
         goto out;
     }
-    if (finish(&r) != 0)
-        goto out;
-    rc = 0;
+    const int fin = finish(&r);
+    rc = fin == 0 ? 0 : fin == TRAIN_EXIT_NONFINITE ? fin : 1;
 out:
     run_free(&r);
     return rc;

@@ -31,7 +31,7 @@ struct train_options {
     int augment;          /* 0 with --no-augmentation */
     uint64_t seed;        /* --seed */
     int threads;          /* --threads, 0: the CPUs this process may run on */
-    const char *resume;   /* --resume FILE */
+    const char *resume;   /* --resume FILE, or "auto": the newest checkpoint in checkpoint_dir, if any */
     size_t limit_train;   /* --limit-train, 0: all */
     size_t limit_test;    /* --limit-test, 0: all */
     int shard;            /* --shard */
@@ -43,12 +43,35 @@ struct train_options {
     int graphs;                    /* 0 with --no-cuda-graph (default 1: where step_core can use them) */
     int dump_steps;                /* --dump-steps N: export the first N steps (step_export.h), then stop */
     const char *dump_dir;          /* --dump-dir DIR: where (required with --dump-steps) */
+    const char *generator;         /* recorded in checkpoints: "cifar-train (slurm-batchai) VERSION" */
 };
+
+/* train_run's exit statuses beyond 0 (done) and 1 (an error, said on stderr). */
+#define TRAIN_EXIT_STOPPED 3   /* SIGTERM, SIGINT or SIGUSR1: stopped after a step, checkpoint written */
+#define TRAIN_EXIT_NONFINITE 4 /* a NaN or infinite loss or weight: stopped, nothing saved from that step */
+#define DEVICE_LOSS_EVERY 16   /* with a device table, steps between reads of the loss (see train_run) */
 
 void train_options_default(struct train_options *o);
 
-/* The whole run; coll_init() must have been called. Returns 0, or 1 after printing the error. */
+/* The whole run; coll_init() must have been called. Returns 0, TRAIN_EXIT_STOPPED, TRAIN_EXIT_NONFINITE, or
+ * 1 after printing the error.
+ *
+ * Before the first step, rank 0 creates --dir/saved_models and --checkpoint-dir, proves each writable and
+ * removes stale temporaries there (atomic_file_cleanup_dir), and every rank checks the data (cifar_verify).
+ *
+ * Stopping: SIGTERM, SIGINT and SIGUSR1 only set a flag. After every step the ranks agree (one 2-int
+ * allreduce when size > 1) whether any rank saw one, or a non-finite loss; on a signal all stop after that
+ * same step, rank 0 writes checkpoint-{E}-step-{S}.h5 (E: the epoch as printed, "Epoch E/N"; S: its
+ * steps done) and the run returns TRAIN_EXIT_STOPPED. Resuming from it (by name or --resume auto) runs
+ * the rest of that epoch and gives the same model as an uninterrupted run at the same thread count, world
+ * size and batch size. The loss is read after every step on the CPU and every DEVICE_LOSS_EVERY steps
+ * with a device table (each read waits for the device); weights are checked before each save. */
 int train_run(const struct train_options *o);
+
+/* Installs the SIGTERM / SIGINT / SIGUSR1 handlers that train_run's stop reads; main() calls it first, so that
+ * a signal that comes while MPI starts or the data loads stops the run at its first step instead of killing
+ * it. */
+void train_catch_signals(void);
 
 /* `cifar-train evaluate`: prints "Test loss: ..." and "Test accuracy: ..." on rank 0. */
 int evaluate_run(const char *model_path, const struct train_options *o);

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# A bundled-trainer job that reaches its time limit checkpoints before Slurm kills it: the generated script
+# asks for SIGUSR1 60 s before the limit (#SBATCH --signal=B:USR1@60) and passes it on to the main step;
+# cifar-train stops after its current step with checkpoint-E-step-S.h5 and exit status 3, well before the
+# limit (here --time=1 on the sbatch command line, so the warning is due at once), and the checkpoint
+# loads (evaluate checks its sums).
+. "$(dirname "$0")/lib.sh"
+TRAINER=$BUILD/bin/cifar-train
+DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
+[ -x "$TRAINER" ] || skip "$TRAINER is not built"
+[ -f "$DATA/test_batch.bin" ] || skip_for shared "no CIFAR-10 data at $DATA (set CIFAR10_DIR)"
+cluster_start
+srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix MPI plugin here"
+install -d -m 0755 "$CL/bin"
+install -m 0755 "$TRAINER" "$CL/bin/cifar-train"
+ln -s "$(cd "$DATA" && pwd -P)" "$SHARE/cifar-10-batches-bin"
+cp "$TOP/contrib/cifar/job.json" "$WORK/cifar.json"
+chown "$TEST_USER:" "$WORK/cifar.json"
+# Far more epochs than a minute allows: only the warning can end it before the limit.
+out=$(as_user "PATH=$CL/bin:\$PATH OMPI_MCA_btl=self,tcp \
+    CIFAR_TRAIN_ARGS='--device cpu --epochs 1000 --limit-train 1280 --limit-test 64 --threads 1' \
+    sbatch --parsable --time=1 --batchai-job=cifar.json" </dev/null 2>&1) || fail "sbatch: $out"
+id=${out%%;*}
+st=$(wait_job "$id" 150)
+logs=$SHARE/cifar/cifar/$id/stdouterr
+cat "$logs/execution-n1.log"
+if [ "$st" != FAILED ] || [ "$(job_field "$id" ExitCode)" != 3:0 ]; then
+    fail "job $id ended $st, exit $(job_field "$id" ExitCode) (want FAILED 3:0: stopped by the warning): $(tail -n 20 "$logs/stderr.txt")"
+fi
+assert_grep "attempt 1: SIGUSR1: the time limit is near, passed to the main step" "$logs/execution-n1.log"
+assert_grep "^SIGUSR1: stopping after epoch [0-9]*, step [0-9]*/40\$" "$logs/stdout.txt"
+grep "^SIGUSR1: stopping\|^Saved checkpoint" "$logs/stdout.txt"
+ckpt=$(ls "$SHARE"/cifar/cifar/"$id"/shared/checkpoints/checkpoint-*-step-*.h5 2>/dev/null | tail -n 1)
+[ -n "$ckpt" ] || fail "no mid-epoch checkpoint in $SHARE/cifar/cifar/$id/shared/checkpoints"
+"$CL/bin/cifar-train" evaluate "$ckpt" --data "$DATA" --limit-test 64 --threads 1 >/dev/null ||
+    fail "$ckpt does not load"
+assert_nodes_idle
+pass "job $id at its time limit: warned, checkpointed ($(basename "$ckpt")), exit 3 before the kill"
