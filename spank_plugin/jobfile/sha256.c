@@ -1,10 +1,11 @@
-/* SHA-256: see sha256.h. One pass over the buffer; the job file is at most 1 MiB. */
+/* SHA-256: see sha256.h. FIPS 180-4 section 6.2, written from the specification (constants of sections 4.2.2
+ * and 5.3.3). */
 #include "sha256.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+/* First 32 bits of the fractional parts of the cube roots of the first 64 primes. */
 static const uint32_t K[64] = {
     0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
     0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
@@ -16,53 +17,80 @@ static const uint32_t K[64] = {
     0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-static uint32_t ror(uint32_t x, int n)
-{
-    return (x >> n) | (x << (32 - n));
-}
+static uint32_t rotr(uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); }
 
-static void block(uint32_t h[8], const unsigned char *p)
+static void transform(uint32_t s[8], const uint8_t block[64])
 {
-    uint32_t w[64], a[8];
-
+    uint32_t w[64];
     for (int i = 0; i < 16; i++)
-        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+        w[i] = (uint32_t)block[i * 4] << 24 | (uint32_t)block[i * 4 + 1] << 16 | (uint32_t)block[i * 4 + 2] << 8 |
+               (uint32_t)block[i * 4 + 3];
     for (int i = 16; i < 64; i++) {
-        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
-        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
     }
-    memcpy(a, h, sizeof a);
+    uint32_t a = s[0], b = s[1], c = s[2], d = s[3], e = s[4], f = s[5], g = s[6], h = s[7];
     for (int i = 0; i < 64; i++) {
-        uint32_t t1 = a[7] + (ror(a[4], 6) ^ ror(a[4], 11) ^ ror(a[4], 25)) + ((a[4] & a[5]) ^ (~a[4] & a[6])) + K[i] + w[i];
-        uint32_t t2 = (ror(a[0], 2) ^ ror(a[0], 13) ^ ror(a[0], 22)) + ((a[0] & a[1]) ^ (a[0] & a[2]) ^ (a[1] & a[2]));
-        memmove(a + 1, a, 7 * sizeof *a);
-        a[4] += t1;
-        a[0] = t1 + t2;
+        uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
+        uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        h = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
     }
+    s[0] += a, s[1] += b, s[2] += c, s[3] += d, s[4] += e, s[5] += f, s[6] += g, s[7] += h;
+}
+
+void bai_sha256_init(struct bai_sha256 *c)
+{
+    static const uint32_t H0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(c->state, H0, sizeof H0);
+    c->bytes = 0;
+    c->fill = 0;
+}
+
+void bai_sha256_update(struct bai_sha256 *c, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    c->bytes += len;
+    while (len > 0) {
+        size_t take = 64 - c->fill < len ? 64 - c->fill : len;
+        memcpy(c->block + c->fill, p, take);
+        c->fill += take;
+        p += take;
+        len -= take;
+        if (c->fill == 64) {
+            transform(c->state, c->block);
+            c->fill = 0;
+        }
+    }
+}
+
+void bai_sha256_final_hex(struct bai_sha256 *c, char hex[BAI_SHA256_HEX_LEN + 1])
+{
+    const uint64_t bits = c->bytes * 8;
+    static const uint8_t pad[64] = {0x80};
+    uint8_t len[8];
     for (int i = 0; i < 8; i++)
-        h[i] += a[i];
+        len[i] = (uint8_t)(bits >> (56 - 8 * i));
+    /* The 0x80 terminator and zeros up to 56 bytes into a block, then the bit length. */
+    bai_sha256_update(c, pad, c->fill < 56 ? 56 - c->fill : 120 - c->fill);
+    bai_sha256_update(c, len, 8);
+    for (int i = 0; i < 8; i++)
+        snprintf(hex + 8 * i, 9, "%08x", c->state[i]);
 }
 
 void bai_sha256_hex(const void *data, size_t len, char hex[BAI_SHA256_HEX_LEN + 1])
 {
-    uint32_t h[8] = { 0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19 };
-    const unsigned char *p = data;
-    unsigned char tail[128] = { 0 };
-    size_t full = len / 64 * 64, rest = len - full;
-    uint64_t bits = (uint64_t)len * 8;
+    struct bai_sha256 c;
 
-    for (size_t off = 0; off < full; off += 64)
-        block(h, p + off);
-    /* The last partial block, the 0x80 terminator and the bit length: one block, or two when the length
-     * does not fit after the terminator. */
-    memcpy(tail, p + full, rest);
-    tail[rest] = 0x80;
-    size_t tail_len = rest < 56 ? 64 : 128;
-    for (int i = 0; i < 8; i++)
-        tail[tail_len - 1 - i] = (unsigned char)(bits >> (8 * i));
-    for (size_t off = 0; off < tail_len; off += 64)
-        block(h, tail + off);
-    for (int i = 0; i < 8; i++)
-        snprintf(hex + 8 * i, 9, "%08x", h[i]);
+    bai_sha256_init(&c);
+    bai_sha256_update(&c, data, len);
+    bai_sha256_final_hex(&c, hex);
 }

@@ -10,7 +10,7 @@
 # only, so the I/O tests also run on their own:
 #   make -f mk/config.mk -f mk/rules.mk -f tests/trainer/io.mk trainer-io-check
 
-TRAINER_IO_SRCS := trainer/src/cifar_data.c trainer/src/md5.c trainer/src/sha256.c trainer/src/augment.c trainer/src/keras_h5.c \
+TRAINER_IO_SRCS := trainer/src/cifar_data.c trainer/src/md5.c spank_plugin/jobfile/sha256.c trainer/src/augment.c trainer/src/keras_h5.c \
                    trainer/src/atomic_file.c
 IO_TESTS := test_io_cifar test_io_augment test_io_keras test_io_atomic
 IO_TEST_BINS := $(patsubst %,$(BUILD)/tests/trainer/%,$(IO_TESTS))

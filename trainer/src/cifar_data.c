@@ -3,7 +3,7 @@
 #include "errbuf.h"
 
 #include "md5.h"
-#include "sha256.h"
+#include "../../spank_plugin/jobfile/sha256.h" /* the project's one SHA-256 */
 
 #include <errno.h>
 #include <stdarg.h>
@@ -142,21 +142,19 @@ int cifar_sha256_file(const char *path, char hex[65], char *err, size_t errlen)
         set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
-    struct sha256_ctx c;
-    sha256_init(&c);
+    struct bai_sha256 c;
+    bai_sha256_init(&c);
     uint8_t buf[1 << 16];
     size_t got;
     while ((got = fread(buf, 1, sizeof buf, f)) > 0)
-        sha256_update(&c, buf, got);
+        bai_sha256_update(&c, buf, got);
     int bad = ferror(f);
     fclose(f);
     if (bad) {
         set_err(err, errlen, "%s: read error", path);
         return -1;
     }
-    uint8_t d[32];
-    sha256_final(&c, d);
-    sha256_hex(d, hex);
+    bai_sha256_final_hex(&c, hex);
     return 0;
 }
 

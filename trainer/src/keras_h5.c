@@ -4,7 +4,7 @@
 
 #include "atomic_file.h"
 #include "model.h"
-#include "sha256.h"
+#include "../../spank_plugin/jobfile/sha256.h" /* the project's one SHA-256 */
 
 #include <errno.h>
 #include <hdf5.h>
@@ -338,12 +338,7 @@ static hid_t state_mem_type(enum state_kind k)
  * bytes as its datasets hold. */
 static void array_sha256(const float *v, char hex[65])
 {
-    struct sha256_ctx h;
-    uint8_t d[32];
-    sha256_init(&h);
-    sha256_update(&h, v, MODEL_NPARAMS * sizeof(float));
-    sha256_final(&h, d);
-    sha256_hex(d, hex);
+    bai_sha256_hex(v, MODEL_NPARAMS * sizeof(float), hex);
 }
 
 static void write_state(struct ctx *c, hid_t file, const struct keras_train_state *s, const float *params,
