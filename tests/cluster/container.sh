@@ -13,6 +13,9 @@ bundle=$CL/images/busybox_test
 mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc,root}
 chmod 1777 "$bundle/rootfs/tmp"
 mkdir -p "$bundle/rootfs$CL" # the bind mount's destination
+# Where slurmstepd 23.11+ mounts the step's spool directory (MountSpoolDir, set by localcluster): rootless
+# runc cannot create a mount point in the root-owned rootfs, so the staged bundle has it.
+mkdir -p "$bundle/rootfs/var/run/slurm"
 cp /bin/busybox "$bundle/rootfs/bin/busybox"
 for t in sh cat echo date id mkdir ls env grep; do ln -s busybox "$bundle/rootfs/bin/$t"; done
 echo "busybox test image" >"$bundle/rootfs/etc/image-name"
@@ -51,7 +54,7 @@ assert_nodes_idle
 
 # A site without a container runtime refuses container jobs at submit time.
 "$LC" stop "$CL" >/dev/null
-"$LC" start "$CL" --plugin "$PLUGIN" \
+lc_start "$CL" --plugin "$PLUGIN" \
     --plugin-args "shares_root=$CL/shares job_root=$CL/jobs container_runtime=none" >/dev/null
 if out=$(as_user "sbatch --batchai-job=c.json" 2>&1 </dev/null); then fail "container_runtime=none accepted: $out"; fi
 grep -q "batchai: .*container" <<<"$out" || fail "unclear refusal: $out"
