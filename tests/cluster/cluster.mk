@@ -19,7 +19,7 @@ endif
 #   make check-cluster SLURM_PREFIX=/opt/slurm [CGROUP=1]
 #                   only the cluster tests, on the Slurm installed under that prefix (its headers in
 #                   include/, daemons in sbin/, commands in bin/)
-SLURM_RELEASES ?= 26.05.3
+SLURM_RELEASES ?= 26.05.3 24.11.7
 CGROUP_RELEASES ?= 26.05.3
 CGROUP ?= 0
 
