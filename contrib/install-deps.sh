@@ -8,11 +8,15 @@ set -eu
 build="build-essential pkg-config libcjson-dev libyaml-dev libhdf5-dev hdf5-tools libopenblas-dev libdnnl-dev
        openmpi-bin libopenmpi-dev libpmix-dev clang libclang-rt-dev"
 slurm="slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev"
+# What configure of the Slurm releases in ../shared/vendor/slurm needs (contrib/slurm-build; make check runs
+# the cluster suite on them too).
+slurmsrc="libhwloc-dev libjson-c-dev libhttp-parser-dev libyaml-dev libdbus-1-dev liblz4-dev libreadline-dev
+          libpam0g-dev libssl-dev libjwt-dev"
 tests="python3 python3-h5py python3-numpy python3-jsonschema python3-yaml busybox-static runc sudo procps bc shellcheck
        python3-torch python3-mpi4py python3-scipy mandoc man-db rpm curl"
 bench="python3-torch hyperfine"
 
-want="$build $slurm $tests"
+want="$build $slurm $slurmsrc $tests"
 for set in "$@"; do
     case $set in
     bench) want="$want $bench" ;;

@@ -14,6 +14,19 @@ SPANK_LDS  := spank_plugin/spank/spank_batchai.lds
 # unprototyped function pointers) are not ours to fix under -Werror.
 $(SPANK_OBJS): spank_plugin_CFLAGS += -fvisibility=hidden $(if $(filter-out /usr/include,$(SLURM_INCLUDE)),-isystem $(SLURM_INCLUDE))
 
+# Objects built against other Slurm headers are rebuilt: -MMD does not list headers found through -isystem,
+# so the headers' directory is recorded, and rewritten only when it changes.
+SLURM_INCLUDE_STAMP := $(BUILD)/slurm-include
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(SLURM_INCLUDE_STAMP) 2>/dev/null)" = "$(SLURM_INCLUDE)" ] || \
+    echo "$(SLURM_INCLUDE)" >$(SLURM_INCLUDE_STAMP); })
+$(SPANK_OBJS): $(SLURM_INCLUDE_STAMP)
+
+# A feature test, not a version test (spank_slurm.h says why the plugin sets it): does the probe compile?
+SLURM_HAS_INIT_FAILURE_MODE := $(shell $(CC) -std=c11 -fsyntax-only -isystem $(SLURM_INCLUDE) \
+    spank_plugin/spank/probe_init_failure_mode.c 2>/dev/null && echo 1)
+$(call obj-of,spank_plugin/spank/spank_dispatch.c): spank_plugin_CFLAGS += \
+    $(if $(SLURM_HAS_INIT_FAILURE_MODE),-DBAI_HAVE_INIT_FAILURE_MODE)
+
 $(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) -shared $(LDHARDEN) -Wl,-z,noexecstack -Wl,--version-script=$(SPANK_LDS) -o $@ \

@@ -1,31 +1,30 @@
 #!/usr/bin/env bash
 # A container job: containerSettings.imageSourceRegistry.image runs the preparation and the main step in
-# Slurm's OCI --container (rootless runc) on a bundle the test builds from busybox-static; nothing is
-# pulled. The bundle bind-mounts the test cluster's directory (shares, job directories, submit dir) at the
-# same path, as a site's staged bundles bind its share roots and job_root.
+# Slurm's OCI --container (rootless runc) on a bundle the test builds from busybox-static and stages with
+# contrib/stage-oci-bundle; nothing is pulled. The bundle bind-mounts the test cluster's directory (shares,
+# job directories, submit dir) at the same path, as a site's staged bundles bind its share roots and
+# job_root, and has the mount point of the step's spool directory (Slurm 23.11+).
 . "$(dirname "$0")/lib.sh"
 command -v runc >/dev/null || skip "runc is not installed"
 [ -x /bin/busybox ] || skip "busybox-static is not installed"
-[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is needed to write the bundle's config.json"
+[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is needed to stage the bundle (contrib/stage-oci-bundle)"
 [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] || skip "no user namespaces"
 cluster_start
 bundle=$CL/images/busybox_test
-mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc,root}
+mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc,root,run,var}
 chmod 1777 "$bundle/rootfs/tmp"
-mkdir -p "$bundle/rootfs$CL" # the bind mount's destination
+ln -s /run "$bundle/rootfs/var/run"
 cp /bin/busybox "$bundle/rootfs/bin/busybox"
 for t in sh cat echo date id mkdir ls env grep; do ln -s busybox "$bundle/rootfs/bin/$t"; done
 echo "busybox test image" >"$bundle/rootfs/etc/image-name"
-(cd "$bundle" && runc spec --rootless)
-/usr/bin/python3 - "$bundle/config.json" "$CL" <<'PY'
-import json, sys
-path, cl = sys.argv[1:]
-c = json.load(open(path))
-c["process"]["terminal"] = False
-c["mounts"].append({"destination": cl, "type": "bind", "source": cl, "options": ["rbind", "rw"]})
-json.dump(c, open(path, "w"), indent=1)
-PY
-chmod -R a+rX "$CL/images"
+# As an admin stages one: config.json, the bind mount of the cluster directory (shares, job directories,
+# submit dir) and the mount points rootless runc cannot create, /var/run/slurm included, where slurmstepd
+# 23.11+ mounts the step's spool directory (localcluster sets MountSpoolDir): the image's /var/run is a link
+# to /run, which the staging follows inside the rootfs.
+host_run_slurm=$(ls -d /run/slurm 2>/dev/null || true)
+"$TOP/contrib/stage-oci-bundle" "$bundle" --bind "$CL" >/dev/null
+[ -d "$bundle/rootfs/run/slurm" ] && [ -d "$bundle/rootfs$CL" ] || fail "staging made no mount points: $(ls -R "$bundle/rootfs")"
+[ "$(ls -d /run/slurm 2>/dev/null || true)" = "$host_run_slurm" ] || fail "staging followed the image's /var/run link out of the rootfs"
 
 write_job c.json <<JSON
 {"properties": {"nodeCount": 2,
@@ -51,7 +50,7 @@ assert_nodes_idle
 
 # A site without a container runtime refuses container jobs at submit time.
 "$LC" stop "$CL" >/dev/null
-"$LC" start "$CL" --plugin "$PLUGIN" \
+lc_start "$CL" --plugin "$PLUGIN" \
     --plugin-args "shares_root=$CL/shares job_root=$CL/jobs container_runtime=none" >/dev/null
 if out=$(as_user "sbatch --batchai-job=c.json" 2>&1 </dev/null); then fail "container_runtime=none accepted: $out"; fi
 grep -q "batchai: .*container" <<<"$out" || fail "unclear refusal: $out"

@@ -12,7 +12,7 @@ write_job j.json <<JSON
 JSON
 restart_with_job_root() {
     "$LC" stop "$CL" >/dev/null
-    "$LC" start "$CL" --plugin "$PLUGIN" --plugin-args "shares_root=$CL/shares job_root=$1" >/dev/null
+    lc_start "$CL" --plugin "$PLUGIN" --plugin-args "shares_root=$CL/shares job_root=$1" >/dev/null
 }
 
 # 1. The user made job_root first, in a directory of theirs (as anyone can in /tmp).

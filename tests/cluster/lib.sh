@@ -2,13 +2,25 @@
 # throwaway cluster with contrib/localcluster (munged, slurmctld, two slurmd; it starts in well under a
 # second), runs its scenario as an unprivileged user, and stops exactly the daemons it started on any exit.
 # On failure the cluster's logs are printed; the directory is kept only when BATCHAI_KEEP_CLUSTER=1.
+# Which Slurm (make check-cluster sets these; see tests/cluster/cluster.mk):
+#   SLURM_PREFIX=DIR     the Slurm installed under DIR: its daemons, and its commands for root and the user
+#                        (default: the Slurm on PATH, Debian's)
+#   BATCHAI_PLUGIN=SO    the plugin built against that Slurm (default: $BUILD/lib/spank_batchai.so)
+#   BATCHAI_CGROUP=1     the cluster tracks and confines jobs with proctrack/cgroup and task/cgroup
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 LC=$TOP/contrib/localcluster/localcluster
-PLUGIN=$BUILD/lib/spank_batchai.so
+PLUGIN=${BATCHAI_PLUGIN:-$BUILD/lib/spank_batchai.so}
+# The user's PATH in every job: the system's, after the chosen Slurm's commands.
+USER_PATH=/usr/local/bin:/usr/bin:/bin
+if [ -n "${SLURM_PREFIX:-}" ]; then
+    [ -x "$SLURM_PREFIX/sbin/slurmctld" ] || { echo "FAIL: SLURM_PREFIX=$SLURM_PREFIX has no sbin/slurmctld" >&2; exit 1; }
+    export PATH=$SLURM_PREFIX/sbin:$SLURM_PREFIX/bin:$PATH
+    USER_PATH=$SLURM_PREFIX/bin:$USER_PATH
+fi
 TEST_USER=batchai-test
 NAME=$(basename "$0" .sh)
 
@@ -22,6 +34,13 @@ for p in munged slurmctld slurmd sbatch runuser; do
     command -v "$p" >/dev/null || skip "$p is not installed (contrib/install-deps.sh)"
 done
 [ -f "$PLUGIN" ] || skip "$PLUGIN is not built (it needs Slurm's headers: libslurm-dev)"
+LC_OPTS=()
+[ -z "${SLURM_PREFIX:-}" ] || LC_OPTS+=(--slurm "$SLURM_PREFIX")
+[ "${BATCHAI_CGROUP:-0}" = 0 ] || LC_OPTS+=(--cgroup)
+echo "slurm: $(slurmctld -V) ($(command -v slurmctld)), plugin $PLUGIN, localcluster ${LC_OPTS[*]}"
+
+# lc_start ARGS...: localcluster start with the chosen Slurm and cgroup setting; ARGS as localcluster's.
+lc_start() { "$LC" start "${LC_OPTS[@]}" "$@"; }
 
 CL=""
 cluster_stop() {
@@ -47,7 +66,7 @@ cluster_start() {
     trap cluster_stop EXIT
     trap 'exit 130' INT TERM
     "$LC" adduser "$TEST_USER" >/dev/null
-    "$LC" start "$CL" --plugin "$PLUGIN" \
+    lc_start "$CL" --plugin "$PLUGIN" \
         --plugin-args "shares_root=$CL/shares job_root=$CL/jobs image_root=$CL/images $*" >/dev/null
     # shellcheck disable=SC1091
     . "$CL/env"
@@ -61,7 +80,7 @@ cluster_start() {
 
 # as_user CMD...: run a shell command line as the test user in $WORK.
 as_user() {
-    runuser -u "$TEST_USER" -- env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$WORK" SLURM_CONF="$SLURM_CONF" \
+    runuser -u "$TEST_USER" -- env -i PATH="$USER_PATH" HOME="$WORK" SLURM_CONF="$SLURM_CONF" \
         LANG=C.UTF-8 /bin/bash -c "cd '$WORK' && $*"
 }
 

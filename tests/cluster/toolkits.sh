@@ -25,7 +25,7 @@ for l in cntk caffe; do ln -s ../standin.py "$WORK/bin/$l"; done
 ADDR=$(scontrol -o show node n1 | sed -n 's/.* NodeAddr=\([^ ]*\) .*/\1/p')
 [ -n "$ADDR" ] || fail "no NodeAddr for n1"
 ENV_JSON='"environmentVariables": [{"name": "REC_DIR", "value": "'"$WORK"'/rec"},
-  {"name": "PATH", "value": "'"$WORK"'/bin:/usr/local/bin:/usr/bin:/bin"}, {"name": "OMPI_MCA_btl", "value": "self,tcp"},
+  {"name": "PATH", "value": "'"$WORK/bin:$USER_PATH"'"}, {"name": "OMPI_MCA_btl", "value": "self,tcp"},
   {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]'
 
 # run NAME SETTINGS-JSON [NODES]: submit a job and wait; prints its log directory. Fails unless COMPLETED.
