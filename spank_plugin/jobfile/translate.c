@@ -333,10 +333,12 @@ void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai
     step(b, plan, site, mpi, ntasks, extra_opts, prelude, command);
 }
 
+/* The rendezvous port is the job's own, 20000 + job id mod 10000 (below Linux's ephemeral ports): with one
+ * fixed port, two jobs whose first node is the same node met at one rendezvous, or the second failed to bind. */
 void bai_pytorch_rendezvous(struct sbuf *b, int world_size)
 {
     sb_printf(b, "MASTER_ADDR=$(batchai_addrs | head -n 1)\n"
-                 "export MASTER_ADDR MASTER_PORT=29500 WORLD_SIZE=%d", world_size);
+                 "export MASTER_ADDR MASTER_PORT=$((20000 + SLURM_JOB_ID %% 10000)) WORLD_SIZE=%d", world_size);
 }
 
 /* "<python> <script> <args>" as shell text; NULL on OOM. The interpreter and the script are one word each,

@@ -47,8 +47,10 @@ check() { /usr/bin/python3 "$HERE/check.py" "$WORK/rec" "$ADDR" "$@" || fail "$1
 # PyTorch, TCP rendezvous with gloo: the official recipe's arguments.
 logs=$(run torch '"pyTorchSettings": {"pythonScriptFilePath": "'"$WORK"'/torch_allreduce.py", "processCount": 2,
   "communicationBackend": "gloo", "commandLineArgs": "--dist-url $AZ_BATCHAI_PYTORCH_INIT_METHOD --rank $AZ_BATCHAI_TASK_INDEX --world-size 2"}')
-assert_grep "rank 0 of 2 backend gloo init tcp://$ADDR:29500 sum 3.0 on n1" "$logs/stdout.txt"
-assert_grep "rank 1 of 2 backend gloo init tcp://$ADDR:29500 sum 3.0 on n2" "$logs/stdout.txt"
+# The rendezvous port is the job's own (20000 + job id mod 10000); the job id is in the log directory's path.
+port=$((20000 + $(basename "$(dirname "$logs")") % 10000))
+assert_grep "rank 0 of 2 backend gloo init tcp://$ADDR:$port sum 3.0 on n1" "$logs/stdout.txt"
+assert_grep "rank 1 of 2 backend gloo init tcp://$ADDR:$port sum 3.0 on n2" "$logs/stdout.txt"
 # PyTorch with communicationBackend mpi: srun --mpi, and torch says it has no MPI.
 write_job torchmpi.json <<JSON
 {"properties": {"nodeCount": 2, "pyTorchSettings": {"pythonScriptFilePath": "$WORK/torch_allreduce.py",
