@@ -201,6 +201,11 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     snprintf(rank_s, sizeof rank_s, "%u", rank);
     if (spank_setenv(sp, "AZ_BATCHAI_TASK_INDEX", rank_s, 1) != ESPANK_SUCCESS)
         goto out;
+    /* Last, once everything above held: what every step of the rendered script checks (translate.h). */
+    char prepared[sizeof jobid_s + sizeof node + 1];
+    snprintf(prepared, sizeof prepared, "%s:%s", jobid_s, node);
+    if (spank_setenv(sp, BAI_PREPARED_VAR, prepared, 1) != ESPANK_SUCCESS)
+        goto out;
     rc = 0;
 out:
     free(job_file);
