@@ -117,6 +117,8 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
  * of the rendered script (and the batch script itself) runs first: it ends the task with status 1 and a
  * message naming the node and the likely causes unless the value is this task's. */
 #define BAI_PREPARED_VAR "BATCHAI_NODE_PREPARED"
+/* Beside it, the Slurm release the plugin was built for ("22.05.8"), which batchai-job check-site reports. */
+#define BAI_PLUGIN_SLURM_VAR "BATCHAI_PLUGIN_SLURM"
 extern const char bai_node_check[];
 
 /* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */

@@ -204,7 +204,11 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     /* Last, once everything above held: what every step of the rendered script checks (translate.h). */
     char prepared[sizeof jobid_s + sizeof node + 1];
     snprintf(prepared, sizeof prepared, "%s:%s", jobid_s, node);
-    if (spank_setenv(sp, BAI_PREPARED_VAR, prepared, 1) != ESPANK_SUCCESS)
+    char built[32];
+    snprintf(built, sizeof built, "%d.%02d.%d", SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+             SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
+    if (spank_setenv(sp, BAI_PLUGIN_SLURM_VAR, built, 1) != ESPANK_SUCCESS ||
+        spank_setenv(sp, BAI_PREPARED_VAR, prepared, 1) != ESPANK_SUCCESS)
         goto out;
     rc = 0;
 out:

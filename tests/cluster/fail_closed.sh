@@ -3,7 +3,7 @@
 # layout below, starts with no spank_batchai at all, as a site's node does. A job never runs there
 # unprepared: the preparation and the main step each stop on n2 with the plugin's message naming the node,
 # a batch step on n2 cannot start (its output directory is the plugin's to make), the job fails, and no node
-# is drained.
+# is drained. batchai-job check-site names n2 and the configless pitfall.
 #   include    plugstack.conf (shipped by configless) says `include plugstack.conf.d/*.conf`, relative to
 #              itself: n2's copy lives in its config cache, which has no plugstack.conf.d.
 #   readme     the README's layout, `include <dir>/plugstack.conf.d/*.conf` with an absolute directory that
@@ -16,30 +16,14 @@ cluster_start
 
 PLUGLINE=$(cat "$CL/plugstack.conf")
 [ -n "$PLUGLINE" ] || fail "localcluster wrote no plugstack line"
+install -d -m 0755 "$CL/images" # for check-site: container_runtime=oci's bundles
 SITE=$CL/site # the directory n2 lacks in the readme and absolute layouts
 install -d -m 0755 "$SITE"
 # Configless, and the plugstack path is what each layout says.
 sed -i '/^PlugStackConfig=/d' "$CL/slurm.conf"
 echo "SlurmctldParameters=enable_configless" >>"$CL/slurm.conf"
 
-# stop_daemon NAME: stop the daemon localcluster started, from its pid file.
-stop_daemon() {
-    local pid i
-    pid=$(tr -dc '0-9' <"$CL/run/$1.pid")
-    kill -TERM "$pid"
-    for ((i = 0; i < 100; i++)); do [ -d "/proc/$pid" ] || return 0; sleep 0.1; done
-    fail "$1 (pid $pid) did not stop"
-}
 n2_stop() { stop_daemon slurmd-n2; }
-# slurmctld reads SlurmctldParameters and the files configless ships when it starts: restart it (-i: its
-# state stays).
-ctld_restart() {
-    local i
-    stop_daemon slurmctld
-    slurmctld -i || fail "slurmctld did not restart"
-    for ((i = 0; i < 150; i++)); do scontrol ping >/dev/null 2>&1 && return 0; sleep 0.1; done
-    fail "slurmctld does not answer after a restart"
-}
 # n2_start HIDE: slurmd -N n2 configless, from slurmctld's port, in a mount namespace of its own (its steps
 # inherit it). Before it has the configuration, slurmd knows only munge's default socket: there, on an empty
 # tmpfs over /run, a link leads to the cluster's munged. HIDE (a directory, or "") is covered by an empty
@@ -132,6 +116,13 @@ for layout in include readme absolute; do
     expect_refused "$layout" main
     expect_refused "$layout" prep
     expect_refused "$layout" one --nodelist=n2
+    # The admin's check names n2 and the configless pitfall.
+    rc=0
+    (cd "$WORK" && "$BUILD/bin/batchai-job" check-site -p debug) >"$CL/check-site.out" 2>&1 || rc=$?
+    [ $rc = 1 ] || fail "$layout: check-site exited $rc with n2 lacking the plugin: $(cat "$CL/check-site.out")"
+    assert_grep "node n2: FAIL the plugin did not run here" "$CL/check-site.out"
+    assert_grep "node n1: ok   the plugin prepared it" "$CL/check-site.out"
+    assert_grep "warn configless: " "$CL/check-site.out"
     # The same file on n1 alone runs: the refusal is n2's.
     id=$(submit --batchai-job=one.json --nodelist=n1)
     st=$(wait_job "$id")
@@ -149,4 +140,4 @@ id=$(submit --batchai-job=main.json)
 st=$(wait_job "$id")
 [ "$st" = COMPLETED ] || fail "job $id ended $st on two nodes with the plugin"
 assert_file "$SHARE/main-ran-$id-n2"
-pass "jobs on a configless node without the plugin failed with its message in the include, readme and absolute layouts; nodes idle"
+pass "jobs on a configless node without the plugin failed with its message in the include, readme and absolute layouts, and check-site named n2; nodes idle"
