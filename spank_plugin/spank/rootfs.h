@@ -40,8 +40,10 @@ int bai_marker_write(int root_fd, const char *name, const char *text);
 int bai_marker_read(int root_fd, const char *name, char *buf, size_t size, char *why);
 
 /* Remove everything inside the directory `dir_fd` without following symbolic links or crossing into
- * another file system (a mount point inside stays, and so does its parent). Runs as the directory's
- * owner. 0 when everything went, -1 otherwise (errno of the first failure). Closes nothing. */
+ * another file system (a mount point inside stays, and so does its parent), whatever modes the owner left
+ * (directories are opened up to 0700 first) and however deep the tree (what lies deeper than a bound is
+ * moved up to dir_fd and removed in a later pass: fds and stack stay bounded). Runs as the directory's
+ * owner. 0 when the directory is empty, -1 otherwise (errno of the first failure). Closes nothing. */
 int bai_remove_contents(int dir_fd);
 
 #endif

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spank_common.h"
@@ -232,9 +233,17 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
         if (bai_job_dir_check(nj.root_fd, nj.jobid_s, nj.uid, why) == 0 &&
             asprintf(&job_dir, "%s/%s", site.job_root, nj.jobid_s) > 0) {
             int code = bai_run_as_user(nj.uid, nj.gid, -1, nj.deadline_ms, bai_user_remove_dir, job_dir);
-            if (code != 0 || (unlinkat(nj.root_fd, nj.jobid_s, AT_REMOVEDIR) != 0 && errno != ENOENT))
-                slurm_error("batchai: job %u on %s: could not remove all of %s%s", nj.jobid, nj.node, job_dir,
-                            code == -2 ? " in time" : "");
+            if (code != 0 || (unlinkat(nj.root_fd, nj.jobid_s, AT_REMOVEDIR) != 0 && errno != ENOENT)) {
+                /* What stayed (a mount point inside, another user's directory, no time left) must not be
+                 * found by the next job with this id, a requeue or a wrapped-around id of another user's:
+                 * root moves it aside inside job_root, still the user's and private. */
+                char stale[64];
+                snprintf(stale, sizeof stale, ".stale-%s-%lld", nj.jobid_s, (long long)time(NULL));
+                bool moved = renameat2(nj.root_fd, nj.jobid_s, nj.root_fd, stale, RENAME_NOREPLACE) == 0;
+                slurm_error("batchai: job %u on %s: could not remove all of %s%s; %s%s/%s", nj.jobid, nj.node,
+                            job_dir, code == -2 ? " in time" : "", moved ? "what is left is in " : "it stays at ",
+                            site.job_root, moved ? stale : nj.jobid_s);
+            }
         }
         free(job_dir);
         (void)unlinkat(nj.root_fd, nj.marker, 0);
