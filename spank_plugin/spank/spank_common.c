@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,26 @@
 
 #include "sha256.h"
 
+void bai_error(const char *fmt, ...)
+{
+    char raw[2048], out[2048 * 4 + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)raw; *c; c++) {
+        if (*c >= 0x20 && *c != 0x7f)
+            out[o++] = (char)*c;
+        else if (*c == '\n' || *c == '\t')
+            o += (size_t)sprintf(out + o, "\\%c", *c == '\n' ? 'n' : 't');
+        else
+            o += (size_t)sprintf(out + o, "\\x%02x", *c);
+    }
+    out[o] = '\0';
+    slurm_error("%s", out);
+}
+
 /* The option callback only checks that a value came; the work happens where Slurm lets it change things
  * (init in the allocator, user_init/prolog on the nodes). It can fire twice on the remote side. */
 static int option_cb(int val, const char *optarg, int remote)
@@ -26,7 +47,7 @@ static int option_cb(int val, const char *optarg, int remote)
     (void)val;
     (void)remote;
     if (!optarg || !*optarg) {
-        slurm_error("batchai: --%s needs the path of a job file", BAI_OPTION_NAME);
+        bai_error("batchai: --%s needs the path of a job file", BAI_OPTION_NAME);
         return -1;
     }
     return 0;
@@ -45,7 +66,7 @@ int bai_option_register(spank_t sp)
 {
     spank_err_t err = spank_option_register(sp, &bai_option);
     if (err != ESPANK_SUCCESS) {
-        slurm_error("batchai: cannot register --%s: %s", BAI_OPTION_NAME, spank_strerror(err));
+        bai_error("batchai: cannot register --%s: %s", BAI_OPTION_NAME, spank_strerror(err));
         return -1;
     }
     return 0;
@@ -66,7 +87,7 @@ struct diag_log_ctx {
 static void log_one(void *arg, const char *msg)
 {
     const struct diag_log_ctx *c = arg;
-    slurm_error("batchai: %s%s", c->prefix, msg);
+    bai_error("batchai: %s%s", c->prefix, msg);
 }
 
 void bai_log_diag(const struct bai_diag *d, const char *prefix)
@@ -81,15 +102,15 @@ int bai_site_load(int ac, char **av, struct bai_settings *site)
     int rc = -1;
 
     if (bai_settings_init(site) != 0) {
-        slurm_error("batchai: out of memory reading plugstack arguments");
+        bai_error("batchai: out of memory reading plugstack arguments");
         return -1;
     }
     for (int i = 0; i < ac; i++)
         (void)bai_settings_apply(site, av[i], "plugstack.conf", true, &diag);
     if (bai_diag_total(&diag) > 0) {
         bai_log_diag(&diag, "");
-        slurm_error("batchai: the plugstack.conf line of spank_batchai.so has errors; fix it (see %s)",
-                    "spank_plugin/README.md");
+        bai_error("batchai: the plugstack.conf line of spank_batchai.so has errors; fix it (see %s)",
+                  "spank_plugin/README.md");
         bai_settings_free(site);
         goto out;
     }
@@ -125,7 +146,7 @@ pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg),
 
     pid_t pid = fork();
     if (pid < 0) {
-        slurm_error("batchai: fork: %s", strerror(errno));
+        bai_error("batchai: fork: %s", strerror(errno));
         return -1;
     }
     if (pid != 0)

@@ -24,6 +24,11 @@
 #define BAI_CTL_JOB_FILE "BATCHAI_JOB_FILE"   /* the job file's absolute path */
 #define BAI_CTL_SCRIPT   "BATCHAI_SCRIPT"     /* "generated" (the plugin's script ran) or "user" */
 
+/* slurm_error() for every message of the plugin: the formatted line has its control characters (a line
+ * break, an escape sequence, from a path or a message the user chose) written as \n, \t or \xHH and is cut
+ * at 2 KiB, so that nothing a user names can forge or garble a line of slurmd's log. */
+void bai_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Register --batchai-job=FILE with Slurm (a static spank_options table is ignored by sbatch). */
 int bai_option_register(spank_t sp);
 

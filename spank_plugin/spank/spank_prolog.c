@@ -53,7 +53,7 @@ static void fail(struct node_job *nj, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    slurm_error("batchai: job %u on %s: %s", nj->jobid, nj->node, msg);
+    bai_error("batchai: job %u on %s: %s", nj->jobid, nj->node, msg);
     if (!nj->err[0])
         snprintf(nj->err, sizeof nj->err, "%s", msg);
 }
@@ -102,13 +102,13 @@ static int node_job_open(spank_t sp, int ac, char **av, struct node_job *nj, str
     if (spank_get_item(sp, S_JOB_ID, &nj->jobid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_UID, &nj->uid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_GID, &nj->gid) != ESPANK_SUCCESS) {
-        slurm_error("batchai: prolog: cannot get the job's id and user");
+        bai_error("batchai: prolog: cannot get the job's id and user");
         return -1;
     }
     snprintf(nj->jobid_s, sizeof nj->jobid_s, "%u", nj->jobid);
     nj->node = getenv("SLURMD_NODENAME");
     if (!nj->node || bai_marker_name(nj->marker, sizeof nj->marker, nj->jobid, nj->node) != 0) {
-        slurm_error("batchai: job %u: unusable node name %s", nj->jobid, nj->node ? nj->node : "(none)");
+        bai_error("batchai: job %u: unusable node name %s", nj->jobid, nj->node ? nj->node : "(none)");
         return -1;
     }
     if (bai_site_load(ac, av, site) != 0)
@@ -187,8 +187,8 @@ int bai_slurmd_init(int ac, char **av)
         return -1;
     int fd = bai_trusted_dir_open(site.job_root, true, why);
     if (fd < 0)
-        slurm_error("batchai: job_root %s cannot be used: %s; every Batch AI job on this node will fail until "
-                    "it is a directory tree that only root can write (see SECURITY.md)", site.job_root, why);
+        bai_error("batchai: job_root %s cannot be used: %s; every Batch AI job on this node will fail until "
+                  "it is a directory tree that only root can write (see SECURITY.md)", site.job_root, why);
     else
         close(fd);
     bai_settings_free(&site);
@@ -212,8 +212,8 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
         if (nj.log_dir)
             (void)prepare_as_user(&nj);
         if (nj.err[0] && nj.root_fd >= 0 && bai_marker_write(nj.root_fd, nj.marker, nj.err) != 0)
-            slurm_error("batchai: job %u on %s: cannot write the marker %s/%s: %s", nj.jobid, nj.node,
-                        site.job_root, nj.marker, strerror(errno));
+            bai_error("batchai: job %u on %s: cannot write the marker %s/%s: %s", nj.jobid, nj.node,
+                      site.job_root, nj.marker, strerror(errno));
     }
     bai_settings_free(&site);
     node_job_close(&nj);
@@ -240,9 +240,9 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
                 char stale[64];
                 snprintf(stale, sizeof stale, ".stale-%s-%lld", nj.jobid_s, (long long)time(NULL));
                 bool moved = renameat2(nj.root_fd, nj.jobid_s, nj.root_fd, stale, RENAME_NOREPLACE) == 0;
-                slurm_error("batchai: job %u on %s: could not remove all of %s%s; %s%s/%s", nj.jobid, nj.node,
-                            job_dir, code == -2 ? " in time" : "", moved ? "what is left is in " : "it stays at ",
-                            site.job_root, moved ? stale : nj.jobid_s);
+                bai_error("batchai: job %u on %s: could not remove all of %s%s; %s%s/%s", nj.jobid, nj.node,
+                          job_dir, code == -2 ? " in time" : "", moved ? "what is left is in " : "it stays at ",
+                          site.job_root, moved ? stale : nj.jobid_s);
             }
         }
         free(job_dir);

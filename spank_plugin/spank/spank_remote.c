@@ -46,19 +46,19 @@ static int check_prolog(const char *job_root, uint32_t jobid, const char *jobid_
     int rc = -1;
     int root_fd = bai_trusted_dir_open(job_root, false, why);
     if (root_fd < 0) {
-        slurm_error("batchai: job %u: node %s was not prepared: job_root %s: %s", jobid, node, job_root, why);
+        bai_error("batchai: job %u: node %s was not prepared: job_root %s: %s", jobid, node, job_root, why);
         return -1;
     }
     int found = bai_marker_name(marker, sizeof marker, jobid, node) == 0
                     ? bai_marker_read(root_fd, marker, reason, sizeof reason, why)
                     : (snprintf(why, sizeof why, "unusable node name"), -1);
     if (found == 1)
-        slurm_error("batchai: job %u: preparing node %s failed: %s", jobid, node, reason);
+        bai_error("batchai: job %u: preparing node %s failed: %s", jobid, node, reason);
     else if (found < 0)
-        slurm_error("batchai: job %u: node %s: %s", jobid, node, why);
+        bai_error("batchai: job %u: node %s: %s", jobid, node, why);
     else if (bai_job_dir_check(root_fd, jobid_s, getuid(), why) != 0)
-        slurm_error("batchai: job %u: node %s was not prepared (%s/%s); the slurmd log of %s says why", jobid,
-                    node, job_root, why, node);
+        bai_error("batchai: job %u: node %s was not prepared (%s/%s); the slurmd log of %s says why", jobid,
+                  node, job_root, why, node);
     else
         rc = 0;
     close(root_fd);
@@ -73,11 +73,11 @@ static int run_node_steps(spank_t sp, const struct bai_plan *plan, uint32_t jobi
     char *script = bai_render_node_script(plan);
     char **env = NULL;
     if (!script) {
-        slurm_error("batchai: job %u: out of memory", jobid);
+        bai_error("batchai: job %u: out of memory", jobid);
         return -1;
     }
     if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) {
-        slurm_error("batchai: job %u: cannot get the job's environment", jobid);
+        bai_error("batchai: job %u: cannot get the job's environment", jobid);
         free(script);
         return -1;
     }
@@ -95,8 +95,8 @@ static int run_node_steps(spank_t sp, const struct bai_plan *plan, uint32_t jobi
     while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        slurm_error("batchai: job %u: the job's node steps (mountCommand, preparation) failed%s", jobid,
-                    pid < 0 ? ": cannot fork" : "; the messages above say where");
+        bai_error("batchai: job %u: the job's node steps (mountCommand, preparation) failed%s", jobid,
+                  pid < 0 ? ": cannot fork" : "; the messages above say where");
         return -1;
     }
     return 0;
@@ -113,7 +113,7 @@ static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s,
         free(v);
         if (err != ESPANK_SUCCESS) {
             /* Name only: the value may be a secret. */
-            slurm_error("batchai: job %u: cannot set %s: %s", jobid, e->name, spank_strerror(err));
+            bai_error("batchai: job %u: cannot set %s: %s", jobid, e->name, spank_strerror(err));
             return -1;
         }
     }
@@ -137,7 +137,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS) {
-        slurm_error("batchai: cannot get the job's id, step and size");
+        bai_error("batchai: cannot get the job's id, step and size");
         return -1;
     }
     /* The batch step reports 0 nodes in S_JOB_NNODES; its environment has the job's node count. */
@@ -156,7 +156,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         job_file = bai_abspath(opt, submit_dir);
     }
     if (!job_file) {
-        slurm_error("batchai: out of memory");
+        bai_error("batchai: out of memory");
         goto out;
     }
     bool have_digest = spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_DIGEST, digest, sizeof digest) == ESPANK_SUCCESS;
@@ -164,7 +164,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     struct bai_source src = {.path = job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
                              .digest = have_digest ? digest : NULL};
     if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
-        slurm_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
+        bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;
     }
     loaded = true;
@@ -184,9 +184,9 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_SCRIPT, script, sizeof script) == ESPANK_SUCCESS &&
         strcmp(script, "generated") != 0) {
         if (nnodes != (uint32_t)l.job.node_count) {
-            slurm_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
-                        "submit with --nodes=%d or without a script",
-                        jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
+            bai_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
+                      "submit with --nodes=%d or without a script",
+                      jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
             goto out;
         }
         if (bai_plan_has_node_steps(&l.plan) && run_node_steps(sp, &l.plan, jobid) != 0)
@@ -195,7 +195,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     if (set_env(sp, &l.plan, jobid_s, jobid) != 0)
         goto out;
     if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS) {
-        slurm_error("batchai: job %u: cannot get the task's rank", jobid);
+        bai_error("batchai: job %u: cannot get the task's rank", jobid);
         goto out;
     }
     snprintf(rank_s, sizeof rank_s, "%u", rank);
