@@ -148,10 +148,10 @@ int bai_marker_write(int root_fd, const char *name, const char *text)
     if (snprintf(tmp, sizeof tmp, ".%s.tmp-%ld", name, (long)getpid()) >= (int)sizeof tmp)
         return -1;
     (void)unlinkat(root_fd, tmp, 0);
-    int fd = openat(root_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    int fd = openat(root_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
-    int ok = dprintf(fd, "%s\n", text) > 0 && fchmod(fd, 0644) == 0;
+    int ok = dprintf(fd, "%s\n", text) > 0 && fchmod(fd, 0600) == 0;
     close(fd);
     if (!ok || renameat(root_fd, tmp, root_fd, name) != 0) {
         unlinkat(root_fd, tmp, 0);

@@ -32,7 +32,8 @@ int bai_job_dir_check(int root_fd, const char *name, uid_t uid, char *why);
  * job: "<jobid>.prolog-failed-<node>". Fails (-1) for a node name that is not a plain file name. */
 int bai_marker_name(char *out, size_t size, unsigned jobid, const char *node);
 
-/* Replace the marker `name` in root_fd by one holding `text` (mode 0644, root's). */
+/* Replace the marker `name` in root_fd by one holding `text` (mode 0600, root's: job_root is world-listable
+ * and the reason a job failed is its user's business; the task reads it while still root). */
 int bai_marker_write(int root_fd, const char *name, const char *text);
 
 /* Read the marker `name` (a regular file owned by root) into buf. 1 when found, 0 when absent, -1 when

@@ -36,33 +36,63 @@ int bai_remote_init(spank_t sp, int ac, char **av)
     return bai_option_register(sp);
 }
 
-/* The prolog's verdict for this node, read as the user: job_root must be the trusted tree the prolog used
- * (so nothing found there can be the user's own doing), the marker a regular file of root's, the job
- * directory a real directory of the user's. Every open is O_NONBLOCK and O_NOFOLLOW: nothing here can
- * stall on a FIFO. 0 when the node was prepared, else -1 with the reason logged. */
-static int check_prolog(const char *job_root, uint32_t jobid, const char *jobid_s, const char *node)
+/* The prolog's verdict for this node, read by root in task_init_privileged (the markers are root's, 0600,
+ * so that no other user reads why a job failed) and reported by task_init, in the same task process, once
+ * it is the user: job_root must be the trusted tree the prolog used, the marker a regular file of root's,
+ * the job directory a real directory of the job's user. Every open is O_NONBLOCK and O_NOFOLLOW in a tree
+ * only root can write: nothing here can stall on a FIFO or be led elsewhere. */
+static struct {
+    bool checked;
+    bool prepared;
+    char msg[BAI_WHY_MAX * 2]; /* why not, when not */
+} verdict;
+
+static void check_prolog(const char *job_root, uint32_t jobid, const char *jobid_s, const char *node, uid_t uid)
 {
     char why[BAI_WHY_MAX], marker[300], reason[BAI_WHY_MAX];
-    int rc = -1;
+    verdict.checked = true;
     int root_fd = bai_trusted_dir_open(job_root, false, why);
     if (root_fd < 0) {
-        bai_error("batchai: job %u: node %s was not prepared: job_root %s: %s", jobid, node, job_root, why);
-        return -1;
+        snprintf(verdict.msg, sizeof verdict.msg, "batchai: job %u: node %s was not prepared: job_root %s: %s", jobid,
+                 node, job_root, why);
+        return;
     }
     int found = bai_marker_name(marker, sizeof marker, jobid, node) == 0
                     ? bai_marker_read(root_fd, marker, reason, sizeof reason, why)
                     : (snprintf(why, sizeof why, "unusable node name"), -1);
     if (found == 1)
-        bai_error("batchai: job %u: preparing node %s failed: %s", jobid, node, reason);
+        snprintf(verdict.msg, sizeof verdict.msg, "batchai: job %u: preparing node %s failed: %s", jobid, node, reason);
     else if (found < 0)
-        bai_error("batchai: job %u: node %s: %s", jobid, node, why);
-    else if (bai_job_dir_check(root_fd, jobid_s, getuid(), why) != 0)
-        bai_error("batchai: job %u: node %s was not prepared (%s/%s); the slurmd log of %s says why", jobid,
-                  node, job_root, why, node);
+        snprintf(verdict.msg, sizeof verdict.msg, "batchai: job %u: node %s: %s", jobid, node, why);
+    else if (bai_job_dir_check(root_fd, jobid_s, uid, why) != 0)
+        snprintf(verdict.msg, sizeof verdict.msg,
+                 "batchai: job %u: node %s was not prepared (%s/%s); the slurmd log of %s says why", jobid, node,
+                 job_root, why, node);
     else
-        rc = 0;
+        verdict.prepared = true;
     close(root_fd);
-    return rc;
+}
+
+int bai_remote_task_privileged(spank_t sp, int ac, char **av)
+{
+    uint32_t jobid;
+    uid_t uid;
+    char jobid_s[16], node[256] = "node";
+    struct bai_settings site;
+    if (!bai_option_value(sp))
+        return 0;
+    if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) {
+        snprintf(verdict.msg, sizeof verdict.msg, "batchai: cannot get the job's id and user");
+        verdict.checked = true;
+        return 0;
+    }
+    snprintf(jobid_s, sizeof jobid_s, "%u", jobid);
+    (void)spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node);
+    if (bai_site_load(ac, av, &site) != 0)
+        return 0; /* logged; task_init fails on the same settings */
+    check_prolog(site.job_root, jobid, jobid_s, node, uid);
+    bai_settings_free(&site);
+    return 0; /* the task fails in task_init, as the user, with the reason on its stderr */
 }
 
 /* A job with the user's own script: run the node steps (mountCommand, preparation) exactly as the rendered
@@ -177,8 +207,10 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         goto out;
     }
     bai_diag_free(&diag);
-    if (check_prolog(l.site.job_root, jobid, jobid_s, node) != 0)
+    if (!verdict.prepared) {
+        bai_error("%s", verdict.checked ? verdict.msg : "batchai: the plugin's check of the node did not run");
         goto out;
+    }
 
     if (stepid == SLURM_BATCH_SCRIPT &&
         spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_SCRIPT, script, sizeof script) == ESPANK_SUCCESS &&
