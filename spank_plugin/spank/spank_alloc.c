@@ -156,7 +156,8 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     }
     /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
      * so the default job name (and with it the log directory) comes out the same everywhere. */
-    struct bai_source src = {.path = alloc.job_file, .uid = (uid_t)-1, .gid = (gid_t)-1};
+    struct bai_source src = {.path = alloc.job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
+                             .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS};
     if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
         bai_error("batchai: %s is not a valid Batch AI job file; nothing was submitted", path);
         goto out;

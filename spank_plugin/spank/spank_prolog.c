@@ -146,7 +146,11 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
         fail(nj, "the job file's absolute path is unknown: submit with sbatch --batchai-job=FILE");
         return -1;
     }
-    struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid, .deadline_ms = nj->deadline_ms,
+    /* Half the prolog's time at most: a file that never answers still leaves time to make the log directory,
+     * where the batch step's output, and the reason, go. */
+    long long read_by = bai_now_ms() + BAI_PROLOG_DEADLINE_MS / 2;
+    struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid,
+                             .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
                              .digest = getenv("SPANK_" BAI_CTL_DIGEST)};
     if (bai_load(&nj->l, ac, av, &src, NULL, why) != 0) {
         fail(nj, "%s", why);

@@ -9,3 +9,9 @@ ifneq ($(HAVE_SLURM),)
 TEST_BINS += $(SPANK_SO) $(BUILD)/bin/batchai-job
 BENCHES += spank_plugin/bench/submit-overhead.sh
 endif
+
+# A FUSE file system whose reads never answer, for hostile_fuse.sh (kernel headers only; no libfuse).
+$(BUILD)/tests/fuse_hang: tests/cluster/fuse_hang.c
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) -o $@ $<
+TEST_BINS += $(BUILD)/tests/fuse_hang
