@@ -176,7 +176,11 @@ int bai_marker_read(int root_fd, const char *name, char *buf, size_t size, char 
     ssize_t n = read(fd, buf, size - 1);
     close(fd);
     buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
+    /* Only the line break bai_marker_write added: the reason itself may hold one (a path the user chose),
+     * which the log escapes. */
+    n = (ssize_t)strlen(buf);
+    if (n > 0 && buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
     return 1;
 }
 
