@@ -1,6 +1,7 @@
 /* batchai-job: validate, translate and submit Batch AI job files; follow their Slurm jobs.
  * It shares the job-file library with the SPANK plugin, so what it prints is what the plugin does. */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check_site.h"
 #include "job.h"
 #include "monitor.h"
 #include "settings.h"
@@ -31,6 +33,9 @@ static const char usage_text[] =
     "                          terminating)\n"
     "  files JOBID             the job's log directory as a table: name, size, modified\n"
     "  stream JOBID [FILE]     follow a log file of the job (stdout.txt by default) until the job ends\n"
+    "  check-site [-p PARTITION] [-d DIR]\n"
+    "                          (admins) check Slurm's settings and every node of the partition with a probe\n"
+    "                          step; exit 0 when all is well, else 1 (spank_batchai(8))\n"
     "\n"
     "Options:\n"
     "  -s, --settings FILE     site settings file (key=value lines, as the plugin's plugstack arguments)\n"
@@ -203,10 +208,18 @@ int main(int argc, char **argv)
         rc = cmd_translate(&cli, n, rest);
     else if (strcmp(cmd, "submit") == 0)
         rc = cmd_submit(n, rest);
+    else if (strcmp(cmd, "check-site") == 0) {
+        /* The probe step runs this very program on every node. */
+        char self[PATH_MAX];
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        self[len > 0 ? len : 0] = '\0';
+        rc = bai_check_site_main(len > 0 ? self : argv[0], n, rest);
+    } else if (strcmp(cmd, "check-node") == 0)
+        rc = bai_check_node_main(n, rest);
     else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0)
         rc = bai_monitor_main(cmd, n, rest);
     else {
-        fprintf(stderr, "batchai-job: unknown command \"%s\" (validate, translate, submit, status, files, stream)\n",
+        fprintf(stderr, "batchai-job: unknown command \"%s\" (validate, translate, submit, status, files, stream, check-site)\n",
                 cmd);
         rc = 2;
     }

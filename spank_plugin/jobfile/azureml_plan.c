@@ -99,13 +99,21 @@ static void quoted_pattern(struct sbuf *b, const char *pattern)
 }
 
 /* One step, once per node, as the user and outside any container: copies of inputs of mode download before
- * the main step, of outputs of mode upload after it. `script` holds the copies. */
+ * the main step, of outputs of mode upload after it. `script` holds the copies; like every step, it first
+ * checks that the plugin prepared its node (bai_node_check). */
 static void copy_step(struct sbuf *b, const char *what, const char *script)
 {
+    struct sbuf text = { 0 };
+    char *s;
+
+    sb_printf(&text, "%s\n%s", bai_node_check, script);
+    s = sb_finish(&text);
     sb_printf(b, "# %s\n", what);
     sb_puts(b, "srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 "
                "/bin/sh -ec ");
-    sb_shell_quote(b, script);
+    sb_shell_quote(b, s ? s : "false");
+    b->failed |= !s;
+    free(s);
 }
 
 /* The command with ${{inputs.X}} and ${{outputs.X}} replaced: literals by their text, data by a reference

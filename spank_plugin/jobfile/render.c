@@ -8,6 +8,13 @@
 #include "sbuf.h"
 #include "translate.h"
 
+const char bai_node_check[] =
+    "[ \"${" BAI_PREPARED_VAR "-}\" = \"$SLURM_JOB_ID:$SLURMD_NODENAME\" ] || { echo \"batchai: job $SLURM_JOB_ID: "
+    "node $SLURMD_NODENAME was not prepared by the spank_batchai plugin, so nothing runs there. Likely causes: the "
+    "plugin is not in the plugstack of that node (configless: an include of a plugstack.conf.d directory is not "
+    "shipped, and an absolute PlugStackConfig path must exist on the node), or it is missing there or built for "
+    "another Slurm release (an admin can run: batchai-job check-site)\" >&2; exit 1; }";
+
 /* A "%j"-pattern as shell text: %j -> ${SLURM_JOB_ID}; everything else is safe (checked by translate). */
 static void sb_shell_pattern(struct sbuf *b, const char *pattern)
 {
@@ -134,7 +141,9 @@ static void render_mount_step(struct sbuf *b, const struct bai_plan *p)
     sb_puts(b, "\n# mountCommand of unmanagedFileSystems: once per node, as the job's user (allowed by the site's\n"
                "# allow_mount_command=yes).\n"
                "srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 \\\n"
-               "    /bin/sh -c 'while [ $# -gt 0 ]; do t=$1; mkdir -p \"$t\" && /bin/sh -c \"$2 \\\"\\$0\\\"\" \"$t\" ||\n"
+               "    /bin/sh -c '");
+    sb_puts(b, bai_node_check);
+    sb_puts(b, "\n        while [ $# -gt 0 ]; do t=$1; mkdir -p \"$t\" && /bin/sh -c \"$2 \\\"\\$0\\\"\" \"$t\" ||\n"
                "        { echo \"batchai: the mountCommand for $t failed on node $SLURMD_NODENAME\" >&2; exit 1; }; shift 2; done' \\\n"
                "    batchai-mount");
     for (size_t i = 0; i < p->n_mounts; i++) {
@@ -163,7 +172,9 @@ static void render_prep(struct sbuf *b, const struct bai_plan *p)
      * the per-node files, logs the code. Node names come from SLURMD_NODENAME, not srun's %N, which is the
      * host name and collides when several slurmd share a host. A log path that is not a plain file (a FIFO,
      * a link) fails the node at once rather than stalling the step. */
-    sb_puts(b, " \\\n    /bin/sh -c 'n=$SLURMD_NODENAME; l=\"$log/execution-$n.log\"; t() { date -u +%Y-%m-%dT%H:%M:%SZ; }\n"
+    sb_puts(b, " \\\n    /bin/sh -c '");
+    sb_puts(b, bai_node_check);
+    sb_puts(b, "\n        n=$SLURMD_NODENAME; l=\"$log/execution-$n.log\"; t() { date -u +%Y-%m-%dT%H:%M:%SZ; }\n"
                "        for f in \"$l\" \"$log/stdout-job_prep-$n.txt\" \"$log/stderr-job_prep-$n.txt\"; do\n"
                "            if [ -L \"$f\" ] || { [ -e \"$f\" ] && [ ! -f \"$f\" ]; }; then\n"
                "                echo \"batchai: $f is not a regular file\" >&2; exit 1; fi; done\n");
@@ -238,6 +249,8 @@ char *bai_render_script(const struct bai_plan *p)
 
     render_header(&b, p);
     render_environment(&b, p);
+    sb_printf(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, translate.h); every step checks\n"
+                  "# its own node the same way.\n%s\n", bai_node_check);
     render_log_dir(&b, p);
     sb_puts(&b, "echo \"batchai: attempt $BATCHAI_ATTEMPT of job $SLURM_JOB_ID started $(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n"
                 "echo \"batchai: attempt $BATCHAI_ATTEMPT of job $SLURM_JOB_ID started $(date -u +%Y-%m-%dT%H:%M:%SZ)\" >&2\n"

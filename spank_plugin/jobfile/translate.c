@@ -306,7 +306,7 @@ static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_s
     }
     if (plan->container)
         sb_printf(b, " %s", plan->container);
-    sb_puts(&cmd, "export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID");
+    sb_printf(&cmd, "%s; export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID", bai_node_check);
     if (plan->secrets_file) {
         /* Secrets reach this step's tasks only, from the job's 0600 file: never srun's environment. */
         char *secrets = bai_expand_jobid(plan->secrets_file, "$SLURM_JOB_ID");

@@ -119,6 +119,18 @@ int bai_plan_check_policy(const struct bai_plan *plan, struct bai_diag *diag);
  * staged. Returns 0, or -1 with faults in diag. */
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
 
+/* Fail closed on a node where the plugin did not run. The plugin's task context sets BAI_PREPARED_VAR to
+ * "<job id>:<node>" in every task it prepared, once it has checked that the prolog prepared the node; a
+ * task on a node without the plugin (a configless node whose plugstack.conf includes files it lacks or whose
+ * PlugStackConfig path is missing there, a plugin missing or built for another release) inherits srun's value
+ * for another node or none. bai_node_check is the POSIX shell text, without single quotes, that every step
+ * of the rendered script (and the batch script itself) runs first: it ends the task with status 1 and a
+ * message naming the node and the likely causes unless the value is this task's. */
+#define BAI_PREPARED_VAR "BATCHAI_NODE_PREPARED"
+/* Beside it, the Slurm release the plugin was built for ("22.05.8"), which batchai-job check-site reports. */
+#define BAI_PLUGIN_SLURM_VAR "BATCHAI_PLUGIN_SLURM"
+extern const char bai_node_check[];
+
 /* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */
 char *bai_expand_jobid(const char *pattern, const char *jobid);
 

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,10 +148,10 @@ int bai_marker_write(int root_fd, const char *name, const char *text)
     if (snprintf(tmp, sizeof tmp, ".%s.tmp-%ld", name, (long)getpid()) >= (int)sizeof tmp)
         return -1;
     (void)unlinkat(root_fd, tmp, 0);
-    int fd = openat(root_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644);
+    int fd = openat(root_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
         return -1;
-    int ok = dprintf(fd, "%s\n", text) > 0 && fchmod(fd, 0644) == 0;
+    int ok = dprintf(fd, "%s\n", text) > 0 && fchmod(fd, 0600) == 0;
     close(fd);
     if (!ok || renameat(root_fd, tmp, root_fd, name) != 0) {
         unlinkat(root_fd, tmp, 0);
@@ -175,21 +176,54 @@ int bai_marker_read(int root_fd, const char *name, char *buf, size_t size, char 
     ssize_t n = read(fd, buf, size - 1);
     close(fd);
     buf[n > 0 ? n : 0] = '\0';
-    buf[strcspn(buf, "\n")] = '\0';
+    /* Only the line break bai_marker_write added: the reason itself may hold one (a path the user chose),
+     * which the log escapes. */
+    n = (ssize_t)strlen(buf);
+    if (n > 0 && buf[n - 1] == '\n')
+        buf[n - 1] = '\0';
     return 1;
 }
 
-/* Depth-first, by fds: an entry is removed through its parent's fd, so no path is ever resolved twice. */
-static int remove_in(int dir_fd, dev_t dev, int depth)
+/* Directories are opened, and held, at most this deep; a deeper one is moved up to the top directory
+ * (same file system, same owner) and removed in a later pass. Bounds the fds held and the stack used,
+ * whatever the depth of the tree. */
+#define REMOVE_MAX_DEPTH 64
+
+/* Make the directory `name` in dir_fd readable, writable and searchable by its owner (who runs this), so
+ * that a mode-000 directory the user left can be emptied. Never follows a symbolic link. */
+static void open_up(int dir_fd, const char *name, const struct stat *st)
 {
-    int first_err = 0;
+    if ((st->st_mode & 0700) != 0700 && fchmodat(dir_fd, name, (st->st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW) != 0) {
+        /* opening or emptying it fails next, and that is reported */
+    }
+}
+
+struct remove_pass {
+    int top_fd;
+    dev_t dev;
+    unsigned moved;  /* directories moved up to top_fd in this pass */
+    unsigned serial; /* names them, across passes */
+    int first_err;
+};
+
+static void remove_err(struct remove_pass *r, int err)
+{
+    if (!r->first_err)
+        r->first_err = err;
+}
+
+/* Depth-first, by fds: an entry is removed through its parent's fd, so no path is ever resolved twice. */
+static void remove_in(int dir_fd, struct remove_pass *r, int depth)
+{
     int fd = dup(dir_fd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
             close(fd);
-        return errno;
+        remove_err(r, errno);
+        return;
     }
+    rewinddir(d); /* the dup shares dir_fd's offset, which an earlier pass left at the end */
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
@@ -197,29 +231,44 @@ static int remove_in(int dir_fd, dev_t dev, int depth)
         struct stat st;
         if (fstatat(dir_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue; /* gone meanwhile */
-        if (S_ISDIR(st.st_mode)) {
-            if (st.st_dev != dev || depth >= 256) {
-                first_err = first_err ? first_err : EXDEV; /* a mount point: never crossed */
-                continue;
-            }
-            int sub = openat(dir_fd, e->d_name, DIR_FLAGS);
-            if (sub < 0) {
-                first_err = first_err ? first_err : errno;
-                continue;
-            }
-            int err = remove_in(sub, dev, depth + 1);
-            close(sub);
-            if (err)
-                first_err = first_err ? first_err : err;
-            else if (unlinkat(dir_fd, e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT)
-                first_err = first_err ? first_err : errno;
-        } else if (unlinkat(dir_fd, e->d_name, 0) != 0 && errno != ENOENT) {
+        if (!S_ISDIR(st.st_mode)) {
             /* A symbolic link or a hard link loses its name here; nothing behind it is touched. */
-            first_err = first_err ? first_err : errno;
+            if (unlinkat(dir_fd, e->d_name, 0) != 0 && errno != ENOENT)
+                remove_err(r, errno);
+            continue;
         }
+        if (st.st_dev != r->dev) {
+            remove_err(r, EXDEV); /* a mount point: never crossed */
+            continue;
+        }
+        open_up(dir_fd, e->d_name, &st);
+        if (depth >= REMOVE_MAX_DEPTH) {
+            char up[64];
+            snprintf(up, sizeof up, ".deep-%ld-%u", (long)getpid(), r->serial++);
+            if (renameat2(dir_fd, e->d_name, r->top_fd, up, RENAME_NOREPLACE) == 0)
+                r->moved++;
+            else
+                remove_err(r, errno);
+            continue;
+        }
+        int sub = openat(dir_fd, e->d_name, DIR_FLAGS);
+        if (sub < 0) {
+            remove_err(r, errno);
+            continue;
+        }
+        struct stat sub_st;
+        if (fstat(sub, &sub_st) != 0 || sub_st.st_dev != r->dev) { /* mounted on meanwhile */
+            remove_err(r, EXDEV);
+            close(sub);
+            continue;
+        }
+        remove_in(sub, r, depth + 1);
+        close(sub);
+        /* Fails (ENOTEMPTY) when something inside stayed, or was moved up and is not gone yet. */
+        if (unlinkat(dir_fd, e->d_name, AT_REMOVEDIR) != 0 && errno != ENOENT && errno != ENOTEMPTY)
+            remove_err(r, errno);
     }
     closedir(d);
-    return first_err;
 }
 
 int bai_remove_contents(int dir_fd)
@@ -227,9 +276,29 @@ int bai_remove_contents(int dir_fd)
     struct stat st;
     if (fstat(dir_fd, &st) != 0)
         return -1;
-    int err = remove_in(dir_fd, st.st_dev, 0);
-    if (err) {
-        errno = err;
+    struct remove_pass r = {.top_fd = dir_fd, .dev = st.st_dev};
+    /* Each pass removes what it can and moves what lies deeper than REMOVE_MAX_DEPTH up to the top; the
+     * next pass starts there. A pass that moved nothing is the last one. */
+    do {
+        r.moved = 0;
+        r.first_err = 0;
+        remove_in(dir_fd, &r, 0);
+    } while (r.moved > 0);
+    /* Anything left (a mount point, a directory of someone else's) is a failure. */
+    int fd = dup(dir_fd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    bool empty = d != NULL;
+    if (d)
+        rewinddir(d);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            empty = false;
+    if (d)
+        closedir(d);
+    else if (fd >= 0)
+        close(fd);
+    if (!empty) {
+        errno = r.first_err ? r.first_err : ENOTEMPTY;
         return -1;
     }
     return 0;

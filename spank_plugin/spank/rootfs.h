@@ -32,7 +32,8 @@ int bai_job_dir_check(int root_fd, const char *name, uid_t uid, char *why);
  * job: "<jobid>.prolog-failed-<node>". Fails (-1) for a node name that is not a plain file name. */
 int bai_marker_name(char *out, size_t size, unsigned jobid, const char *node);
 
-/* Replace the marker `name` in root_fd by one holding `text` (mode 0644, root's). */
+/* Replace the marker `name` in root_fd by one holding `text` (mode 0600, root's: job_root is world-listable
+ * and the reason a job failed is its user's business; the task reads it while still root). */
 int bai_marker_write(int root_fd, const char *name, const char *text);
 
 /* Read the marker `name` (a regular file owned by root) into buf. 1 when found, 0 when absent, -1 when
@@ -40,8 +41,10 @@ int bai_marker_write(int root_fd, const char *name, const char *text);
 int bai_marker_read(int root_fd, const char *name, char *buf, size_t size, char *why);
 
 /* Remove everything inside the directory `dir_fd` without following symbolic links or crossing into
- * another file system (a mount point inside stays, and so does its parent). Runs as the directory's
- * owner. 0 when everything went, -1 otherwise (errno of the first failure). Closes nothing. */
+ * another file system (a mount point inside stays, and so does its parent), whatever modes the owner left
+ * (directories are opened up to 0700 first) and however deep the tree (what lies deeper than a bound is
+ * moved up to dir_fd and removed in a later pass: fds and stack stay bounded). Runs as the directory's
+ * owner. 0 when the directory is empty, -1 otherwise (errno of the first failure). Closes nothing. */
 int bai_remove_contents(int dir_fd);
 
 #endif

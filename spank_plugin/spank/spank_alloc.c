@@ -106,7 +106,7 @@ static int put_script_on_stdin(const char *script)
     size_t len = strlen(script);
     int fd = memfd_create("batchai-job-script", MFD_CLOEXEC);
     if (fd < 0) {
-        slurm_error("batchai: memfd_create: %s", strerror(errno));
+        bai_error("batchai: memfd_create: %s", strerror(errno));
         return -1;
     }
     for (size_t off = 0; off < len;) {
@@ -114,14 +114,14 @@ static int put_script_on_stdin(const char *script)
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            slurm_error("batchai: writing the batch script: %s", strerror(errno));
+            bai_error("batchai: writing the batch script: %s", strerror(errno));
             close(fd);
             return -1;
         }
         off += (size_t)n;
     }
     if (lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, STDIN_FILENO) < 0) {
-        slurm_error("batchai: putting the batch script on stdin: %s", strerror(errno));
+        bai_error("batchai: putting the batch script on stdin: %s", strerror(errno));
         close(fd);
         return -1;
     }
@@ -151,14 +151,15 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     }
     alloc.job_file = bai_abspath(path, NULL);
     if (!alloc.job_file) {
-        slurm_error("batchai: out of memory");
+        bai_error("batchai: out of memory");
         goto out;
     }
     /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
      * so the default job name (and with it the log directory) comes out the same everywhere. */
-    struct bai_source src = {.path = alloc.job_file, .uid = (uid_t)-1, .gid = (gid_t)-1};
+    struct bai_source src = {.path = alloc.job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
+                             .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS};
     if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
-        slurm_error("batchai: %s is not a valid Batch AI job file; nothing was submitted", path);
+        bai_error("batchai: %s is not a valid Batch AI job file; nothing was submitted", path);
         goto out;
     }
     loaded = true;
@@ -168,14 +169,14 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
         snprintf(prefix, sizeof prefix, "%s: ", path);
         bai_log_diag(&diag, prefix);
         bai_diag_free(&diag);
-        slurm_error("batchai: %s cannot run on this cluster; nothing was submitted", path);
+        bai_error("batchai: %s cannot run on this cluster; nothing was submitted", path);
         goto out;
     }
     bai_diag_free(&diag);
     memcpy(alloc.digest, l.digest, sizeof alloc.digest);
     alloc.log_dir = strdup(l.plan.log_dir);
     if (!alloc.log_dir) {
-        slurm_error("batchai: out of memory");
+        bai_error("batchai: out of memory");
         goto out;
     }
 
@@ -189,7 +190,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
         char limit[32];
         bai_format_time(l.plan.time_limit_seconds, limit, sizeof limit);
         if (setenv(limit_var, limit, 0) != 0) {
-            slurm_error("batchai: setenv: %s", strerror(errno));
+            bai_error("batchai: setenv: %s", strerror(errno));
             goto out;
         }
     }
@@ -197,7 +198,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     if (strcmp(program_invocation_short_name, "sbatch") == 0 && stdin_is_free()) {
         script = bai_render_script(&l.plan);
         if (!script) {
-            slurm_error("batchai: out of memory rendering the batch script");
+            bai_error("batchai: out of memory rendering the batch script");
             goto out;
         }
         if (put_script_on_stdin(script) != 0)
@@ -225,7 +226,7 @@ int bai_alloc_post_opt(spank_t sp, int ac, char **av)
         spank_job_control_setenv(sp, BAI_CTL_LOG_DIR, alloc.log_dir, 1) != ESPANK_SUCCESS ||
         spank_job_control_setenv(sp, BAI_CTL_SCRIPT, generated ? "generated" : "user", 1) !=
             ESPANK_SUCCESS) {
-        slurm_error("batchai: cannot pass the job file's path to the nodes");
+        bai_error("batchai: cannot pass the job file's path to the nodes");
         return -1;
     }
     return 0;

@@ -9,6 +9,7 @@
 #include <pwd.h>
 #include <stdbool.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,26 @@
 
 #include "sha256.h"
 
+void bai_error(const char *fmt, ...)
+{
+    char raw[2048], out[2048 * 4 + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    size_t o = 0;
+    for (const unsigned char *c = (const unsigned char *)raw; *c; c++) {
+        if (*c >= 0x20 && *c != 0x7f)
+            out[o++] = (char)*c;
+        else if (*c == '\n' || *c == '\t')
+            o += (size_t)sprintf(out + o, "\\%c", *c == '\n' ? 'n' : 't');
+        else
+            o += (size_t)sprintf(out + o, "\\x%02x", *c);
+    }
+    out[o] = '\0';
+    slurm_error("%s", out);
+}
+
 /* The option callback only checks that a value came; the work happens where Slurm lets it change things
  * (init in the allocator, user_init/prolog on the nodes). It can fire twice on the remote side. */
 static int option_cb(int val, const char *optarg, int remote)
@@ -26,7 +47,7 @@ static int option_cb(int val, const char *optarg, int remote)
     (void)val;
     (void)remote;
     if (!optarg || !*optarg) {
-        slurm_error("batchai: --%s needs the path of a job file", BAI_OPTION_NAME);
+        bai_error("batchai: --%s needs the path of a job file", BAI_OPTION_NAME);
         return -1;
     }
     return 0;
@@ -45,7 +66,7 @@ int bai_option_register(spank_t sp)
 {
     spank_err_t err = spank_option_register(sp, &bai_option);
     if (err != ESPANK_SUCCESS) {
-        slurm_error("batchai: cannot register --%s: %s", BAI_OPTION_NAME, spank_strerror(err));
+        bai_error("batchai: cannot register --%s: %s", BAI_OPTION_NAME, spank_strerror(err));
         return -1;
     }
     return 0;
@@ -66,7 +87,7 @@ struct diag_log_ctx {
 static void log_one(void *arg, const char *msg)
 {
     const struct diag_log_ctx *c = arg;
-    slurm_error("batchai: %s%s", c->prefix, msg);
+    bai_error("batchai: %s%s", c->prefix, msg);
 }
 
 void bai_log_diag(const struct bai_diag *d, const char *prefix)
@@ -81,15 +102,15 @@ int bai_site_load(int ac, char **av, struct bai_settings *site)
     int rc = -1;
 
     if (bai_settings_init(site) != 0) {
-        slurm_error("batchai: out of memory reading plugstack arguments");
+        bai_error("batchai: out of memory reading plugstack arguments");
         return -1;
     }
     for (int i = 0; i < ac; i++)
         (void)bai_settings_apply(site, av[i], "plugstack.conf", true, &diag);
     if (bai_diag_total(&diag) > 0) {
         bai_log_diag(&diag, "");
-        slurm_error("batchai: the plugstack.conf line of spank_batchai.so has errors; fix it (see %s)",
-                    "spank_plugin/README.md");
+        bai_error("batchai: the plugstack.conf line of spank_batchai.so has errors; fix it (see %s)",
+                  "spank_plugin/README.md");
         bai_settings_free(site);
         goto out;
     }
@@ -113,7 +134,8 @@ pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg),
     int ngroups = 0;
     struct passwd pw, *pwp = NULL;
     char buf[4096];
-    if (getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) == 0 && pwp) {
+    bool keep = uid == (uid_t)-1;
+    if (!keep && getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) == 0 && pwp) {
         ngroups = (int)(sizeof groups / sizeof groups[0]);
         if (getgrouplist(pwp->pw_name, gid, groups, &ngroups) < 0)
             ngroups = 0; /* more than 256 groups: keep only the primary one */
@@ -125,7 +147,7 @@ pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg),
 
     pid_t pid = fork();
     if (pid < 0) {
-        slurm_error("batchai: fork: %s", strerror(errno));
+        bai_error("batchai: fork: %s", strerror(errno));
         return -1;
     }
     if (pid != 0)
@@ -135,6 +157,8 @@ pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg),
     if (keep_fd > 3)
         close_range(3, (unsigned)keep_fd - 1, 0);
     close_range(keep_fd >= 3 ? (unsigned)keep_fd + 1 : 3, ~0U, 0);
+    if (keep)
+        _exit(fn(arg) & 0xff);
     /* slurmstepd may have switched only the effective uid: take root back to drop it for good. */
     if (geteuid() != 0 && getuid() == 0 && seteuid(0) != 0)
         _exit(126);
@@ -224,6 +248,7 @@ static int read_as_user(const struct bai_source *src, char **text, size_t *len, 
     int p[2];
     char *buf = NULL;
     size_t used = 0;
+    long long start_ms = bai_now_ms();
 
     if (pipe2(p, O_CLOEXEC) != 0) {
         bai_diag_add(diag, NULL, "pipe: %s", strerror(errno));
@@ -234,7 +259,7 @@ static int read_as_user(const struct bai_source *src, char **text, size_t *len, 
     close(p[1]);
     if (pid < 0) {
         close(p[0]);
-        bai_diag_add(diag, NULL, "cannot start a reader as uid %u", (unsigned)src->uid);
+        bai_diag_add(diag, NULL, "cannot start a process to read it");
         return -1;
     }
     buf = malloc(BAI_JOB_MAX_BYTES + 2);
@@ -262,12 +287,13 @@ static int read_as_user(const struct bai_source *src, char **text, size_t *len, 
     if (!buf)
         bai_diag_add(diag, NULL, "out of memory");
     else if (late || code == -2)
-        bai_diag_add(diag, NULL, "reading %s as uid %u took too long", src->path, (unsigned)src->uid);
+        bai_diag_add(diag, NULL, "reading it took longer than %lld s (a file system that does not answer?)",
+                     (src->deadline_ms - start_ms + 999) / 1000);
     else if (code == 1) {
         buf[used] = '\0';
         bai_diag_add(diag, NULL, "%s", buf);
     } else if (code != 0 || used > BAI_JOB_MAX_BYTES)
-        bai_diag_add(diag, NULL, "cannot read %s as uid %u", src->path, (unsigned)src->uid);
+        bai_diag_add(diag, NULL, "cannot read it (status %d)", code);
     else {
         buf[used] = '\0';
         *text = buf;
@@ -296,7 +322,7 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *s
     }
     l->have_site = true;
 
-    if ((src->uid == (uid_t)-1 ? bai_job_read(src->path, &text, &len, &diag) : read_as_user(src, &text, &len, &diag)) != 0)
+    if (read_as_user(src, &text, &len, &diag) != 0)
         goto fail;
     bai_sha256_hex(text, len, l->digest);
     if (src->digest && strcmp(src->digest, l->digest) != 0) {

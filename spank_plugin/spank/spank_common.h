@@ -24,6 +24,11 @@
 #define BAI_CTL_JOB_FILE "BATCHAI_JOB_FILE"   /* the job file's absolute path */
 #define BAI_CTL_SCRIPT   "BATCHAI_SCRIPT"     /* "generated" (the plugin's script ran) or "user" */
 
+/* slurm_error() for every message of the plugin: the formatted line has its control characters (a line
+ * break, an escape sequence, from a path or a message the user chose) written as \n, \t or \xHH and is cut
+ * at 2 KiB, so that nothing a user names can forge or garble a line of slurmd's log. */
+void bai_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* Register --batchai-job=FILE with Slurm (a static spank_options table is ignored by sbatch). */
 int bai_option_register(spank_t sp);
 
@@ -48,9 +53,11 @@ void bai_log_diag(const struct bai_diag *d, const char *prefix);
 /* Where a job file comes from. */
 struct bai_source {
     const char *path;
-    uid_t uid;               /* read by a child that has fully become uid/gid; (uid_t)-1: read directly */
+    uid_t uid;               /* read by a child that has fully become uid/gid; (uid_t)-1: a child that
+                              * keeps the caller's identity (the caller already is the user) */
     gid_t gid;
-    long long deadline_ms;   /* bai_now_ms() by which a read as uid must be done, else it is killed */
+    long long deadline_ms;   /* bai_now_ms() by which the child must be done, else it is killed: a job file
+                              * on a file system that never answers cannot hold any context */
     const char *digest;      /* the SHA-256 (hex) the content must have, or NULL */
 };
 
@@ -64,19 +71,22 @@ struct bai_loaded {
 };
 
 /* Read the job file, check its digest, parse, validate and translate it with the site settings. Root never
- * opens a user's file: with src->uid set, a child that has become that user reads it (O_NONBLOCK, regular
- * files only, at most BAI_JOB_MAX_BYTES), bounded by src->deadline_ms. `job_name` may be NULL (file's base
+ * opens a user's file: a child reads it, as src->uid when set (O_NONBLOCK, regular files only, at most
+ * BAI_JOB_MAX_BYTES), and is killed at src->deadline_ms. `job_name` may be NULL (file's base
  * name). Faults are logged with the path; the first is also copied to `why` (BAI_WHY_MAX, may be NULL). */
 int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, const char *job_name,
              char *why);
 
 void bai_loaded_free(struct bai_loaded *l);
 
+/* How long reading a job file may take where no other deadline applies (allocator, tasks). */
+#define BAI_JOB_READ_DEADLINE_MS 20000
+
 /* Milliseconds on the monotonic clock, for deadlines. */
 long long bai_now_ms(void);
 
 /* Start fn(arg) in a child that has fully dropped to uid/gid (setgroups with the user's groups, setresgid,
- * setresuid; checked), in a session of its own, with every file descriptor but 0-2 and keep_fd (-1: none)
+ * setresuid; checked; uid (uid_t)-1 keeps the caller's identity), in a session of its own, with every file descriptor but 0-2 and keep_fd (-1: none)
  * closed, so no root fd leaks to it. fn's return value is the child's exit status. Returns the pid, or -1. */
 pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg), void *arg);
 

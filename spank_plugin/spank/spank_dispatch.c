@@ -1,7 +1,8 @@
 /* spank_batchai.so: the entry points Slurm calls, each handing over to the module of its context.
  *   allocator (sbatch, salloc)  spank_alloc.c   option, validation, the generated script
  *   local (srun outside a job)  spank_alloc.c   option only
- *   remote (each task)          spank_remote.c  environment, secrets, nodeCount check
+ *   remote (each task)          spank_remote.c  the prolog's verdict (as root), environment, secrets,
+ *                                               nodeCount check
  *   slurmd (at start)           spank_prolog.c  job_root checked
  *   job script (prolog/epilog)  spank_prolog.c  per-job directories, mounts, log directory
  * Only these slurm_spank_* symbols and the plugin_* symbols are exported (spank_batchai.lds). Every callback
@@ -61,6 +62,11 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
     return spank_rc(spank_context() == S_CTX_ALLOCATOR ? bai_alloc_post_opt(sp, ac, av) : 0);
+}
+
+int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
+{
+    return spank_context() == S_CTX_REMOTE ? bai_remote_task_privileged(sp, ac, av) : 0;
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)

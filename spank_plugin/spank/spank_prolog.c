@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "spank_common.h"
@@ -52,7 +53,7 @@ static void fail(struct node_job *nj, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    slurm_error("batchai: job %u on %s: %s", nj->jobid, nj->node, msg);
+    bai_error("batchai: job %u on %s: %s", nj->jobid, nj->node, msg);
     if (!nj->err[0])
         snprintf(nj->err, sizeof nj->err, "%s", msg);
 }
@@ -101,13 +102,13 @@ static int node_job_open(spank_t sp, int ac, char **av, struct node_job *nj, str
     if (spank_get_item(sp, S_JOB_ID, &nj->jobid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_UID, &nj->uid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_GID, &nj->gid) != ESPANK_SUCCESS) {
-        slurm_error("batchai: prolog: cannot get the job's id and user");
+        bai_error("batchai: prolog: cannot get the job's id and user");
         return -1;
     }
     snprintf(nj->jobid_s, sizeof nj->jobid_s, "%u", nj->jobid);
     nj->node = getenv("SLURMD_NODENAME");
     if (!nj->node || bai_marker_name(nj->marker, sizeof nj->marker, nj->jobid, nj->node) != 0) {
-        slurm_error("batchai: job %u: unusable node name %s", nj->jobid, nj->node ? nj->node : "(none)");
+        bai_error("batchai: job %u: unusable node name %s", nj->jobid, nj->node ? nj->node : "(none)");
         return -1;
     }
     if (bai_site_load(ac, av, site) != 0)
@@ -145,7 +146,11 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
         fail(nj, "the job file's absolute path is unknown: submit with sbatch --batchai-job=FILE");
         return -1;
     }
-    struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid, .deadline_ms = nj->deadline_ms,
+    /* Half the prolog's time at most: a file that never answers still leaves time to make the log directory,
+     * where the batch step's output, and the reason, go. */
+    long long read_by = bai_now_ms() + BAI_PROLOG_DEADLINE_MS / 2;
+    struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid,
+                             .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
                              .digest = getenv("SPANK_" BAI_CTL_DIGEST)};
     if (bai_load(&nj->l, ac, av, &src, NULL, why) != 0) {
         fail(nj, "%s", why);
@@ -186,8 +191,8 @@ int bai_slurmd_init(int ac, char **av)
         return -1;
     int fd = bai_trusted_dir_open(site.job_root, true, why);
     if (fd < 0)
-        slurm_error("batchai: job_root %s cannot be used: %s; every Batch AI job on this node will fail until "
-                    "it is a directory tree that only root can write (see SECURITY.md)", site.job_root, why);
+        bai_error("batchai: job_root %s cannot be used: %s; every Batch AI job on this node will fail until "
+                  "it is a directory tree that only root can write (see SECURITY.md)", site.job_root, why);
     else
         close(fd);
     bai_settings_free(&site);
@@ -211,8 +216,8 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
         if (nj.log_dir)
             (void)prepare_as_user(&nj);
         if (nj.err[0] && nj.root_fd >= 0 && bai_marker_write(nj.root_fd, nj.marker, nj.err) != 0)
-            slurm_error("batchai: job %u on %s: cannot write the marker %s/%s: %s", nj.jobid, nj.node,
-                        site.job_root, nj.marker, strerror(errno));
+            bai_error("batchai: job %u on %s: cannot write the marker %s/%s: %s", nj.jobid, nj.node,
+                      site.job_root, nj.marker, strerror(errno));
     }
     bai_settings_free(&site);
     node_job_close(&nj);
@@ -232,9 +237,17 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
         if (bai_job_dir_check(nj.root_fd, nj.jobid_s, nj.uid, why) == 0 &&
             asprintf(&job_dir, "%s/%s", site.job_root, nj.jobid_s) > 0) {
             int code = bai_run_as_user(nj.uid, nj.gid, -1, nj.deadline_ms, bai_user_remove_dir, job_dir);
-            if (code != 0 || (unlinkat(nj.root_fd, nj.jobid_s, AT_REMOVEDIR) != 0 && errno != ENOENT))
-                slurm_error("batchai: job %u on %s: could not remove all of %s%s", nj.jobid, nj.node, job_dir,
-                            code == -2 ? " in time" : "");
+            if (code != 0 || (unlinkat(nj.root_fd, nj.jobid_s, AT_REMOVEDIR) != 0 && errno != ENOENT)) {
+                /* What stayed (a mount point inside, another user's directory, no time left) must not be
+                 * found by the next job with this id, a requeue or a wrapped-around id of another user's:
+                 * root moves it aside inside job_root, still the user's and private. */
+                char stale[64];
+                snprintf(stale, sizeof stale, ".stale-%s-%lld", nj.jobid_s, (long long)time(NULL));
+                bool moved = renameat2(nj.root_fd, nj.jobid_s, nj.root_fd, stale, RENAME_NOREPLACE) == 0;
+                bai_error("batchai: job %u on %s: could not remove all of %s%s; %s%s/%s", nj.jobid, nj.node,
+                          job_dir, code == -2 ? " in time" : "", moved ? "what is left is in " : "it stays at ",
+                          site.job_root, moved ? stale : nj.jobid_s);
+            }
         }
         free(job_dir);
         (void)unlinkat(nj.root_fd, nj.marker, 0);

@@ -10,6 +10,7 @@
  * node ("batch job complete failure") for what is the user's error. */
 #include "spank_remote.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,33 +37,107 @@ int bai_remote_init(spank_t sp, int ac, char **av)
     return bai_option_register(sp);
 }
 
-/* The prolog's verdict for this node, read as the user: job_root must be the trusted tree the prolog used
- * (so nothing found there can be the user's own doing), the marker a regular file of root's, the job
- * directory a real directory of the user's. Every open is O_NONBLOCK and O_NOFOLLOW: nothing here can
- * stall on a FIFO. 0 when the node was prepared, else -1 with the reason logged. */
-static int check_prolog(const char *job_root, uint32_t jobid, const char *jobid_s, const char *node)
+/* The prolog's verdict, read by root in task_init_privileged (the markers are root's, 0600, so that no other
+ * user reads why a job failed) and judged by task_init, in the same task process, once it is the user and
+ * knows its node's name (SLURMD_NODENAME is not in the task's environment yet while it is root): job_root
+ * must be the trusted tree the prolog used, no marker of the node there (a marker must be a regular file of
+ * root's), the job directory a real directory of the job's user. Every open is O_NONBLOCK and O_NOFOLLOW in
+ * a tree only root can write: nothing here can stall on a FIFO or be led elsewhere. */
+#define SEEN_MARKERS 8 /* nodes that share a host and a job_root; one on a real cluster */
+static struct {
+    bool read;                    /* task_init_privileged ran for a Batch AI job */
+    char root_why[BAI_WHY_MAX];   /* non-empty: job_root cannot be trusted */
+    char dir_why[BAI_WHY_MAX];    /* non-empty: the job directory is not the user's */
+    int n;
+    struct {
+        char node[128];
+        int found;                /* 1: a marker with `reason`; -1: something else is there (reason says) */
+        char reason[BAI_WHY_MAX];
+    } marker[SEEN_MARKERS];
+} seen;
+
+static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char *jobid_s, uid_t uid)
 {
-    char why[BAI_WHY_MAX], marker[300], reason[BAI_WHY_MAX];
-    int rc = -1;
-    int root_fd = bai_trusted_dir_open(job_root, false, why);
-    if (root_fd < 0) {
-        slurm_error("batchai: job %u: node %s was not prepared: job_root %s: %s", jobid, node, job_root, why);
+    char prefix[64];
+    seen.read = true;
+    int root_fd = bai_trusted_dir_open(job_root, false, seen.root_why);
+    if (root_fd < 0)
+        return;
+    seen.root_why[0] = '\0';
+    if (bai_job_dir_check(root_fd, jobid_s, uid, seen.dir_why) == 0)
+        seen.dir_why[0] = '\0';
+    int n = snprintf(prefix, sizeof prefix, "%u.prolog-failed-", jobid);
+    int fd = dup(root_fd);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    for (struct dirent *e; d && seen.n < SEEN_MARKERS && (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, prefix, (size_t)n) != 0 || strlen(e->d_name + n) >= sizeof seen.marker[0].node)
+            continue;
+        snprintf(seen.marker[seen.n].node, sizeof seen.marker[0].node, "%s", e->d_name + n);
+        seen.marker[seen.n].found = bai_marker_read(root_fd, e->d_name, seen.marker[seen.n].reason, BAI_WHY_MAX,
+                                                    seen.marker[seen.n].reason);
+        if (seen.marker[seen.n].found != 0)
+            seen.n++;
+    }
+    if (d)
+        closedir(d);
+    else if (fd >= 0)
+        close(fd);
+    close(root_fd);
+}
+
+/* Did the prolog leave a marker for `node`? */
+static bool prolog_failed_on(const char *node)
+{
+    for (int i = 0; i < seen.n; i++)
+        if (strcmp(seen.marker[i].node, node) == 0)
+            return true;
+    return false;
+}
+
+/* 0 when the prolog prepared `node`, else -1 with the reason logged. */
+static int check_prolog(const char *job_root, uint32_t jobid, const char *node)
+{
+    if (!seen.read) {
+        bai_error("batchai: job %u: node %s: the plugin's privileged check did not run", jobid, node);
         return -1;
     }
-    int found = bai_marker_name(marker, sizeof marker, jobid, node) == 0
-                    ? bai_marker_read(root_fd, marker, reason, sizeof reason, why)
-                    : (snprintf(why, sizeof why, "unusable node name"), -1);
-    if (found == 1)
-        slurm_error("batchai: job %u: preparing node %s failed: %s", jobid, node, reason);
-    else if (found < 0)
-        slurm_error("batchai: job %u: node %s: %s", jobid, node, why);
-    else if (bai_job_dir_check(root_fd, jobid_s, getuid(), why) != 0)
-        slurm_error("batchai: job %u: node %s was not prepared (%s/%s); the slurmd log of %s says why", jobid,
-                    node, job_root, why, node);
-    else
-        rc = 0;
-    close(root_fd);
-    return rc;
+    if (seen.root_why[0]) {
+        bai_error("batchai: job %u: node %s was not prepared: job_root %s: %s", jobid, node, job_root, seen.root_why);
+        return -1;
+    }
+    for (int i = 0; i < seen.n; i++) {
+        if (strcmp(seen.marker[i].node, node) != 0)
+            continue;
+        if (seen.marker[i].found == 1)
+            bai_error("batchai: job %u: preparing node %s failed: %s", jobid, node, seen.marker[i].reason);
+        else
+            bai_error("batchai: job %u: node %s: %s", jobid, node, seen.marker[i].reason);
+        return -1;
+    }
+    if (seen.dir_why[0]) {
+        bai_error("batchai: job %u: node %s was not prepared (%s/%s); the slurmd log of %s says why", jobid, node,
+                  job_root, seen.dir_why, node);
+        return -1;
+    }
+    return 0;
+}
+
+int bai_remote_task_privileged(spank_t sp, int ac, char **av)
+{
+    uint32_t jobid;
+    uid_t uid;
+    char jobid_s[16];
+    struct bai_settings site;
+    if (!bai_option_value(sp))
+        return 0;
+    if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+        return 0; /* task_init: "the plugin's privileged check did not run" */
+    snprintf(jobid_s, sizeof jobid_s, "%u", jobid);
+    if (bai_site_load(ac, av, &site) != 0)
+        return 0; /* logged; task_init fails on the same settings */
+    read_prolog_verdict(site.job_root, jobid, jobid_s, uid);
+    bai_settings_free(&site);
+    return 0; /* the task fails in task_init, as the user, with the reason on its stderr */
 }
 
 /* A job with the user's own script: run the node steps (mountCommand, preparation) exactly as the rendered
@@ -73,11 +148,11 @@ static int run_node_steps(spank_t sp, const struct bai_plan *plan, uint32_t jobi
     char *script = bai_render_node_script(plan);
     char **env = NULL;
     if (!script) {
-        slurm_error("batchai: job %u: out of memory", jobid);
+        bai_error("batchai: job %u: out of memory", jobid);
         return -1;
     }
     if (spank_get_item(sp, S_JOB_ENV, &env) != ESPANK_SUCCESS || !env) {
-        slurm_error("batchai: job %u: cannot get the job's environment", jobid);
+        bai_error("batchai: job %u: cannot get the job's environment", jobid);
         free(script);
         return -1;
     }
@@ -95,8 +170,8 @@ static int run_node_steps(spank_t sp, const struct bai_plan *plan, uint32_t jobi
     while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        slurm_error("batchai: job %u: the job's node steps (mountCommand, preparation) failed%s", jobid,
-                    pid < 0 ? ": cannot fork" : "; the messages above say where");
+        bai_error("batchai: job %u: the job's node steps (mountCommand, preparation) failed%s", jobid,
+                  pid < 0 ? ": cannot fork" : "; the messages above say where");
         return -1;
     }
     return 0;
@@ -113,7 +188,7 @@ static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s,
         free(v);
         if (err != ESPANK_SUCCESS) {
             /* Name only: the value may be a secret. */
-            slurm_error("batchai: job %u: cannot set %s: %s", jobid, e->name, spank_strerror(err));
+            bai_error("batchai: job %u: cannot set %s: %s", jobid, e->name, spank_strerror(err));
             return -1;
         }
     }
@@ -137,7 +212,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS) {
-        slurm_error("batchai: cannot get the job's id, step and size");
+        bai_error("batchai: cannot get the job's id, step and size");
         return -1;
     }
     /* The batch step reports 0 nodes in S_JOB_NNODES; its environment has the job's node count. */
@@ -156,15 +231,27 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         job_file = bai_abspath(opt, submit_dir);
     }
     if (!job_file) {
-        slurm_error("batchai: out of memory");
+        bai_error("batchai: out of memory");
+        goto out;
+    }
+    /* A node whose prolog failed fails at once with the prolog's reason, before this task reads a file the
+     * prolog may have found unusable (one that never answers, say). */
+    if (prolog_failed_on(node)) {
+        struct bai_settings site;
+        if (bai_site_load(ac, av, &site) == 0) {
+            (void)check_prolog(site.job_root, jobid, node);
+            bai_settings_free(&site);
+        }
         goto out;
     }
     bool have_digest = spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_DIGEST, digest, sizeof digest) == ESPANK_SUCCESS;
-    /* This process already is the user: read the file directly (O_NONBLOCK, regular files only). */
+    /* This process already is the user: a child of it reads the file (O_NONBLOCK, regular files only) and is
+     * killed at the deadline, so a file system that never answers cannot hang the task. */
     struct bai_source src = {.path = job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
+                             .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS,
                              .digest = have_digest ? digest : NULL};
     if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
-        slurm_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
+        bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;
     }
     loaded = true;
@@ -177,16 +264,16 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         goto out;
     }
     bai_diag_free(&diag);
-    if (check_prolog(l.site.job_root, jobid, jobid_s, node) != 0)
+    if (check_prolog(l.site.job_root, jobid, node) != 0)
         goto out;
 
     if (stepid == SLURM_BATCH_SCRIPT &&
         spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_SCRIPT, script, sizeof script) == ESPANK_SUCCESS &&
         strcmp(script, "generated") != 0) {
         if (nnodes != (uint32_t)l.job.node_count) {
-            slurm_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
-                        "submit with --nodes=%d or without a script",
-                        jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
+            bai_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
+                      "submit with --nodes=%d or without a script",
+                      jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
             goto out;
         }
         if (bai_plan_has_node_steps(&l.plan) && run_node_steps(sp, &l.plan, jobid) != 0)
@@ -195,11 +282,20 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     if (set_env(sp, &l.plan, jobid_s, jobid) != 0)
         goto out;
     if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS) {
-        slurm_error("batchai: job %u: cannot get the task's rank", jobid);
+        bai_error("batchai: job %u: cannot get the task's rank", jobid);
         goto out;
     }
     snprintf(rank_s, sizeof rank_s, "%u", rank);
     if (spank_setenv(sp, "AZ_BATCHAI_TASK_INDEX", rank_s, 1) != ESPANK_SUCCESS)
+        goto out;
+    /* Last, once everything above held: what every step of the rendered script checks (translate.h). */
+    char prepared[sizeof jobid_s + sizeof node + 1];
+    snprintf(prepared, sizeof prepared, "%s:%s", jobid_s, node);
+    char built[32];
+    snprintf(built, sizeof built, "%d.%02d.%d", SLURM_VERSION_MAJOR(SLURM_VERSION_NUMBER),
+             SLURM_VERSION_MINOR(SLURM_VERSION_NUMBER), SLURM_VERSION_MICRO(SLURM_VERSION_NUMBER));
+    if (spank_setenv(sp, BAI_PLUGIN_SLURM_VAR, built, 1) != ESPANK_SUCCESS ||
+        spank_setenv(sp, BAI_PREPARED_VAR, prepared, 1) != ESPANK_SUCCESS)
         goto out;
     rc = 0;
 out:

@@ -8,5 +8,7 @@
 
 int bai_remote_init(spank_t sp, int ac, char **av);
 int bai_remote_task_init(spank_t sp, int ac, char **av);
+/* task_init_privileged: still root, in the task's own process; reads the prolog's verdict for task_init. */
+int bai_remote_task_privileged(spank_t sp, int ac, char **av);
 
 #endif

@@ -150,6 +150,11 @@ int bai_user_setup(void *arg)
 int bai_user_remove_dir(void *arg)
 {
     const char *job_dir = arg;
+    /* The job may have left its directory mode 000: it is the user's, so the user opens it up. (Root checked
+     * that job_root's entry is a real directory of the user's, and only root can replace it.) */
+    if (fchmodat(AT_FDCWD, job_dir, 0700, AT_SYMLINK_NOFOLLOW) != 0) {
+        /* gone already, or the open below says why */
+    }
     int fd = open(job_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : 1; /* another slurmd on this host removed it first */

@@ -63,3 +63,9 @@ else
 check-cluster:
 	@echo "make check-cluster SLURM_PREFIX=/opt/slurm [CGROUP=1]: SLURM_PREFIX names the Slurm to test" >&2; exit 2
 endif
+
+# A FUSE file system whose reads never answer, for hostile_fuse.sh (kernel headers only; no libfuse).
+$(BUILD)/tests/fuse_hang: tests/cluster/fuse_hang.c
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) -o $@ $<
+TEST_BINS += $(BUILD)/tests/fuse_hang

@@ -3,7 +3,7 @@
 # link to a directory of the user's, a link to root's victim directory, a hard link to a file of the
 # user's, and (where this host lets root bind-mount) a mount of another directory. The epilog removes the
 # job directory as the user, by fds, following no link and crossing no mount: what lies behind them all
-# survives, and the directory itself goes.
+# survives, and the directory itself goes (moved aside in job_root when a mount point kept it).
 . "$(dirname "$0")/lib.sh"
 cluster_start
 victim_make
@@ -24,7 +24,14 @@ touch "$WORK/go"
 assert_nodes_idle
 if [ $mounted = 1 ]; then
     [ "$(cat "$CL/mnt-src/file" 2>/dev/null)" = keep ] || fail "the epilog deleted through a mount point"
-    umount "$temp/m" || true
+    # The mount point kept the job directory: root moved it aside, so that no later job with this id finds
+    # it, and said so.
+    stale=$(ls -d "$CL/jobs/.stale-$id-"* 2>/dev/null | head -n 1)
+    [ -n "$stale" ] && [ -d "$stale/temp/m" ] || fail "what the mount kept was not moved aside: $(ls -a "$CL/jobs")"
+    umount "$stale/temp/m" || true
+    [ ! -e "$CL/jobs/$id" ] || fail "the job directory $CL/jobs/$id is still there for the next job $id"
+    grep -q "could not remove all of $CL/jobs/$id; what is left is in $stale" "$CL"/log/slurmd-n*.log ||
+        fail "slurmd's log does not say where the leftovers went"
 else
     echo "note: bind mounts are not allowed here; the mount case was not exercised"
 fi

@@ -151,3 +151,22 @@ assert_grep() { grep -q -- "$1" "$2" || fail "$2 does not contain '$1': $(head -
 # The mount every scenario uses: share "myshare" at $AZ_BATCHAI_JOB_MOUNT_ROOT/myshare.
 MOUNT_JSON='"mountVolumes": {"azureFileShares": [{"azureFileUrl": "https://<AZURE_BATCHAI_STORAGE_ACCOUNT>.file.core.windows.net/myshare", "relativeMountPath": "myshare"}]}'
 LOGS_JSON='"stdOutErrPathPrefix": "$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/logs"'
+
+# stop_daemon NAME: stop a daemon of the cluster (slurmctld, slurmd-n1...) from its pid file.
+stop_daemon() {
+    local pid i
+    pid=$(tr -dc '0-9' <"$CL/run/$1.pid")
+    kill -TERM "$pid"
+    for ((i = 0; i < 100; i++)); do [ -d "/proc/$pid" ] || return 0; sleep 0.1; done
+    fail "$1 (pid $pid) did not stop"
+}
+
+# ctld_restart: slurmctld reads SlurmctldParameters, PrologFlags and the files configless ships when it
+# starts: restart it after changing them (-i: its state stays).
+ctld_restart() {
+    local i
+    stop_daemon slurmctld
+    slurmctld -i || fail "slurmctld did not restart"
+    for ((i = 0; i < 150; i++)); do scontrol ping >/dev/null 2>&1 && return 0; sleep 0.1; done
+    fail "slurmctld does not answer after a restart"
+}

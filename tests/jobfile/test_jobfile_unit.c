@@ -562,7 +562,8 @@ static void test_rendered_script(void)
     const char *mkdir_log[] = { "/bin/mkdir", "-p", log, NULL };
     CHECK(log && run(mkdir_log, NULL, NULL) == 0);
     const char *job_run[] = { "/bin/bash", "-c", stub, "bash", script_path, NULL };
-    const char *env[] = { "SLURM_JOB_ID=1", "SLURM_PROCID=0", "SLURMD_NODENAME=node1",
+    /* BAI_PREPARED_VAR: what the plugin's task context sets on a node it prepared. */
+    const char *env[] = { "SLURM_JOB_ID=1", "SLURM_PROCID=0", "SLURMD_NODENAME=node1", BAI_PREPARED_VAR "=1:node1",
                           "AZ_BATCHAI_MPI_HOST_FILE=hostfile", "AZ_BATCHAI_JOB_MOUNT_ROOT=/mnt/job", NULL };
     CHECK(run(job_run, NULL, env) == 0);
 
@@ -630,8 +631,18 @@ static void test_yaml(void)
     bai_diag_free(&d);
 }
 
+/* The node check goes inside single-quoted wrappers of the rendered script: no single quote in it; it tests
+ * the variable the plugin sets against this task's job and node, and fails the task. */
+static void test_node_check(void)
+{
+    CHECK(strchr(bai_node_check, '\'') == NULL);
+    CHECK(strstr(bai_node_check, "\"${" BAI_PREPARED_VAR "-}\" = \"$SLURM_JOB_ID:$SLURMD_NODENAME\"") != NULL);
+    CHECK(strstr(bai_node_check, "exit 1; }") != NULL);
+}
+
 int main(void)
 {
+    test_node_check();
     test_durations();
     test_sha256();
     test_format_and_expand();

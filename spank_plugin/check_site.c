@@ -1,0 +1,427 @@
+/* batchai-job check-site and check-node: see check_site.h. */
+#include "check_site.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <glob.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rootfs.h"
+#include "sbuf.h"
+#include "settings.h"
+#include "translate.h"
+
+static int problems;
+
+static void report(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void report(const char *level, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("%-4s ", level);
+    vprintf(fmt, ap);
+    putchar('\n');
+    va_end(ap);
+    if (strcmp(level, "FAIL") == 0)
+        problems++;
+}
+
+/* One word for /bin/sh: single-quoted, or NULL for a word that holds a quote (node and partition names and
+ * paths here never need one). */
+static void sh_word(struct sbuf *b, const char *w)
+{
+    if (strchr(w, '\''))
+        b->failed = true;
+    sb_printf(b, " '%s'", w);
+}
+
+/* The value of `Key = Value` in scontrol show config's output, or NULL. */
+static char *config_value(const char *config, const char *key)
+{
+    size_t klen = strlen(key);
+    for (const char *p = config; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        if (strncmp(p, key, klen) != 0 || (p[klen] != ' ' && p[klen] != '='))
+            continue;
+        const char *v = strchr(p, '=');
+        if (!v)
+            continue;
+        v++;
+        while (*v == ' ')
+            v++;
+        return strndup(v, strcspn(v, "\n"));
+    }
+    return NULL;
+}
+
+/* The whole output of a shell command line; NULL when it cannot run. *status gets its exit status. */
+static char *run_capture(const char *cmdline, int *status)
+{
+    FILE *f = popen(cmdline, "r");
+    struct sbuf b = {0};
+    char buf[4096];
+    size_t n;
+    if (!f)
+        return NULL;
+    while ((n = fread(buf, 1, sizeof buf - 1, f)) > 0) {
+        buf[n] = '\0';
+        sb_puts(&b, buf);
+    }
+    int st = pclose(f);
+    *status = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    char *out = sb_finish(&b);
+    return out ? out : strdup("");
+}
+
+/* What the plugstack says about spank_batchai.so. */
+struct plug_line {
+    char *file;            /* the file that holds the line */
+    char *args;            /* the arguments after the .so path, NULL when no line names the plugin */
+    bool via_include;      /* reached through an include */
+    bool include_has_dir;  /* ... whose pattern holds a '/': configless does not ship it */
+};
+
+/* Find the plugin's line in `path` as Slurm's spank.c does: "required|optional PATH ARGS" lines and
+ * "include PATTERN" (relative to the file's directory), globbed. */
+static void plugstack_scan(const char *path, struct plug_line *pl, bool via_include, bool include_has_dir, int depth)
+{
+    FILE *f = fopen(path, "re");
+    char line[8192];
+    if (!f || depth > 8) {
+        if (f)
+            fclose(f);
+        return;
+    }
+    while (!pl->args && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "#\n")] = '\0';
+        char *save = NULL, *kind = strtok_r(line, " \t", &save), *what = kind ? strtok_r(NULL, " \t", &save) : NULL;
+        if (!what)
+            continue;
+        if (strcmp(kind, "include") == 0) {
+            char pattern[PATH_MAX], dir[PATH_MAX];
+            snprintf(dir, sizeof dir, "%s", path);
+            if (what[0] == '/')
+                snprintf(pattern, sizeof pattern, "%s", what);
+            else
+                snprintf(pattern, sizeof pattern, "%s/%s", dirname(dir), what);
+            glob_t g;
+            if (glob(pattern, 0, NULL, &g) == 0)
+                for (size_t i = 0; i < g.gl_pathc && !pl->args; i++)
+                    plugstack_scan(g.gl_pathv[i], pl, true, include_has_dir || strchr(what, '/'), depth + 1);
+            globfree(&g);
+        } else if ((strcmp(kind, "required") == 0 || strcmp(kind, "optional") == 0) &&
+                   strstr(what, "spank_batchai")) {
+            pl->file = strdup(path);
+            pl->args = strdup(save ? save : "");
+            pl->via_include = via_include;
+            pl->include_has_dir = include_has_dir;
+        }
+    }
+    fclose(f);
+}
+
+/* Slurm's side: PrologFlags, the plugstack line and its settings, the configless pitfalls. Fills `site`;
+ * returns false when the probe step cannot mean anything (no plugin line, bad settings). */
+static bool check_config(const char *config, struct bai_settings *site)
+{
+    bool ok = true;
+    char *flags = config_value(config, "PrologFlags");
+    if (flags && strstr(flags, "Alloc"))
+        report("ok", "PrologFlags=%s has Alloc (the prolog prepares nodes before the batch script starts)", flags);
+    else
+        report("FAIL", "PrologFlags=%s lacks Alloc: set PrologFlags=Alloc in slurm.conf, or the batch step opens "
+               "its output before the plugin has made the log directory", flags ? flags : "(none)");
+    free(flags);
+
+    char *conf = config_value(config, "SLURM_CONF");
+    char *plugstack = config_value(config, "PlugStackConfig");
+    char dflt[PATH_MAX], dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", conf ? conf : "/etc/slurm/slurm.conf");
+    snprintf(dflt, sizeof dflt, "%s/plugstack.conf", dirname(dir));
+    bool set = plugstack && plugstack[0] == '/';
+    const char *path = set ? plugstack : dflt;
+    char *params = config_value(config, "SlurmctldParameters");
+    bool configless = params && strstr(params, "enable_configless");
+
+    struct plug_line pl = {0};
+    plugstack_scan(path, &pl, false, false, 0);
+    if (!pl.args) {
+        report("FAIL", "%s names no spank_batchai.so (required /usr/lib/slurm/spank_batchai.so ...: "
+               "spank_batchai(8))", path);
+        ok = false;
+    } else {
+        report("ok", "the plugin's line is in %s", pl.file);
+        struct bai_diag diag = {0};
+        char *save = NULL, *args = strdup(pl.args);
+        for (char *w = args ? strtok_r(args, " \t", &save) : NULL; w; w = strtok_r(NULL, " \t", &save))
+            (void)bai_settings_apply(site, w, pl.file, true, &diag);
+        free(args);
+        if (bai_diag_total(&diag)) {
+            bai_diag_print(&diag, stdout, "FAIL plugstack arguments: ");
+            problems += (int)bai_diag_total(&diag);
+            ok = false;
+        }
+        bai_diag_free(&diag);
+    }
+    if (configless) {
+        char pdir[PATH_MAX];
+        snprintf(pdir, sizeof pdir, "%s", path);
+        if (set && strcmp(path, dflt) != 0)
+            report("warn", "configless: PlugStackConfig=%s is not beside slurm.conf, so it is not shipped; every "
+                   "node must have it at that path (the node checks below say whether they do)", path);
+        if (pl.include_has_dir)
+            report("warn", "configless: the plugin's line comes from an include of a pattern with a directory "
+                   "(%s), which configless does not ship; every node must have it (see the node checks)", pl.file);
+    }
+    free(conf);
+    free(plugstack);
+    free(params);
+    free(pl.file);
+    free(pl.args);
+    return ok;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return (flag == FTW_DP ? rmdir(path) : unlink(path)) == 0 || errno == ENOENT ? 0 : -1;
+}
+
+/* The nodes of the partition (its default when NULL), one per line, from sinfo. */
+static char *partition_nodes(const char *partition, int *count)
+{
+    struct sbuf cmd = {0};
+    int st;
+    sb_puts(&cmd, "sinfo -h -N -o '%N %P'");
+    if (partition) {
+        sb_puts(&cmd, " -p");
+        sh_word(&cmd, partition);
+    }
+    char *c = sb_finish(&cmd);
+    char *out = c ? run_capture(c, &st) : NULL;
+    free(c);
+    if (!out || st != 0) {
+        free(out);
+        return NULL;
+    }
+    /* ",n1,n2," while collecting: sinfo -N lists a node once per partition it is in. */
+    struct sbuf nodes = {0};
+    sb_puts(&nodes, ",");
+    *count = 0;
+    for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        char *sp = strchr(l, ' '), look[300];
+        if (!sp || (!partition && sp[strlen(sp) - 1] != '*')) /* no -p: the default partition, marked '*' */
+            continue;
+        *sp = '\0';
+        snprintf(look, sizeof look, ",%s,", l);
+        if (nodes.s && strstr(nodes.s, look))
+            continue;
+        sb_printf(&nodes, "%s,", l);
+        (*count)++;
+    }
+    char *list = sb_finish(&nodes);
+    free(out);
+    if (list && *count) { /* without the outer commas */
+        list[strlen(list) - 1] = '\0';
+        memmove(list, list + 1, strlen(list));
+    }
+    return list;
+}
+
+/* The probe step on every node; its lines are check-node's, then srun's own messages. */
+static void check_nodes(const char *self, const char *partition, const char *dir, const struct bai_settings *site)
+{
+    int count = 0, st;
+    char *nodes = partition_nodes(partition, &count);
+    if (!nodes || count == 0) {
+        report("FAIL", "sinfo lists no node in partition %s", partition ? partition : "(the default)");
+        free(nodes);
+        return;
+    }
+    char probe[PATH_MAX];
+    if (snprintf(probe, sizeof probe, "%s/.batchai-check-site-XXXXXX", dir) >= (int)sizeof probe || !mkdtemp(probe)) {
+        report("FAIL", "cannot make a probe directory in %s: %s", dir, strerror(errno));
+        free(nodes);
+        return;
+    }
+    char job[PATH_MAX + 32];
+    (void)snprintf(job, sizeof job, "%s/check-site.json", probe);
+    FILE *f = fopen(job, "we");
+    if (f) {
+        fprintf(f, "{\"properties\": {\"nodeCount\": %d, \"stdOutErrPathPrefix\": \"%s/logs\",\n"
+                   "  \"customToolkitSettings\": {\"commandLine\": \"true\"}}}\n", count, probe);
+        fclose(f);
+    }
+    struct sbuf cmd = {0};
+    sb_printf(&cmd, "srun --job-name=batchai-check-site --time=5 --nodes=%d --ntasks-per-node=1", count);
+    if (partition) {
+        sb_puts(&cmd, " --partition");
+        sh_word(&cmd, partition);
+    }
+    sb_puts(&cmd, " --nodelist");
+    sh_word(&cmd, nodes);
+    sb_printf(&cmd, " --batchai-job='%s'", job);
+    sh_word(&cmd, self);
+    sb_puts(&cmd, " check-node");
+    sh_word(&cmd, site->job_root);
+    sh_word(&cmd, site->runtime == BAI_RUNTIME_OCI ? "oci" : site->runtime == BAI_RUNTIME_PYXIS ? "pyxis" : "none");
+    sh_word(&cmd, site->image_root);
+    sb_puts(&cmd, " </dev/null 2>&1");
+    char *c = sb_finish(&cmd);
+    char *out = c ? run_capture(c, &st) : NULL;
+    free(c);
+    /* Each node that ran check-node says "<node> prepared"; a node without the line failed. */
+    for (char *save = NULL, *n = strtok_r(nodes, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+        char want[300];
+        snprintf(want, sizeof want, "node %s: ok   the plugin prepared it", n);
+        if (!out || !strstr(out, want))
+            report("FAIL", "node %s: the probe step did not report it prepared (the lines below say why)", n);
+    }
+    if (out)
+        for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+            if (strncmp(l, "node ", 5) == 0) {
+                puts(l);
+                problems += strstr(l, ": FAIL ") != NULL;
+            } else {
+                printf("     %s\n", l); /* srun's own messages, the plugin's among them */
+            }
+        }
+    if (!out || st != 0)
+        report("FAIL", "the probe step (srun --batchai-job on %d node%s) failed%s", count, count == 1 ? "" : "s",
+               out ? "" : ": cannot run srun");
+    free(out);
+    free(nodes);
+    if (nftw(probe, rm_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        report("warn", "cannot remove the probe directory %s", probe);
+}
+
+int bai_check_site_main(const char *self, int argc, char **argv)
+{
+    static const char usage[] = "usage: batchai-job check-site [-p PARTITION] [-d DIR]\n";
+    const char *partition = NULL;
+    char cwd[PATH_MAX], dir[PATH_MAX] = "";
+    int st;
+    for (int i = 0; i < argc; i++) {
+        bool p = strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--partition") == 0;
+        bool d = strcmp(argv[i], "-d") == 0 || strcmp(argv[i], "--dir") == 0;
+        if ((!p && !d) || i + 1 == argc) {
+            fputs(usage, stderr);
+            return 2;
+        }
+        if (p)
+            partition = argv[++i];
+        else if (!realpath(argv[++i], dir)) {
+            fprintf(stderr, "batchai-job check-site: %s: %s\n", argv[i], strerror(errno));
+            return 2;
+        }
+    }
+    if (!getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "batchai-job check-site: getcwd: %s\n", strerror(errno));
+        return 2;
+    }
+    char *config = run_capture("scontrol show config 2>&1", &st);
+    if (!config || st != 0) {
+        report("FAIL", "scontrol show config failed: %s", config ? config : "cannot run scontrol");
+        free(config);
+        return 1;
+    }
+    struct bai_settings site;
+    if (bai_settings_init(&site) != 0) {
+        free(config);
+        return 1;
+    }
+    char *version = config_value(config, "SLURM_VERSION");
+    report("ok", "Slurm %s; batchai-job %s", version ? version : "(unknown)", BAI_VERSION);
+    free(version);
+    if (check_config(config, &site))
+        check_nodes(self, partition, dir[0] ? dir : cwd, &site);
+    free(config);
+    bai_settings_free(&site);
+    printf("%s\n", problems ? "check-site: problems found" : "check-site: all checks passed");
+    return problems ? 1 : 0;
+}
+
+/* --- check-node: inside the probe step, on each node, as the admin who ran check-site --- */
+
+static void node_line(const char *node, bool good, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void node_line(const char *node, bool good, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    printf("node %s: %-4s %s\n", node, good ? "ok" : "FAIL", msg);
+}
+
+/* Is `prog` an executable on PATH? */
+static bool on_path(const char *prog)
+{
+    const char *path = getenv("PATH");
+    char buf[PATH_MAX];
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        size_t n = strcspn(p, ":");
+        if (snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog) < (int)sizeof buf && access(buf, X_OK) == 0)
+            return true;
+        p += n + (p[n] == ':');
+    }
+    return false;
+}
+
+int bai_check_node_main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: batchai-job check-node JOB_ROOT RUNTIME IMAGE_ROOT (run by check-site)\n");
+        return 2;
+    }
+    const char *job_root = argv[0], *runtime = argv[1], *image_root = argv[2];
+    const char *node = getenv("SLURMD_NODENAME"), *jobid = getenv("SLURM_JOB_ID");
+    const char *prepared = getenv(BAI_PREPARED_VAR), *built = getenv(BAI_PLUGIN_SLURM_VAR);
+    char want[512], why[BAI_WHY_MAX];
+    bool all = true;
+    if (!node)
+        node = "?";
+    snprintf(want, sizeof want, "%s:%s", jobid ? jobid : "", node);
+    if (prepared && strcmp(prepared, want) == 0)
+        node_line(node, true, "the plugin prepared it (built for Slurm %s)", built ? built : "?");
+    else {
+        node_line(node, false, "the plugin did not run here: it is not in this node's plugstack (configless: an "
+                  "include with a directory is not shipped, an absolute PlugStackConfig must exist on the node)");
+        all = false;
+    }
+    /* The same rule the plugin applies as root: every component from / root's and writable by root alone. */
+    int fd = bai_trusted_dir_open(job_root, false, why);
+    if (fd >= 0) {
+        node_line(node, true, "job_root %s is root's alone from /", job_root);
+        close(fd);
+    } else {
+        node_line(node, false, "job_root: %s", why);
+        all = false;
+    }
+    if (strcmp(runtime, "oci") == 0) {
+        bool runc = on_path("runc"), crun = on_path("crun");
+        node_line(node, runc || crun, "container runtime oci: %s", runc ? "runc found" : crun ? "crun found"
+                                                                                          : "neither runc nor crun on PATH");
+        all &= runc || crun;
+        bool images = access(image_root, X_OK) == 0;
+        node_line(node, images, "image_root %s %s", image_root, images ? "is there" : "is missing");
+        all &= images;
+    } else if (strcmp(runtime, "pyxis") == 0) {
+        bool enroot = on_path("enroot");
+        node_line(node, enroot, "container runtime pyxis: %s", enroot ? "enroot found" : "enroot is not on PATH");
+        all &= enroot;
+    } else {
+        node_line(node, true, "container runtime none: container jobs are refused at submission");
+    }
+    fflush(stdout);
+    return all ? 0 : 1;
+}

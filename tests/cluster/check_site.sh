@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# batchai-job check-site, as an admin runs it: on a good cluster every check passes on n1 and n2 (exit 0);
+# without PrologFlags=Alloc, or with job_root's parent writable by a group, it names the problem and exits 1.
+# A node without the plugin is checked in fail_closed.sh, which makes one.
+. "$(dirname "$0")/lib.sh"
+cluster_start
+BAI=$BUILD/bin/batchai-job
+[ -x "$BAI" ] || skip "$BAI is not built"
+OUT=$CL/check-site.out
+
+# check_site WANT_STATUS: run it as root from $WORK (every node sees it); its output in $OUT.
+check_site() {
+    local rc=0
+    (cd "$WORK" && "$BAI" check-site -p debug) >"$OUT" 2>&1 || rc=$?
+    [ "$rc" = "$1" ] || fail "check-site exited $rc, want $1: $(cat "$OUT")"
+    ! ls -d "$WORK"/.batchai-check-site-* 2>/dev/null || fail "check-site left its probe directory in $WORK"
+}
+
+install -d -m 0755 "$CL/images" # container_runtime=oci (the default): its staged bundles' directory
+check_site 0
+for n in n1 n2; do
+    assert_grep "node $n: ok   the plugin prepared it (built for Slurm " "$OUT"
+    assert_grep "node $n: ok   job_root $CL/jobs is root's alone from /" "$OUT"
+    assert_grep "node $n: ok   container runtime oci: runc found" "$OUT"
+done
+assert_grep "ok   PrologFlags=Alloc" "$OUT"
+assert_grep "check-site: all checks passed" "$OUT"
+
+# No PrologFlags=Alloc.
+sed -i 's/^PrologFlags=Alloc$/#&/' "$CL/slurm.conf"
+ctld_restart
+check_site 1
+assert_grep "lacks Alloc: set PrologFlags=Alloc" "$OUT"
+sed -i 's/^#PrologFlags=Alloc$/PrologFlags=Alloc/' "$CL/slurm.conf"
+ctld_restart
+
+# job_root's parent writable by a group: the plugin refuses it on every node, and the check says so.
+chmod 0775 "$CL"
+check_site 1
+assert_grep "is writable by group or others" "$OUT"
+assert_grep "FAIL node n1: the probe step did not report it prepared" "$OUT"
+chmod 0755 "$CL"
+# No image_root for container_runtime=oci.
+rmdir "$CL/images"
+check_site 1
+assert_grep "node n2: FAIL image_root $CL/images is missing" "$OUT"
+install -d -m 0755 "$CL/images"
+check_site 0
+assert_nodes_idle
+pass "check-site passed a good cluster and named a missing PrologFlags=Alloc, a group-writable job_root parent and a missing image_root"
