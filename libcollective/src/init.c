@@ -14,6 +14,8 @@ struct coll_state coll_g = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .work_cv = PTHREAD_COND_INITIALIZER,
     .done_cv = PTHREAD_COND_INITIALIZER,
+    .watchdog_cv = PTHREAD_COND_INITIALIZER,
+    .late_seq = -1,
 };
 
 /* Set once we have called MPI_Init_thread: a failed coll_init() leaves MPI initialised (MPI cannot be
@@ -137,7 +139,11 @@ int coll_finalize(void)
 {
     if (!coll_g.initialised)
         return coll_fail(COLL_ERR_STATE, "libcollective: coll_finalize without coll_init");
-    int rc = coll_wait_all();
+    /* A checked barrier: a rank still calling collectives then disagrees with this one (and the job
+     * aborts) instead of leaving this rank in MPI_Finalize. */
+    int rc = coll_g.size > 1 ? coll_finalize_barrier() : COLL_OK;
+    int rc_all = coll_wait_all();
+    rc = rc ? rc : rc_all;
     coll_progress_stop();
     coll_fusion_release();
     coll_host_release();

@@ -190,6 +190,8 @@ static int coordinate(struct progress *p)
             const char *text = coll_coord_mismatch(p->coord, seq);
             if (!text)
                 continue;
+            if (coll_g.env.mismatch_abort) /* the ranks' programs have diverged: nothing after can agree */
+                coll_abort_job("%s; aborting the job (COLL_MISMATCH_ABORT=1)", text);
             size_t len = strlen(text) + 1, nw = 1 + (len + 7) / 8;
             for (int r = 1; r < coll_g.size; r++) {
                 int64_t *msg = words(nw);
@@ -209,7 +211,6 @@ static int coordinate(struct progress *p)
         p->granted = upto;
         busy = 1;
     }
-    coll_coord_stall_check(p->coord, coll_now());
     return busy;
 }
 
@@ -318,6 +319,8 @@ static void *progress_main(void *arg)
         }
         if (coll_g.use_mpi) {
             busy |= coll_g.rank == 0 ? coordinate(p) : follow(p);
+            if (busy && p->coord) /* something was announced or granted */
+                coll_coord_publish_late(p->coord);
             reap_sends(p, 0);
         } else if (p->announced) { /* a single process without MPI agrees with itself */
             p->granted = p->work[p->announced - 1]->seq + 1;
@@ -345,12 +348,19 @@ int coll_progress_start(void)
     if (coll_g.use_mpi && coll_g.rank == 0 && !(state.coord = coll_coord_new(coll_g.size)))
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the coordinator of %d ranks", coll_g.size);
     coll_g.stop = 0;
+    coll_g.late_seq = -1;
     int rc = pthread_create(&coll_g.thread, NULL, progress_main, &state);
     if (rc) {
         coll_coord_free(state.coord);
         return coll_fail(COLL_ERR_STATE, "libcollective: cannot start the progress thread: %s", strerror(rc));
     }
-    return COLL_OK;
+    if (coll_g.size > 1 && (rc = coll_watchdog_start()) != COLL_OK) {
+        char err[COLL_ERRLEN];
+        snprintf(err, sizeof err, "%s", coll_last_error());
+        coll_progress_stop();
+        coll_set_error(err);
+    }
+    return rc;
 }
 
 void coll_progress_stop(void)
@@ -360,6 +370,7 @@ void coll_progress_stop(void)
     pthread_cond_signal(&coll_g.work_cv);
     pthread_mutex_unlock(&coll_g.lock);
     pthread_join(coll_g.thread, NULL);
+    coll_watchdog_stop();
     coll_coord_free(state.coord);
     free(state.work);
     free(state.sends);
