@@ -15,6 +15,7 @@
 #include "input_ring.h"
 #include "keras_h5.h"
 #include "progress.h"
+#include "recipe.h"
 #include "rng.h"
 #include "step_export.h"
 
@@ -361,6 +362,28 @@ static int load_data(struct run *r)
     return any_failed(failed) ? -1 : 0;
 }
 
+/* Every rank must run the same recipe (recipe.h): gathered from all ranks and compared with rank 0's, so
+ * that every rank refuses alike, and rank 0 says which ranks and fields differ. */
+static int same_recipe(const struct run *r)
+{
+    if (r->size < 2)
+        return 0;
+    struct recipe mine, *all = calloc((size_t)r->size, sizeof *all);
+    char msg[2048];
+    recipe_of(&mine, r->o, r->size, &r->train, &r->test);
+    if (!all || coll_allgather(&mine, all, RECIPE_NFIELDS, COLL_INT64) != COLL_OK) {
+        fprintf(stderr, "cifar-train: comparing the ranks' recipes failed: %s\n", all ? coll_last_error() : "no memory");
+        free(all);
+        return -1;
+    }
+    const int differ = recipe_compare(all, r->size, msg, sizeof msg);
+    free(all);
+    if (differ && r->rank == 0)
+        fprintf(stderr, "cifar-train: %d of %d ranks would run another recipe than rank 0; no rank starts:\n%s\n",
+                differ, r->size, msg);
+    return differ ? -1 : 0;
+}
+
 static int run_epoch(struct run *r, int epoch)
 {
     const struct train_options *o = r->o;
@@ -544,7 +567,7 @@ int train_run(const struct train_options *o)
 {
     struct run r;
     int rc = 1;
-    if (setup(&r, o) != 0 || load_data(&r) != 0 || initial_state(&r) != 0)
+    if (setup(&r, o) != 0 || load_data(&r) != 0 || same_recipe(&r) != 0 || initial_state(&r) != 0)
         goto out;
     r.epochs = o->epochs > 0 ? o->epochs : (100 + r.size - 1) / r.size;
     r.order = malloc(r.train.n * sizeof *r.order);
