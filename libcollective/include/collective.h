@@ -88,6 +88,9 @@ int coll_wait_all(void);           /* every outstanding handle of this rank (the
 int coll_test(coll_handle handle, int *done);
 
 const char *coll_last_error(void);
+/* CPU seconds that libcollective's own threads (progress and watchdog) have used since coll_init(); 0
+ * when none run. For benchmarks: what the collectives cost the cores they share with the program. */
+double coll_thread_cpu_seconds(void);
 size_t coll_dtype_size(enum coll_dtype type);
 
 #ifdef __cplusplus

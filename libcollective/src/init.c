@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 struct coll_state coll_g = {
     .rank = -1,
@@ -162,3 +163,19 @@ int coll_size(void) { return coll_g.size; }
 int coll_local_rank(void) { return coll_g.local_rank; }
 int coll_local_size(void) { return coll_g.local_size; }
 int coll_device(void) { return coll_g.device; }
+
+static double thread_cpu(pthread_t t)
+{
+    clockid_t id;
+    struct timespec ts;
+    if (pthread_getcpuclockid(t, &id) != 0 || clock_gettime(id, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double coll_thread_cpu_seconds(void)
+{
+    if (!coll_g.initialised || !coll_g.use_mpi)
+        return 0;
+    return thread_cpu(coll_g.thread) + (coll_g.watchdog_running ? thread_cpu(coll_g.watchdog) : 0);
+}

@@ -127,6 +127,10 @@ int coll_finalize_barrier(void); /* the COLL_KIND_FINALIZE barrier of coll_final
 
 /* progress.c */
 int coll_progress_start(void);
+/* Sleeps the next of a growing series of short naps (*nap: 0 to start the series); coll_nap_next only
+ * advances it and returns the nap in seconds. How libcollective waits for MPI without spinning. */
+void coll_nap(double *nap);
+double coll_nap_next(double *nap);
 void coll_progress_stop(void);
 
 /* coordinator.c: rank 0's view of who reached which sequence number. */

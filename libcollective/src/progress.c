@@ -13,7 +13,7 @@
  * MPI keeps messages between two ranks on one communicator in order, so an ERR arrives before its GO. */
 #include "internal.h"
 
-#include <sched.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +32,7 @@ struct progress {
     size_t announced; /* work[0..announced) were announced */
     int64_t granted;  /* seqs below it may run */
     double deadline;  /* when unannounced work must be announced; 0 when there is none */
-    unsigned idle;    /* polls in a row that found nothing, for the backoff */
+    double nap;       /* the last nap while a message is owed (coll_nap), 0 after progress */
     struct coll_coord *coord; /* rank 0 only */
     struct send_slot *sends;
     size_t nsends, scap;
@@ -249,9 +249,22 @@ static int execute(struct progress *p)
     return 1;
 }
 
-static void sleep_sec(double s)
+/* Naps grow from 10 us to 200 us: a grant or a transfer that is about to arrive is seen within a few
+ * microseconds, and a peer that is a whole layer late costs some 5000 wake-ups a second (about 1% of a
+ * core) instead of a core polled flat out. The thread's timer slack is 1 us (progress_main), or the
+ * kernel would round every nap up by its default 50 us. */
+#define NAP_MIN 10e-6
+#define NAP_MAX 200e-6
+
+double coll_nap_next(double *nap)
 {
-    struct timespec ts = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    *nap = *nap <= 0 ? NAP_MIN : *nap * 2 < NAP_MAX ? *nap * 2 : NAP_MAX;
+    return *nap;
+}
+
+void coll_nap(double *nap)
+{
+    struct timespec ts = {.tv_nsec = (long)(coll_nap_next(nap) * 1e9)};
     nanosleep(&ts, NULL);
 }
 
@@ -268,9 +281,9 @@ static void wait_until_locked(double when)
     pthread_cond_timedwait(&coll_g.work_cv, &coll_g.lock, &ts);
 }
 
-/* Nothing happened this round. Sleeping on the condition variable is only safe when no message can be
- * owed to us: otherwise poll, spinning briefly (a grant usually follows within microseconds when every
- * rank is in the same step) and then backing off so a slow peer does not cost a core. */
+/* Nothing happened this round. Sleeping on the condition variable until woken is only safe when no
+ * message can be owed to us: otherwise nap on it (a new request or a waiter still wakes us at once) and
+ * poll MPI again, never spinning. */
 static void idle_locked(struct progress *p)
 {
     if (coll_g.pending_head || coll_g.flush || coll_g.stop)
@@ -282,15 +295,10 @@ static void idle_locked(struct progress *p)
         return;
     }
     if (awaiting) {
-        double nap = p->idle < 2000 ? 0 : p->idle < 4000 ? 20e-6 : 200e-6;
-        if (p->nwork > p->announced && p->deadline - coll_now() < nap)
-            nap = 0;
-        pthread_mutex_unlock(&coll_g.lock);
-        if (nap > 0)
-            sleep_sec(nap);
-        else
-            sched_yield();
-        pthread_mutex_lock(&coll_g.lock);
+        double until = coll_now() + coll_nap_next(&p->nap);
+        if (p->nwork > p->announced && p->deadline < until)
+            until = p->deadline;
+        wait_until_locked(until);
         return;
     }
     if (coordinating) /* others may announce (and stall) while this rank's program computes */
@@ -302,6 +310,7 @@ static void idle_locked(struct progress *p)
 static void *progress_main(void *arg)
 {
     struct progress *p = arg;
+    prctl(PR_SET_TIMERSLACK, 1000UL); /* naps of 10 us are 10 us, not 60 (see NAP_MIN) */
     pthread_mutex_lock(&coll_g.lock);
     for (;;) {
         size_t before = p->nwork;
@@ -326,7 +335,8 @@ static void *progress_main(void *arg)
             p->granted = p->work[p->announced - 1]->seq + 1;
         }
         busy |= execute(p);
-        p->idle = busy ? 0 : p->idle + 1;
+        if (busy)
+            p->nap = 0;
 
         pthread_mutex_lock(&coll_g.lock);
         if (stop && !p->nwork && !coll_g.pending_head)

@@ -104,10 +104,13 @@ static int step_queue(struct step_core *c, int B)
     struct allreduce_ctx ctx = {m->k, 0};
     model_forward(m, m->x, m->labels, B, 1);
     model_backward(m, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
+    const double t0 = c->size > 1 ? progress_now() : 0;
     if (c->size > 1 && (coll_wait_all() != COLL_OK || ctx.failed)) {
         fprintf(stderr, "cifar-train: gradient allreduce failed: %s\n", coll_last_error());
         return -1;
     }
+    if (c->size > 1)
+        c->wait_sec += progress_now() - t0;
     rmsprop_queue(&c->opt, m->k, m->params, m->grads, &m->step->lr_t);
     return 0;
 }
@@ -268,8 +271,10 @@ static int save_model(const char *path, const struct step_core *c, float *host_p
     return 0;
 }
 
+/* times (epoch lines): seconds in step_core_step, of which waiting for the gradient allreduces, and CPU
+ * seconds of libcollective's threads, over the epoch (make bench-scaling reads them). */
 static void json_line(FILE *f, const char *type, int epoch, int step, int steps, double loss, double acc,
-                      const double *val, double ips, double lr, double secs)
+                      const double *val, double ips, double lr, double secs, const double *times)
 {
     if (!f)
         return;
@@ -277,7 +282,11 @@ static void json_line(FILE *f, const char *type, int epoch, int step, int steps,
             step, steps, loss, acc);
     if (val)
         fprintf(f, ",\"val_loss\":%.6g,\"val_acc\":%.6g", val[0], val[1]);
-    fprintf(f, ",\"images_per_sec\":%.1f,\"lr\":%.6g,\"seconds\":%.3f}\n", ips, lr, secs);
+    fprintf(f, ",\"images_per_sec\":%.1f,\"lr\":%.6g,\"seconds\":%.3f", ips, lr, secs);
+    if (times)
+        fprintf(f, ",\"step_seconds\":%.4f,\"wait_seconds\":%.4f,\"progress_cpu_seconds\":%.4f", times[0], times[1],
+                times[2]);
+    fputs("}\n", f);
     fflush(f);
 }
 
@@ -398,7 +407,7 @@ static int run_epoch(struct run *r, int epoch)
         progress_start(&bar, stdout, steps);
     }
     draw_epoch_order(r->order, per_rank, first, rng_key(seed, epoch, 0, r->rank, RNG_SHUFFLE));
-    double loss_sum = 0.0, t0 = progress_now();
+    double loss_sum = 0.0, t0 = progress_now(), times[3] = {0, -r->core.wait_sec, -coll_thread_cpu_seconds()};
     int correct = 0;
     size_t seen = 0;
     model_clear_sums(&r->core.model);
@@ -426,8 +435,10 @@ static int run_epoch(struct run *r, int epoch)
         const float lr_t = rmsprop_lr_t(&r->core.opt);
         if (r->export.steps && step_export_state(&r->export, &r->core.model, s, B, r->core.opt.acc) != 0)
             return -1;
+        const double step_t0 = progress_now();
         if (step_core_step(&r->core, x, labels, B, dropout_key) != 0)
             return -1;
+        times[0] += progress_now() - step_t0;
         seen += B;
         if (r->export.steps) { /* --dump-steps: 1 ends the run once the N-th step is out */
             double before = loss_sum;
@@ -448,12 +459,14 @@ static int run_epoch(struct run *r, int epoch)
             if (log_step) {
                 double dt = progress_now() - t0;
                 json_line(r->json, "step", epoch + 1, s + 1, steps, loss_sum / seen, (double)correct / seen, NULL,
-                          seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt);
+                          seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt, NULL);
             }
         }
     }
     model_read_sums(&r->core.model, &loss_sum, &correct); /* before validation reuses them */
     const double train_time = progress_now() - t0;
+    times[1] += r->core.wait_sec;
+    times[2] += coll_thread_cpu_seconds();
     double val[2];
     if (evaluate_set(&r->core.model, &r->test, o->batch, r->x, r->labels, &val[0], &val[1], NULL) != 0)
         return -1;
@@ -467,7 +480,7 @@ static int run_epoch(struct run *r, int epoch)
         progress_value(vals, sizeof vals, "val_acc", val[1]);
         progress_update(&bar, steps, vals, 1);
         json_line(r->json, "epoch", epoch + 1, steps, steps, loss_sum / seen, (double)correct / seen, val,
-                  seen * r->size / train_time, rmsprop_lr_t(&r->core.opt), train_time);
+                  seen * r->size / train_time, rmsprop_lr_t(&r->core.opt), train_time, times);
     }
     int failed = 0;
     if (r->rank == 0) {
