@@ -11,7 +11,8 @@
 # per step: compute (step minus wait), the wait for the gradient allreduces after backward, and the CPU time
 # of libcollective's threads (progress + watchdog), from its --log-json epoch line. ROUNDS (default 1) runs
 # every configuration that many times, ours and the peer alternating, and reports the median (the machine
-# may be shared: its load is printed with each round).
+# may be shared: its load is printed with each round). BUILD may name another build (an absolute path) to
+# measure an older cifar-train; PEER=0 leaves the peer out.
 set -eu
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
@@ -20,10 +21,11 @@ EPOCHS=${EPOCHS:-2}
 [ -f "$DATA/data_batch_1.bin" ] || { echo "bench-scaling: $DATA not present, nothing measured"; exit 0; }
 command -v mpirun >/dev/null || { echo "bench-scaling: no mpirun, nothing measured"; exit 0; }
 TOP=$(pwd -P)
-bin=$TOP/$BUILD/bin/cifar-train
+case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+bin=$BUILD/bin/cifar-train
 data=$(cd "$DATA" && pwd -P)
-have_torch=1
-/usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || have_torch=0
+have_torch=${PEER:-1} # PEER=0: cifar-train alone (a before/after comparison of ours)
+[ "$have_torch" = 0 ] || /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || have_torch=0
 work=$(mktemp -d /tmp/bench-scaling.XXXXXX)
 mkdir "$work/run"
 chmod 0755 "$work" "$work/run"
@@ -85,6 +87,7 @@ for round in $(seq "$ROUNDS"); do
         [ $have_torch = 0 ] || run torch "$config"
     done
 done
-[ $have_torch = 1 ] || echo "bench-scaling: no torch.distributed in Debian's python3 (python3-torch): the peer was not measured"
+[ $have_torch = 1 ] || [ "${PEER:-1}" = 0 ] ||
+    echo "bench-scaling: no torch.distributed in Debian's python3 (python3-torch): the peer was not measured"
 echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 /usr/bin/python3 "$TOP/trainer/bench/bench-scaling-table.py" <"$work/results"
