@@ -33,6 +33,7 @@ struct progress {
     int64_t granted;  /* seqs below it may run */
     double deadline;  /* when unannounced work must be announced; 0 when there is none */
     double nap;       /* the last nap while a message is owed (coll_nap), 0 after progress */
+    double nap_since; /* when that series of naps began */
     struct coll_coord *coord; /* rank 0 only */
     struct send_slot *sends;
     size_t nsends, scap;
@@ -255,6 +256,11 @@ static int execute(struct progress *p)
  * kernel would round every nap up by its default 50 us. */
 #define NAP_MIN 10e-6
 #define NAP_MAX 200e-6
+/* A grant that has not come for 50 ms waits for a peer far behind (a checkpoint, a stopped rank): naps of
+ * 1 ms then add at most 2% to that wait, and the wait costs 0.5-1% of a core instead of 6% (measured:
+ * rank 0 waiting 5 s for a sleeping rank 1). */
+#define LONG_WAIT 50e-3
+#define NAP_LONG 1e-3
 
 double coll_nap_next(double *nap)
 {
@@ -295,7 +301,12 @@ static void idle_locked(struct progress *p)
         return;
     }
     if (awaiting) {
-        double until = coll_now() + coll_nap_next(&p->nap);
+        const double now = coll_now();
+        if (p->nap <= 0)
+            p->nap_since = now;
+        double until = now + coll_nap_next(&p->nap);
+        if (now - p->nap_since > LONG_WAIT)
+            until = now + NAP_LONG;
         if (p->nwork > p->announced && p->deadline < until)
             until = p->deadline;
         wait_until_locked(until);
