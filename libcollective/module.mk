@@ -9,7 +9,7 @@ LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
 libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-isystem $(CUDA_HOME)/include)
 
 LIBCOLL_SRCS := $(addprefix libcollective/src/,env.c errors.c init.c queue.c progress.c coordinator.c check.c \
-                  stall.c fusion.c mpi_backend.c device.c)
+                  stall.c watchdog.c fusion.c mpi_backend.c device.c)
 LIBCOLL_LIBS := $(MPI_LIBS) -lpthread -ldl -lm
 LIBCOLL_A := $(BUILD)/lib/libcollective.a
 LIBCOLL_SO := $(BUILD)/lib/libcollective.so
@@ -73,5 +73,6 @@ ifneq ($(HAVE_MPI),)
 TEST_BINS += $(COLL_TEST_BINS) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
 endif
 # Counted whether or not MPI is here: without it they skip, saying why (tests/collective/mpi-env.sh).
-TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_nccl.sh \
+TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_liveness.sh \
+         tests/collective/test_nccl.sh \
          tests/collective/test_srun.sh

@@ -86,3 +86,10 @@ $(BUILD)/bin/flops-probe: $(call obj-of,trainer/bench/flops_probe.c)
 .PHONY: bench-accuracy
 bench-accuracy: $(BUILD)/bin/cifar-train
 	BUILD=$(BUILD) trainer/bench/accuracy-bench.sh
+
+# `make bench-scaling`: cifar-train against PyTorch DDP (gloo) in 1 process (1 and 2 threads), 2 processes
+# on this host and 2 ranks across the local 2-node Slurm cluster, step only and end to end, with
+# efficiency and where the step time went (trainer/bench/bench-scaling.sh; ROUNDS overrides).
+.PHONY: bench-scaling
+bench-scaling: $(BUILD)/bin/cifar-train
+	BUILD=$(BUILD) trainer/bench/bench-scaling.sh

@@ -16,12 +16,15 @@
  *  - Fusion: tensors queued with the async calls are packed into one buffer of up to COLL_FUSION_THRESHOLD
  *    bytes (environment, default 64 MiB, 0 disables) and reduced together; results are bit-identical to
  *    reducing them one by one.
- *  - Stalls: a rank waiting longer than COLL_STALL_WARNING_SEC (default 60) in a collective prints which
- *    ranks have not arrived; after COLL_STALL_ABORT_SEC (default 0 = never) the job is aborted with that
- *    message. COLL_CHECK=1 (the default; it costs one small message per batch) verifies that kind,
- *    count/type/op/root agree across ranks before each collective; a disagreement fails that collective
- *    on every rank with COLL_ERR_MISMATCH naming the ranks and what each asked for. COLL_CHECK=0 turns
- *    the comparison off.
+ *  - Stalls: a watchdog thread (whatever the progress thread is doing) warns when a collective has waited
+ *    COLL_STALL_WARNING_SEC (default 60), naming the ranks it waits for where they are known, and after
+ *    COLL_STALL_ABORT_SEC (default 600; 0 = never) aborts the job with that message (MPI_Abort, and
+ *    ncclCommAbort first with a device). COLL_CHECK=1 (the default; it costs one small message per batch)
+ *    verifies that kind, count/type/op/root agree across ranks before each collective; a disagreement
+ *    aborts the job naming the ranks and what each asked for, or with COLL_MISMATCH_ABORT=0 fails that
+ *    collective on every rank with COLL_ERR_MISMATCH. COLL_CHECK=0 turns the comparison off.
+ *    coll_finalize() is a checked barrier: a rank finalizing while another still calls collectives is a
+ *    mismatch, never a rank waiting in MPI_Finalize.
  *  - Ordering: like MPI, every rank must issue the same collectives in the same order (blocking and
  *    asynchronous calls share one sequence). A background progress thread negotiates with rank 0 which
  *    queued collectives every rank has reached (Horovod's coordinator), then runs them in order.
@@ -88,6 +91,9 @@ int coll_wait_all(void);           /* every outstanding handle of this rank (the
 int coll_test(coll_handle handle, int *done);
 
 const char *coll_last_error(void);
+/* CPU seconds that libcollective's own threads (progress and watchdog) have used since coll_init(); 0
+ * when none run. For benchmarks: what the collectives cost the cores they share with the program. */
+double coll_thread_cpu_seconds(void);
 size_t coll_dtype_size(enum coll_dtype type);
 
 #ifdef __cplusplus

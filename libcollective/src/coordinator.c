@@ -1,6 +1,6 @@
 /* Rank 0's coordinator (Horovod's controller, reduced to sequence numbers): which collective each rank has
- * announced, whether they agree (checked mode, check.c), and how long the oldest one has waited for
- * the ranks that have not reached it (stall.c). Used by the progress thread of rank 0 only. */
+ * announced, whether they agree (checked mode, check.c), and which ranks the oldest one still waits for
+ * (published for the watchdog, watchdog.c). Used by the progress thread of rank 0 only. */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 
 struct slot {
     struct coll_desc d; /* as the first rank to announce it described it */
-    int have, first_rank, warned;
+    int have, first_rank;
     double first_time;
     char *mismatch; /* what disagrees, or NULL */
 };
@@ -113,17 +113,18 @@ void coll_coord_release(struct coll_coord *c, int64_t upto)
     c->base = upto;
 }
 
-void coll_coord_stall_check(struct coll_coord *c, double now)
+void coll_coord_publish_late(const struct coll_coord *c)
 {
-    if (!c->nslots || !c->slots[0].have || coll_coord_grantable(c) > c->base)
-        return;
-    struct slot *s = &c->slots[0];
-    double waited = now - s->first_time;
-    const struct coll_env *e = &coll_g.env;
-    if (e->stall_abort_sec > 0 && waited >= e->stall_abort_sec) {
-        coll_stall_report(c->base, &s->d, c->ready, c->size, waited, 1);
-    } else if (e->stall_warn_sec > 0 && waited >= e->stall_warn_sec && !s->warned) {
-        coll_stall_report(c->base, &s->d, c->ready, c->size, waited, 0);
-        s->warned = 1;
+    int late = c->nslots && c->slots[0].have && coll_coord_grantable(c) <= c->base;
+    char ranks[sizeof coll_g.late_ranks];
+    if (late)
+        coll_stall_ranks(c->base, c->ready, c->size, ranks, sizeof ranks);
+    pthread_mutex_lock(&coll_g.lock);
+    coll_g.late_seq = late ? c->base : -1;
+    if (late) {
+        coll_g.late_desc = c->slots[0].d;
+        coll_g.late_since = c->slots[0].first_time;
+        memcpy(coll_g.late_ranks, ranks, sizeof ranks);
     }
+    pthread_mutex_unlock(&coll_g.lock);
 }

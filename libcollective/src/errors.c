@@ -54,8 +54,8 @@ const char *coll_op_name(int64_t op)
 
 const char *coll_kind_name(int64_t kind)
 {
-    static const char *const names[] = {"allreduce", "broadcast", "allgather", "barrier"};
-    return kind >= 0 && kind < 4 ? names[kind] : "unknown-collective";
+    static const char *const names[] = {"allreduce", "broadcast", "allgather", "barrier", "coll_finalize"};
+    return kind >= 0 && kind < 5 ? names[kind] : "unknown-collective";
 }
 
 double coll_now(void)

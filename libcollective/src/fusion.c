@@ -86,6 +86,7 @@ static int run_one(struct coll_request *r, char *err)
         return dev ? device_done(dev->allgather(r->send, r->recv, count, (enum coll_dtype)d->dtype, err), err)
                    : coll_host_allgather(r->send, r->recv, count, d->dtype, err);
     case COLL_KIND_BARRIER:
+    case COLL_KIND_FINALIZE:
         return coll_host_barrier(err);
     }
     snprintf(err, COLL_ERRLEN, "libcollective: unknown collective kind %lld", (long long)d->kind);
@@ -155,6 +156,9 @@ void coll_fusion_run(struct coll_request **w, size_t n)
         size_t k = group_size(w, n);
         int rc;
         err[0] = '\0';
+        pthread_mutex_lock(&coll_g.lock); /* from here the watchdog blames the backend, not the grant */
+        w[0]->running_since = coll_now();
+        pthread_mutex_unlock(&coll_g.lock);
         if (w[0]->status != COLL_OK) {
             rc = w[0]->status; /* refused by the coordinator on every rank: not run anywhere */
             snprintf(err, sizeof err, "%s", w[0]->error);

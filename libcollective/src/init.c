@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 struct coll_state coll_g = {
     .rank = -1,
@@ -14,6 +15,8 @@ struct coll_state coll_g = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
     .work_cv = PTHREAD_COND_INITIALIZER,
     .done_cv = PTHREAD_COND_INITIALIZER,
+    .watchdog_cv = PTHREAD_COND_INITIALIZER,
+    .late_seq = -1,
 };
 
 /* Set once we have called MPI_Init_thread: a failed coll_init() leaves MPI initialised (MPI cannot be
@@ -137,7 +140,11 @@ int coll_finalize(void)
 {
     if (!coll_g.initialised)
         return coll_fail(COLL_ERR_STATE, "libcollective: coll_finalize without coll_init");
-    int rc = coll_wait_all();
+    /* A checked barrier: a rank still calling collectives then disagrees with this one (and the job
+     * aborts) instead of leaving this rank in MPI_Finalize. */
+    int rc = coll_g.size > 1 ? coll_finalize_barrier() : COLL_OK;
+    int rc_all = coll_wait_all();
+    rc = rc ? rc : rc_all;
     coll_progress_stop();
     coll_fusion_release();
     coll_host_release();
@@ -156,3 +163,19 @@ int coll_size(void) { return coll_g.size; }
 int coll_local_rank(void) { return coll_g.local_rank; }
 int coll_local_size(void) { return coll_g.local_size; }
 int coll_device(void) { return coll_g.device; }
+
+static double thread_cpu(pthread_t t)
+{
+    clockid_t id;
+    struct timespec ts;
+    if (pthread_getcpuclockid(t, &id) != 0 || clock_gettime(id, &ts) != 0)
+        return 0;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double coll_thread_cpu_seconds(void)
+{
+    if (!coll_g.initialised || !coll_g.use_mpi)
+        return 0;
+    return thread_cpu(coll_g.thread) + (coll_g.watchdog_running ? thread_cpu(coll_g.watchdog) : 0);
+}

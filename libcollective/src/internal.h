@@ -19,8 +19,14 @@
 #include "nccl_plugin.h"
 
 #define COLL_ERRLEN 512
+/* A stuck job ends after 10 minutes by default: far above any step, checkpoint or evaluation of a
+ * training job (a rank waits in a collective while rank 0 saves), and small against a Slurm time limit
+ * (a Batch AI job's default is 7 days). */
+#define COLL_STALL_ABORT_DEFAULT 600.0
 
-enum coll_kind { COLL_KIND_ALLREDUCE, COLL_KIND_BROADCAST, COLL_KIND_ALLGATHER, COLL_KIND_BARRIER };
+/* COLL_KIND_FINALIZE is the barrier coll_finalize() runs: a rank that finalizes while another still
+ * calls collectives is then a mismatch (which aborts) instead of a hang in MPI_Finalize. */
+enum coll_kind { COLL_KIND_ALLREDUCE, COLL_KIND_BROADCAST, COLL_KIND_ALLGATHER, COLL_KIND_BARRIER, COLL_KIND_FINALIZE };
 
 /* What every rank must agree on for one collective; this is what the coordinator compares. */
 struct coll_desc {
@@ -33,6 +39,8 @@ struct coll_request {
     struct coll_desc d;
     const void *send;
     void *recv;
+    double queued_at;     /* coll_now() when the program queued it (the watchdog's clock) */
+    double running_since; /* set under coll_g.lock while its backend call runs; 0 before */
     int done;   /* set under coll_g.lock by the progress thread */
     int status; /* COLL_OK or the failure */
     char error[COLL_ERRLEN];
@@ -48,6 +56,7 @@ struct coll_env {
     double stall_warn_sec;   /* COLL_STALL_WARNING_SEC, 0 = never */
     double stall_abort_sec;  /* COLL_STALL_ABORT_SEC, 0 = never */
     int check;               /* COLL_CHECK */
+    int mismatch_abort;      /* COLL_MISMATCH_ABORT: a detected mismatch aborts the job (1) or fails the call */
 };
 
 struct coll_state {
@@ -69,6 +78,16 @@ struct coll_state {
     int flush;        /* a waiter wants the queued requests announced now */
     int stop;
     pthread_t thread;
+
+    /* Rank 0's coordinator publishes here (under lock) the oldest collective that some rank has not
+     * announced, for the watchdog thread, which cannot read the coordinator itself. */
+    int64_t late_seq; /* -1: none */
+    struct coll_desc late_desc;
+    double late_since;    /* when the first rank announced it */
+    char late_ranks[400]; /* "rank 2" or "ranks 1, 3" */
+    pthread_t watchdog;
+    int watchdog_running;
+    pthread_cond_t watchdog_cv; /* wakes the watchdog to stop */
 };
 extern struct coll_state coll_g;
 
@@ -104,9 +123,14 @@ void coll_fusion_release(void);
 
 /* queue.c: the progress thread marks a request done (under the lock) and wakes its waiters. */
 void coll_complete(struct coll_request *r, int status, const char *error);
+int coll_finalize_barrier(void); /* the COLL_KIND_FINALIZE barrier of coll_finalize() */
 
 /* progress.c */
 int coll_progress_start(void);
+/* Sleeps the next of a growing series of short naps (*nap: 0 to start the series); coll_nap_next only
+ * advances it and returns the nap in seconds. How libcollective waits for MPI without spinning. */
+void coll_nap(double *nap);
+double coll_nap_next(double *nap);
 void coll_progress_stop(void);
 
 /* coordinator.c: rank 0's view of who reached which sequence number. */
@@ -119,15 +143,23 @@ int64_t coll_coord_grantable(const struct coll_coord *c); /* every rank has anno
 /* Mismatch text of seq (NULL when it agreed); valid for seqs not yet released. */
 const char *coll_coord_mismatch(const struct coll_coord *c, int64_t seq);
 void coll_coord_release(struct coll_coord *c, int64_t upto); /* seqs below upto are granted */
-void coll_coord_stall_check(struct coll_coord *c, double now);
+/* Publishes the oldest collective that some rank has not announced into coll_g.late_* (takes the lock). */
+void coll_coord_publish_late(const struct coll_coord *c);
 
 /* check.c: compares two descriptors; writes what differs into msg (returns 1) or returns 0. */
 int coll_check_differs(const struct coll_desc *a, int rank_a, const struct coll_desc *b, int rank_b,
                        int64_t seq, char *msg, size_t len);
 void coll_desc_format(const struct coll_desc *d, char *buf, size_t len);
 
-/* stall.c: the stall message for seq (described by d) that ranks with ready[r] <= seq have not reached. */
-void coll_stall_report(int64_t seq, const struct coll_desc *d, const int64_t *ready, int size,
-                       double waited, int abort_now);
+/* stall.c: "rank 2" or "ranks 1, 3": the ranks r with ready[r] <= seq; returns how many. */
+int coll_stall_ranks(int64_t seq, const int64_t *ready, int size, char *buf, size_t len);
+
+/* watchdog.c: a thread of its own that ends a job stuck in a collective, whatever the progress thread is
+ * doing (waiting for a grant, or blocked inside MPI or NCCL). */
+int coll_watchdog_start(void);
+void coll_watchdog_stop(void);
+/* Prints the line (prefixed "libcollective: ", naming this rank) and aborts the whole job: NCCL's
+ * communicator first, then MPI_Abort. Any thread may call it. */
+void coll_abort_job(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif

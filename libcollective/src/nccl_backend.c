@@ -11,6 +11,7 @@
 #include <nccl.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static ncclComm_t comm; /* NULL with a single rank */
 static cudaStream_t stream;
@@ -205,20 +206,44 @@ static int allgather(const void *send, void *recv, size_t count, enum coll_dtype
     return COLL_OK;
 }
 
+/* Polls rather than cudaStreamSynchronize: a NCCL kernel whose peer died never finishes, and only a
+ * poll sees the communicator's asynchronous error (a broken connection) to abort it. Between polls the
+ * thread sleeps (50 us), so waiting costs no core; the watchdog (watchdog.c) calls abort_comm() when a
+ * peer is merely stopped and no error ever comes. */
 static int sync_stream(char *err)
 {
     if (!queued)
         return COLL_OK;
     BIND(err);
-    CUDA(cudaStreamSynchronize(stream));
+    for (;;) {
+        cudaError_t e = cudaStreamQuery(stream);
+        if (e == cudaSuccess)
+            break;
+        if (e != cudaErrorNotReady)
+            return cuda_fail(e, "cudaStreamQuery", err);
+        if (comm) {
+            ncclResult_t async = ncclSuccess;
+            NCCL(ncclCommGetAsyncError(comm, &async));
+            if (async != ncclSuccess && async != ncclInProgress) {
+                int rc = nccl_fail(async, "NCCL (asynchronous error)", err);
+                ncclCommAbort(comm);
+                comm = NULL;
+                return rc;
+            }
+        }
+        nanosleep(&(struct timespec){.tv_nsec = 50000}, NULL);
+    }
     queued = 0;
-    if (!comm)
-        return COLL_OK;
-    ncclResult_t async = ncclSuccess;
-    NCCL(ncclCommGetAsyncError(comm, &async));
-    if (async != ncclSuccess)
-        return nccl_fail(async, "NCCL (asynchronous error)", err);
     return COLL_OK;
+}
+
+/* From the watchdog thread while the progress thread may be blocked in NCCL: NCCL documents
+ * ncclCommAbort as the way to free a communicator whose operations hang. The job is being aborted, so
+ * the communicator is not used again. */
+static void abort_comm(void)
+{
+    if (comm)
+        ncclCommAbort(comm);
 }
 
 static const struct coll_nccl_plugin plugin = {
@@ -235,6 +260,7 @@ static const struct coll_nccl_plugin plugin = {
     .broadcast = broadcast,
     .allgather = allgather,
     .sync = sync_stream,
+    .abort = abort_comm,
 };
 
 const struct coll_nccl_plugin *coll_nccl_plugin(void)

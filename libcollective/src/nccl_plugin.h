@@ -6,7 +6,7 @@
  * into err (COLL_PLUGIN_ERRLEN bytes). Collectives and copies are queued on the plugin's one stream;
  * sync() waits for them and reports asynchronous NCCL errors. All calls after open() come from one thread
  * at a time (the progress thread, or the caller's thread in a process without MPI), except
- * is_device_ptr(), which any thread may call.
+ * is_device_ptr() and abort(), which any thread may call.
  *
  * open() with size 1 creates no NCCL communicator (and ignores id): one rank has nothing to exchange, so
  * allreduce and allgather are a device copy when out of place and nothing in place, broadcast is nothing,
@@ -19,7 +19,7 @@
 
 #include "collective.h"
 
-#define COLL_NCCL_PLUGIN_ABI 1
+#define COLL_NCCL_PLUGIN_ABI 2
 #define COLL_NCCL_PLUGIN_SYMBOL "coll_nccl_plugin"
 #define COLL_NCCL_PLUGIN_FILE "libcollective_nccl.so"
 #define COLL_NCCL_ID_BYTES 128 /* sizeof(ncclUniqueId) */
@@ -39,7 +39,8 @@ struct coll_nccl_plugin {
                      char *err);
     int (*broadcast)(void *buf, size_t count, enum coll_dtype type, int root, char *err);
     int (*allgather)(const void *send, void *recv, size_t count, enum coll_dtype type, char *err);
-    int (*sync)(char *err);
+    int (*sync)(char *err); /* polls, sleeping, and aborts the communicator on an asynchronous error */
+    void (*abort)(void);    /* ncclCommAbort: any thread, while another is blocked in NCCL (a stalled job) */
 };
 
 /* The one symbol the plugin exports. */

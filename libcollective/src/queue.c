@@ -40,7 +40,7 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
     int rc;
     if (!coll_g.initialised)
         return coll_fail(COLL_ERR_STATE, "libcollective: %s called before coll_init()", name);
-    if (kind != COLL_KIND_BARRIER && count > 0 && (!recv || !send))
+    if (kind < COLL_KIND_BARRIER && count > 0 && (!recv || !send))
         return coll_fail(COLL_ERR_ARG, "libcollective: %s of %zu elements with a NULL buffer", name, count);
     if (kind == COLL_KIND_ALLREDUCE && op != COLL_SUM && op != COLL_AVERAGE)
         return coll_fail(COLL_ERR_ARG, "libcollective: allreduce: unknown op %lld", (long long)op);
@@ -48,7 +48,7 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
         return coll_fail(COLL_ERR_ARG, "libcollective: broadcast root %lld is not a rank (size %d)",
                          (long long)root, coll_g.size);
     struct coll_desc d = {.kind = kind, .count = (int64_t)count, .dtype = dtype, .op = op, .root = root};
-    if (kind != COLL_KIND_BARRIER &&
+    if (kind < COLL_KIND_BARRIER &&
         ((rc = memory_kind(kind, count ? send : NULL, count ? recv : NULL, &d.device)) ||
          (rc = refuse_type(kind, dtype, d.device))))
         return rc;
@@ -59,6 +59,7 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
     r->d = d;
     r->send = send;
     r->recv = recv;
+    r->queued_at = coll_now();
     /* One process without MPI has nobody to agree with and nothing to exchange: the request runs here, at
      * once, instead of waking the progress thread (its hand-off alone cost more than NCCL's own latency).
      * Nothing is ever queued in that case, so this cannot overtake an earlier request. */
@@ -210,4 +211,9 @@ int coll_allgather(const void *sendbuf, void *recvbuf, size_t count, enum coll_d
 int coll_barrier(void)
 {
     return run(COLL_KIND_BARRIER, NULL, NULL, 0, COLL_UINT8, 0, 0);
+}
+
+int coll_finalize_barrier(void)
+{
+    return run(COLL_KIND_FINALIZE, NULL, NULL, 0, COLL_UINT8, 0, 0);
 }

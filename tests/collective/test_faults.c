@@ -2,8 +2,12 @@
  *   stall R     rank R sleeps 3 s before an allreduce; the script sets COLL_STALL_WARNING_SEC=1 and looks
  *               for rank 0's message naming rank R. The allreduce must still succeed.
  *   abort       the last rank sleeps 120 s; COLL_STALL_ABORT_SEC makes rank 0 abort the job.
- *   mismatch    ranks disagree on count, on type and on broadcast root: every rank gets COLL_ERR_MISMATCH
- *               naming both sides; the next, agreeing collective still works.
+ *   mismatch    (COLL_MISMATCH_ABORT=0) ranks disagree on count, on type and on broadcast root: every rank
+ *               gets COLL_ERR_MISMATCH naming both sides; the next, agreeing collective still works.
+ *   loop DIR    every rank writes its pid to DIR/rank.R and then runs allreduces (async, 1 MiB, as a
+ *               training step does) without end; the script stops or kills one rank and expects the job to
+ *               end within COLL_STALL_ABORT_SEC.
+ *   diverge     the last rank calls coll_finalize while the others call an allreduce: the job aborts.
  *   nodevice    coll_init asking for a GPU: on a machine without one it fails with COLL_ERR_UNSUPPORTED
  *               and a message, and coll_init(NULL) then works.
  *   badenv      the script sets COLL_FUSION_THRESHOLD=12Q: coll_init refuses, naming the variable. */
@@ -89,6 +93,37 @@ static void mismatch(void)
     OK(coll_finalize());
 }
 
+static void loop(const char *dir)
+{
+    start();
+    char path[4096];
+    snprintf(path, sizeof path, "%s/rank.%d", dir, rank);
+    FILE *f = fopen(path, "w");
+    CHECK(f && fprintf(f, "%ld\n", (long)getpid()) > 0 && fclose(f) == 0, "cannot write %s", path);
+    enum { N = 1 << 18 };
+    float *g = test_alloc(N * sizeof *g);
+    for (;;) {
+        coll_handle h[4];
+        for (int i = 0; i < 4; i++)
+            OK(coll_allreduce_async(g + i * (N / 4), g + i * (N / 4), N / 4, COLL_FLOAT32, COLL_AVERAGE, &h[i]));
+        usleep(2000); /* the rest of a backward pass */
+        OK(coll_wait_all());
+    }
+}
+
+static void diverge(void)
+{
+    start();
+    agreeing_allreduce();
+    if (rank == size - 1) {
+        coll_finalize();
+    } else {
+        float x = 1;
+        coll_allreduce(&x, &x, 1, COLL_FLOAT32, COLL_SUM);
+    }
+    CHECK(0, "rank %d returned from a diverged collective: the job was not aborted", rank);
+}
+
 static void nodevice(void)
 {
     struct coll_init_opts o = {.use_device = 1};
@@ -125,12 +160,16 @@ int main(int argc, char **argv)
         stall_abort();
     else if (!strcmp(mode, "mismatch"))
         mismatch();
+    else if (!strcmp(mode, "loop") && argc > 2)
+        loop(argv[2]);
+    else if (!strcmp(mode, "diverge"))
+        diverge();
     else if (!strcmp(mode, "nodevice"))
         nodevice();
     else if (!strcmp(mode, "badenv"))
         badenv();
     else {
-        fprintf(stderr, "usage: test_faults stall RANK | abort | mismatch | nodevice | badenv\n");
+        fprintf(stderr, "usage: test_faults stall RANK | abort | mismatch | loop DIR | diverge | nodevice | badenv\n");
         return 2;
     }
     if (rank == 0)

@@ -26,3 +26,13 @@ rc=0
 srun --mpi=none -N 2 -n 2 -t 5 "$BIN/test_faults" nodevice >"$dir/nopmi.log" 2>&1 || rc=$?
 cat "$dir/nopmi.log"
 [ "$rc" -ne 0 ] && grep -q "without PMI" "$dir/nopmi.log" || { echo "FAIL: srun --mpi=none was not refused"; exit 1; }
+
+# Liveness under srun (tests/collective/liveness.sh): Slurm does not end a step when one task dies
+# (KillOnBadExit=0), so here libcollective's watchdog alone must end the job.
+. tests/collective/liveness.sh
+export COLL_STALL_ABORT_SEC=5 COLL_STALL_WARNING_SEC=2
+SRUN2=(srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 -t 5)
+fault_case STOP 0 "$STOPPED_0" "${SRUN2[@]}"
+fault_case STOP 1 "$STOPPED_1" "${SRUN2[@]}"
+fault_case KILL 1 "$STOPPED_1" "${SRUN2[@]}"
+diverge_case "${SRUN2[@]}"

@@ -19,6 +19,7 @@
 #include "input_ring.h"
 #include "keras_h5.h"
 #include "progress.h"
+#include "recipe.h"
 #include "rng.h"
 #include "step_export.h"
 
@@ -107,10 +108,13 @@ static int step_queue(struct step_core *c, int B)
     struct allreduce_ctx ctx = {m->k, 0};
     model_forward(m, m->x, m->labels, B, 1);
     model_backward(m, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
+    const double t0 = c->size > 1 ? progress_now() : 0;
     if (c->size > 1 && (coll_wait_all() != COLL_OK || ctx.failed)) {
         fprintf(stderr, "cifar-train: gradient allreduce failed: %s\n", coll_last_error());
         return -1;
     }
+    if (c->size > 1)
+        c->wait_sec += progress_now() - t0;
     rmsprop_queue(&c->opt, m->k, m->params, m->grads, &m->step->lr_t);
     return 0;
 }
@@ -423,8 +427,10 @@ static int save_model(const char *path, const char *where, const struct step_cor
     return 0;
 }
 
+/* times (epoch lines): seconds in step_core_step, of which waiting for the gradient allreduces, and CPU
+ * seconds of libcollective's threads, over the epoch (make bench-scaling reads them). */
 static void json_line(FILE *f, const char *type, int epoch, int step, int steps, double loss, double acc,
-                      const double *val, double ips, double lr, double secs)
+                      const double *val, double ips, double lr, double secs, const double *times)
 {
     if (!f)
         return;
@@ -432,7 +438,11 @@ static void json_line(FILE *f, const char *type, int epoch, int step, int steps,
             step, steps, loss, acc);
     if (val)
         fprintf(f, ",\"val_loss\":%.6g,\"val_acc\":%.6g", val[0], val[1]);
-    fprintf(f, ",\"images_per_sec\":%.1f,\"lr\":%.6g,\"seconds\":%.3f}\n", ips, lr, secs);
+    fprintf(f, ",\"images_per_sec\":%.1f,\"lr\":%.6g,\"seconds\":%.3f", ips, lr, secs);
+    if (times)
+        fprintf(f, ",\"step_seconds\":%.4f,\"wait_seconds\":%.4f,\"progress_cpu_seconds\":%.4f", times[0], times[1],
+                times[2]);
+    fputs("}\n", f);
     fflush(f);
 }
 
@@ -623,6 +633,28 @@ static int after_step(struct run *r, int epoch, int s, int steps, double loss_su
     return rc ? rc : TRAIN_EXIT_STOPPED;
 }
 
+/* Every rank must run the same recipe (recipe.h): gathered from all ranks and compared with rank 0's, so
+ * that every rank refuses alike, and rank 0 says which ranks and fields differ. */
+static int same_recipe(const struct run *r)
+{
+    if (r->size < 2)
+        return 0;
+    struct recipe mine, *all = calloc((size_t)r->size, sizeof *all);
+    char msg[2048];
+    recipe_of(&mine, r->o, r->size, &r->train, &r->test);
+    if (!all || coll_allgather(&mine, all, RECIPE_NFIELDS, COLL_INT64) != COLL_OK) {
+        fprintf(stderr, "cifar-train: comparing the ranks' recipes failed: %s\n", all ? coll_last_error() : "no memory");
+        free(all);
+        return -1;
+    }
+    const int differ = recipe_compare(all, r->size, msg, sizeof msg);
+    free(all);
+    if (differ && r->rank == 0)
+        fprintf(stderr, "cifar-train: %d of %d ranks would run another recipe than rank 0; no rank starts:\n%s\n",
+                differ, r->size, msg);
+    return differ ? -1 : 0;
+}
+
 static int run_epoch(struct run *r, int epoch)
 {
     const struct train_options *o = r->o;
@@ -637,7 +669,7 @@ static int run_epoch(struct run *r, int epoch)
         progress_start(&bar, stdout, steps);
     }
     draw_epoch_order(r->order, per_rank, first, rng_key(seed, epoch, 0, r->rank, RNG_SHUFFLE));
-    double loss_sum = 0.0, t0 = progress_now();
+    double loss_sum = 0.0, t0 = progress_now(), times[3] = {0, -r->core.wait_sec, -coll_thread_cpu_seconds()};
     int correct = 0;
     size_t seen = 0;
     const int first_step = epoch == r->start_epoch ? r->start_step : 0;
@@ -667,8 +699,10 @@ static int run_epoch(struct run *r, int epoch)
         const float lr_t = rmsprop_lr_t(&r->core.opt);
         if (r->export.steps && step_export_state(&r->export, &r->core.model, s, B, r->core.opt.acc) != 0)
             return -1;
+        const double step_t0 = progress_now();
         if (step_core_step(&r->core, x, labels, B, dropout_key) != 0)
             return -1;
+        times[0] += progress_now() - step_t0;
         seen += B;
         if (r->export.steps) { /* --dump-steps: 1 ends the run once the N-th step is out */
             double before = loss_sum;
@@ -689,7 +723,7 @@ static int run_epoch(struct run *r, int epoch)
             if (log_step) {
                 double dt = progress_now() - t0;
                 json_line(r->json, "step", epoch + 1, s + 1, steps, loss_sum / seen, (double)correct / seen, NULL,
-                          seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt);
+                          seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt, NULL);
             }
         }
         const int check = (s + 1) % loss_every == 0 || s + 1 == steps;
@@ -701,6 +735,8 @@ static int run_epoch(struct run *r, int epoch)
     }
     model_read_sums(&r->core.model, &loss_sum, &correct); /* before validation reuses them */
     const double train_time = progress_now() - t0;
+    times[1] += r->core.wait_sec;
+    times[2] += coll_thread_cpu_seconds();
     double val[2];
     if (evaluate_set(&r->core.model, &r->test, o->batch, r->x, r->labels, &val[0], &val[1], NULL) != 0)
         return -1;
@@ -713,7 +749,7 @@ static int run_epoch(struct run *r, int epoch)
         progress_value(vals, sizeof vals, "val_acc", val[1]);
         progress_update(&bar, steps, vals, 1);
         json_line(r->json, "epoch", epoch + 1, steps, steps, loss_sum / shown, (double)correct / shown, val,
-                  seen * r->size / train_time, rmsprop_lr_t(&r->core.opt), train_time);
+                  seen * r->size / train_time, rmsprop_lr_t(&r->core.opt), train_time, times);
     }
     const int rc = save_checkpoint(r, epoch, 0);
     if (rc != 0)
@@ -814,20 +850,28 @@ static int setup(struct run *r, const struct train_options *o)
     return 0;
 }
 
+/* Rank 0 makes --dir's saved_models and --checkpoint-dir and proves them writable (prepare_dir); every rank
+ * learns the outcome. */
+static int prepare_outputs(const struct run *r)
+{
+    int failed = 0;
+    if (r->rank == 0) {
+        char models[4096];
+        snprintf(models, sizeof models, "%s/%s", r->o->dir, KERAS_MODEL_DIR);
+        failed = prepare_dir("--dir", models) != 0 || prepare_dir("--checkpoint-dir", r->o->checkpoint_dir) != 0;
+        fflush(stdout);
+    }
+    return any_failed(failed) ? -1 : 0;
+}
+
 int train_run(const struct train_options *o)
 {
     struct run r;
     int rc = 1;
-    if (setup(&r, o) != 0)
-        goto out;
-    int failed = 0;
-    if (r.rank == 0) {
-        char models[4096];
-        snprintf(models, sizeof models, "%s/%s", o->dir, KERAS_MODEL_DIR);
-        failed = prepare_dir("--dir", models) != 0 || prepare_dir("--checkpoint-dir", o->checkpoint_dir) != 0;
-        fflush(stdout);
-    }
-    if (any_failed(failed) || load_data(&r) != 0 || initial_state(&r) != 0)
+    /* A rank with another recipe is refused before anything is written; the output directories are made
+     * and proved writable before the first epoch (and before a resume looks for checkpoints there). */
+    if (setup(&r, o) != 0 || load_data(&r) != 0 || same_recipe(&r) != 0 || prepare_outputs(&r) != 0 ||
+        initial_state(&r) != 0)
         goto out;
     r.epochs = o->epochs > 0 ? o->epochs : (100 + r.size - 1) / r.size;
     r.order = malloc(r.train.n * sizeof *r.order);

@@ -91,6 +91,7 @@ struct step_core {
     int size; /* ranks taking part in gradient averaging */
     struct graph_plan plan;
     struct kernel_graph *graph; /* NULL until captured */
+    double wait_sec; /* summed time the step waited for its gradient allreduces after backward (bench-scaling) */
 };
 int step_core_create(struct step_core *c, const struct kernels *k, int max_batch, double lr, int size);
 /* Graphs on (the default where possible) or off (--no-cuda-graph); drops a captured graph. */

@@ -1,0 +1,93 @@
+#!/bin/bash
+# `make bench-scaling`: data-parallel scaling of cifar-train next to PyTorch DDP over gloo
+# (trainer/bench/torch_ddp.py: the same model, recipe, batch 32 per rank, threads per process, and the same
+# timing: EPOCHS passes over the real CIFAR-10 subset, the first a warm-up, the last one timed).
+# Configurations (the same launcher for both sides):
+#   1p1t   one process, 1 thread (no launcher)          1p2t   one process, 2 threads
+#   2r     mpirun -np 2 --bind-to core, 1 thread each   2r-slurm  srun --mpi=pmix -N 2 -n 2 on the local
+#                                                                 2-node cluster (contrib/localcluster; root)
+# For each: images/s per rank and in aggregate, end to end (the epoch: order, augmentation, steps) and step
+# only (the summed step times), efficiency = aggregate(N) / (N x the same side's 1p1t), and for cifar-train
+# per step: compute (step minus wait), the wait for the gradient allreduces after backward, and the CPU time
+# of libcollective's threads (progress + watchdog), from its --log-json epoch line. ROUNDS (default 1) runs
+# every configuration that many times, ours and the peer alternating, and reports the median (the machine
+# may be shared: its load is printed with each round). BUILD may name another build (an absolute path) to
+# measure an older cifar-train; PEER=0 leaves the peer out.
+set -eu
+BUILD=${BUILD:-build}
+DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
+ROUNDS=${ROUNDS:-1}
+EPOCHS=${EPOCHS:-2}
+[ -f "$DATA/data_batch_1.bin" ] || { echo "bench-scaling: $DATA not present, nothing measured"; exit 0; }
+command -v mpirun >/dev/null || { echo "bench-scaling: no mpirun, nothing measured"; exit 0; }
+TOP=$(pwd -P)
+case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
+bin=$BUILD/bin/cifar-train
+data=$(cd "$DATA" && pwd -P)
+have_torch=${PEER:-1} # PEER=0: cifar-train alone (a before/after comparison of ours)
+[ "$have_torch" = 0 ] || /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null || have_torch=0
+work=$(mktemp -d /tmp/bench-scaling.XXXXXX)
+mkdir "$work/run"
+chmod 0755 "$work" "$work/run"
+cluster=""
+cleanup() {
+    [ -z "$cluster" ] || contrib/localcluster/localcluster stop "$cluster" >/dev/null 2>&1 || true
+    rm -rf "$work" "$cluster"
+}
+trap cleanup EXIT
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "cifar-train: --device cpu --epochs $EPOCHS --limit-test 64 (validation is outside the timed epoch), epoch $EPOCHS timed"
+# Both sides: exactly the threads asked for (OpenMP, oneDNN, torch), OpenBLAS kept to one.
+export OPENBLAS_NUM_THREADS=1 OMPI_MCA_btl=self,vader MASTER_ADDR=127.0.0.1
+MPIRUN=(mpirun --allow-run-as-root -np 2 --bind-to core -x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS -x MASTER_ADDR -x MASTER_PORT)
+[ $have_torch = 1 ] && PEER_CONFIG=1 OMP_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_ddp.py "$data" 1 0 | grep '^#' |
+    grep -E '^# torch|OpenMP|threads'
+
+configs="1p1t 1p2t 2r"
+if [ "$(id -u)" -eq 0 ] && [ -x contrib/localcluster/localcluster ] && command -v slurmctld >/dev/null; then
+    cluster=$(mktemp -d /tmp/bench-scaling-cluster.XXXXXX)
+    if contrib/localcluster/localcluster start "$cluster" >/dev/null 2>&1; then
+        configs="$configs 2r-slurm"
+    else
+        echo "bench-scaling: the local cluster did not start; 2r-slurm not measured"
+    fi
+else
+    echo "bench-scaling: 2r-slurm needs root and contrib/localcluster (Slurm); not measured"
+fi
+
+# run SIDE CONFIG: one measurement; appends "SIDE CONFIG RANKS <json of the timed epoch>" to $work/results.
+port=29600
+run() {
+    local side=$1 config=$2 ranks=2 threads=1 launch=() cmd=() out=$work/out
+    case $config in
+    1p1t) ranks=1 ;;
+    1p2t) ranks=1 threads=2 ;;
+    2r) launch=("${MPIRUN[@]}") ;;
+    2r-slurm) launch=(env SLURM_CONF="$cluster/slurm.conf" OMPI_MCA_btl=self,tcp OMP_NUM_THREADS=1
+                      srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 -t 10) ;;
+    esac
+    if [ "$side" = ours ]; then
+        rm -f "$work/log.json"
+        cmd=("$bin" --device cpu --threads $threads --data "$data" --epochs "$EPOCHS" --limit-test 64 --log-every 0
+             --log-json "$work/log.json" --dir "$work/run" --checkpoint-dir "$work/run")
+    else
+        cmd=(/usr/bin/python3 "$TOP/trainer/bench/torch_ddp.py" "$data" $threads "$EPOCHS")
+    fi
+    port=$((port + 1))
+    (cd "$work" && MASTER_PORT=$port OMP_NUM_THREADS=$threads "${launch[@]}" "${cmd[@]}") >"$out" 2>&1 ||
+        { cat "$out"; echo "bench-scaling: $side $config failed"; exit 1; }
+    if [ "$side" = ours ]; then tail -n 1 "$work/log.json"; else grep '^{' "$out" | tail -n 1; fi |
+        sed "s/^/$side $config $ranks /" >>"$work/results"
+}
+
+for round in $(seq "$ROUNDS"); do
+    echo "round $round: load $(cut -d' ' -f1-3 /proc/loadavg)"
+    for config in $configs; do
+        run ours "$config"
+        [ $have_torch = 0 ] || run torch "$config"
+    done
+done
+[ $have_torch = 1 ] || [ "${PEER:-1}" = 0 ] ||
+    echo "bench-scaling: no torch.distributed in Debian's python3 (python3-torch): the peer was not measured"
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+/usr/bin/python3 "$TOP/trainer/bench/bench-scaling-table.py" <"$work/results"
