@@ -1,4 +1,4 @@
-/* Site settings: see settings.h for every key and its default. */
+/* Site settings: the table every key, default and doc comes from, and its parser (see settings.h). */
 #include "settings.h"
 
 #include <ctype.h>
@@ -14,24 +14,89 @@
 
 #include "job.h"
 
+/* BAI_SET_CHOICE stores an index into an enum field. */
+_Static_assert(sizeof(enum bai_runtime) == sizeof(int), "a choice is stored as an int");
+
+#define FIELD(f) .offset = offsetof(struct bai_settings, f)
+#define MAP(f) .map = true, FIELD(f), .count = offsetof(struct bai_settings, n_##f)
+
+/* The rows in the order the docs list them. */
+const struct bai_setting bai_setting_table[] = {
+    { "shares_root", "DIR", BAI_SET_PATH, FIELD(shares_root), .def = "/srv/batchai/shares",
+      .help = "A share NAME without a `share.NAME` setting is `DIR/NAME`, which must exist on the submit host." },
+    { "share.NAME", "DIR", BAI_SET_PATH, MAP(shares),
+      .help = "The site directory of the share NAME: an Azure file share, blob container or file server name "
+              "of the job file." },
+    { "mount_root", "DIR", BAI_SET_PATH, FIELD(mount_root), .def = "/srv/batchai/mounts",
+      .help = "`AZ_BATCHAI_MOUNT_ROOT`, the cluster-level mounts." },
+    { "job_root", "DIR", BAI_SET_PATH, FIELD(job_root), .def = "/var/lib/batchai/jobs",
+      .help = "The per-job directories: `DIR/<jobid>/mounts` is `AZ_BATCHAI_JOB_MOUNT_ROOT` and "
+              "`DIR/<jobid>/temp` is `AZ_BATCHAI_JOB_TEMP`.\n"
+              "Every component of DIR must be root's and writable by root alone (checked on the nodes; see "
+              "SECURITY)." },
+    { "container_runtime", "oci|pyxis|none", BAI_SET_CHOICE, FIELD(runtime), .def = "oci",
+      .help = "How `containerSettings` run: `oci`, Slurm's `--container` with staged OCI bundles; `pyxis`, "
+              "`--container-image`; `none` refuses jobs with a container." },
+    { "image_root", "DIR", BAI_SET_PATH, FIELD(image_root), .def = "/var/lib/batchai/images",
+      .help = "With `oci`, the bundle of image I is `DIR/I` with `/`, `:` and `@` replaced by `_` "
+              "(`repo/name:tag` is `DIR/repo_name_tag`), unless `image.I` is set." },
+    { "image.IMAGE", "DIR", BAI_SET_PATH, MAP(images),
+      .help = "With `oci`, the bundle directory of IMAGE." },
+    { "priority.low", "qos:NAME|nice:N|none", BAI_SET_PRIORITY, FIELD(priority[BAI_PRIORITY_LOW]),
+      .def = "nice:100",
+      .help = "How a job's `schedulingPriority` low becomes `--qos` or `--nice`." },
+    { "priority.normal", "qos:NAME|nice:N|none", BAI_SET_PRIORITY, FIELD(priority[BAI_PRIORITY_NORMAL]),
+      .def = "none", .help = "The same for normal priority." },
+    { "priority.high", "qos:NAME|nice:N|none", BAI_SET_PRIORITY, FIELD(priority[BAI_PRIORITY_HIGH]),
+      .def = "none", .help = "The same for high priority." },
+    { "cluster.ID", "PARTITION", BAI_SET_STRING, MAP(clusters),
+      .help = "The last segment of the job's `cluster.id`, ID, or an Azure ML command job's `compute` without "
+              "`azureml:`, becomes `--partition=PARTITION`." },
+    { "environment.REF", "IMAGE", BAI_SET_STRING, MAP(environments),
+      .help = "An Azure ML command job's `environment` reference REF, written as the job writes it "
+              "(`environment.azureml:AzureML-acpt-pytorch-2.8-cuda12.6@latest=nvcr.io/nvidia/pytorch:24.05-py3`), "
+              "runs in IMAGE under the container runtime, as `environment.image` would.\n"
+              "A reference that is not mapped is refused by name." },
+    { "data.REF", "DIR", BAI_SET_PATH, MAP(data),
+      .help = "An Azure ML data asset REF (`data.azureml:cifar-10-example@latest=/srv/datasets/cifar-10`) is "
+              "the directory DIR.\n"
+              "Datastores are shares: `azureml://datastores/NAME/paths/...` and blob URLs of container NAME go "
+              "through `share.NAME` or `shares_root`; a share without its directory is refused at submission "
+              "by name." },
+    { "partition", "NAME", BAI_SET_STRING, FIELD(partition),
+      .help = "`--partition` when no `cluster.ID` applies; unset, Slurm's default partition." },
+    { "allow_mount_command", "yes|no", BAI_SET_BOOL, FIELD(allow_mount_command), .def = "no",
+      .help = "Whether `unmanagedFileSystems` may run their `mountCommand`, as the user, never as root." },
+    { "python", "PATH", BAI_SET_STRING, FIELD(python), .def = "python3",
+      .help = "The default `pythonInterpreterPath`." },
+    { "mpi", "PLUGIN", BAI_SET_STRING, FIELD(mpi), .def = "pmix",
+      .help = "`srun --mpi=PLUGIN` for the MPI toolkits." },
+    { "gpus_per_node", "N", BAI_SET_INT, FIELD(gpus_per_node), .min = 0, .max = 1024, .def = "0",
+      .help = "`AZ_BATCHAI_NUM_GPUS`, from 0 to 1024." },
+    { "settings_file", "PATH", BAI_SET_INCLUDE,
+      .help = "Read more settings from PATH, one per line, `#` starting a comment; on the plugstack line only, "
+              "not in such a file.\n"
+              "Keep it root-owned and writable by root alone." },
+};
+const size_t bai_setting_count = sizeof bai_setting_table / sizeof bai_setting_table[0];
+
+static int apply_row(struct bai_settings *s, const struct bai_setting *row, const char *key, const char *v,
+                     const char *where, bool allow_file, struct bai_diag *diag);
 
 int bai_settings_init(struct bai_settings *s)
 {
+    struct bai_diag d = { 0 };
+    int rc = 0;
+
     memset(s, 0, sizeof *s);
-    s->shares_root = strdup("/srv/batchai/shares");
-    s->mount_root = strdup("/srv/batchai/mounts");
-    s->job_root = strdup("/var/lib/batchai/jobs");
-    s->image_root = strdup("/var/lib/batchai/images");
-    s->python = strdup("python3");
-    s->mpi = strdup("pmix");
-    s->runtime = BAI_RUNTIME_OCI;
-    s->priority[BAI_PRIORITY_LOW].kind = BAI_PRIO_NICE;
-    s->priority[BAI_PRIORITY_LOW].nice = 100;
-    if (!s->shares_root || !s->mount_root || !s->job_root || !s->image_root || !s->python || !s->mpi) {
+    for (size_t i = 0; i < bai_setting_count && rc == 0; i++)
+        if (bai_setting_table[i].def)
+            rc = apply_row(s, &bai_setting_table[i], bai_setting_table[i].key, bai_setting_table[i].def,
+                           "default", false, &d);
+    bai_diag_free(&d);
+    if (rc != 0)
         bai_settings_free(s);
-        return -1;
-    }
-    return 0;
+    return rc;
 }
 
 static int set_string(char **field, const char *value)
@@ -103,22 +168,116 @@ static int parse_prio(struct bai_prio_map *m, const char *v)
     return 1;
 }
 
+/* Whether `word` is one of the '|'-separated words of `list`; *index is its position. */
+static bool choice_index(const char *list, const char *word, int *index)
+{
+    size_t n = strlen(word);
+
+    for (int i = 0; *list; i++) {
+        size_t len = strcspn(list, "|");
+        if (len == n && strncmp(list, word, n) == 0) {
+            *index = i;
+            return true;
+        }
+        list += len + (list[len] == '|');
+    }
+    return false;
+}
+
+/* Set the field of `row` from value `v` of word `key`. Returns 0, or -1 with a diag entry. */
+static int apply_row(struct bai_settings *s, const struct bai_setting *row, const char *key, const char *v,
+                     const char *where, bool allow_file, struct bai_diag *diag)
+{
+    void *field = (char *)s + row->offset;
+    const char *name = row->map ? key + (strchr(row->key, '.') - row->key) + 1 : NULL;
+    char *end;
+    long n;
+    int rc = 0, index;
+
+    if (row->map && !*name) {
+        bai_diag_add(diag, where, "%s: the name after the dot is missing", key);
+        return -1;
+    }
+    if (row->type == BAI_SET_PATH && !good_dir(v)) {
+        bai_diag_add(diag, where, "%s: expected an absolute directory without \"..\", got \"%.80s\"", key, v);
+        return -1;
+    }
+    switch (row->type) {
+    case BAI_SET_PATH: /* checked above, stored as a string */
+    case BAI_SET_STRING:
+        if (row->map) {
+            rc = add_map(field, (size_t *)((char *)s + row->count), name, v);
+            if (rc > 0) {
+                bai_diag_add(diag, where, "%s: given twice", key);
+                return -1;
+            }
+        } else
+            rc = set_string(field, v);
+        break;
+    case BAI_SET_BOOL:
+        if (!choice_index("no|yes", v, &index)) {
+            bai_diag_add(diag, where, "%s: expected yes or no, got \"%.40s\"", key, v);
+            return -1;
+        }
+        *(bool *)field = index == 1;
+        break;
+    case BAI_SET_INT:
+        errno = 0;
+        n = strtol(v, &end, 10);
+        if (errno || *end || n < row->min || n > row->max) {
+            bai_diag_add(diag, where, "%s: expected an integer from %ld to %ld, got \"%.40s\"", key, row->min,
+                         row->max, v);
+            return -1;
+        }
+        *(int *)field = (int)n;
+        break;
+    case BAI_SET_CHOICE:
+        if (!choice_index(row->arg, v, &index)) {
+            bai_diag_add(diag, where, "%s: expected one of %s, got \"%.40s\"", key, row->arg, v);
+            return -1;
+        }
+        memcpy(field, &index, sizeof index);
+        break;
+    case BAI_SET_PRIORITY:
+        rc = parse_prio(field, v);
+        if (rc > 0) {
+            bai_diag_add(diag, where, "%s: expected qos:NAME, nice:N or none, got \"%.40s\"", key, v);
+            return -1;
+        }
+        break;
+    case BAI_SET_INCLUDE:
+        if (!allow_file) {
+            bai_diag_add(diag, where, "%s: not allowed here (settings files do not nest)", key);
+            return -1;
+        }
+        return bai_settings_load_file(s, v, diag);
+    }
+    if (rc < 0) {
+        bai_diag_add(diag, where, "%s: out of memory", key);
+        return -1;
+    }
+    return 0;
+}
+
+/* The row for `key`: its own name, or a map's prefix up to the dot. */
+static const struct bai_setting *find_row(const char *key)
+{
+    for (size_t i = 0; i < bai_setting_count; i++) {
+        const struct bai_setting *row = &bai_setting_table[i];
+        if (row->map ? strncmp(key, row->key, (size_t)(strchr(row->key, '.') - row->key) + 1) == 0
+                     : strcmp(key, row->key) == 0)
+            return row;
+    }
+    return NULL;
+}
+
 int bai_settings_apply(struct bai_settings *s, const char *word, const char *where, bool allow_file,
                        struct bai_diag *diag)
 {
-    static const struct { const char *key; size_t off; bool dir; } strings[] = {
-        { "shares_root", offsetof(struct bai_settings, shares_root), true },
-        { "mount_root", offsetof(struct bai_settings, mount_root), true },
-        { "job_root", offsetof(struct bai_settings, job_root), true },
-        { "image_root", offsetof(struct bai_settings, image_root), true },
-        { "partition", offsetof(struct bai_settings, partition), false },
-        { "python", offsetof(struct bai_settings, python), false },
-        { "mpi", offsetof(struct bai_settings, mpi), false },
-    };
+    const struct bai_setting *row;
     const char *eq = strchr(word, '=');
     char key[128];
     const char *v;
-    int rc = 0;
 
     if (!eq || eq == word || (size_t)(eq - word) >= sizeof key) {
         bai_diag_add(diag, where, "\"%.80s\": expected key=value", word);
@@ -136,104 +295,12 @@ int bai_settings_apply(struct bai_settings *s, const char *word, const char *whe
             bai_diag_add(diag, where, "%s: the value must not contain spaces or control characters", key);
             return -1;
         }
-    for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++) {
-        if (strcmp(key, strings[i].key) != 0)
-            continue;
-        if (strings[i].dir && !good_dir(v)) {
-            bai_diag_add(diag, where, "%s: expected an absolute directory without \"..\", got \"%.80s\"", key, v);
-            return -1;
-        }
-        rc = set_string((char **)((char *)s + strings[i].off), v);
-        goto done;
-    }
-    if (strcmp(key, "container_runtime") == 0) {
-        if (strcmp(v, "oci") == 0)
-            s->runtime = BAI_RUNTIME_OCI;
-        else if (strcmp(v, "pyxis") == 0)
-            s->runtime = BAI_RUNTIME_PYXIS;
-        else if (strcmp(v, "none") == 0)
-            s->runtime = BAI_RUNTIME_NONE;
-        else {
-            bai_diag_add(diag, where, "container_runtime: expected oci, pyxis or none, got \"%.40s\"", v);
-            return -1;
-        }
-    } else if (strcmp(key, "allow_mount_command") == 0) {
-        if (strcmp(v, "yes") != 0 && strcmp(v, "no") != 0) {
-            bai_diag_add(diag, where, "allow_mount_command: expected yes or no, got \"%.40s\"", v);
-            return -1;
-        }
-        s->allow_mount_command = strcmp(v, "yes") == 0;
-    } else if (strcmp(key, "gpus_per_node") == 0) {
-        char *end;
-        long n;
-        errno = 0;
-        n = strtol(v, &end, 10);
-        if (errno || *end || n < 0 || n > 1024) {
-            bai_diag_add(diag, where, "gpus_per_node: expected an integer from 0 to 1024, got \"%.40s\"", v);
-            return -1;
-        }
-        s->gpus_per_node = (int)n;
-    } else if (strncmp(key, "priority.", 9) == 0) {
-        size_t i;
-        for (i = 0; bai_priority_names[i] && strcmp(key + 9, bai_priority_names[i]) != 0; i++)
-            ;
-        if (!bai_priority_names[i]) {
-            bai_diag_add(diag, where, "%s: unknown priority (low, normal, high)", key);
-            return -1;
-        }
-        rc = parse_prio(&s->priority[i], v);
-        if (rc > 0) {
-            bai_diag_add(diag, where, "%s: expected qos:NAME, nice:N or none, got \"%.40s\"", key, v);
-            return -1;
-        }
-    } else if (strncmp(key, "share.", 6) == 0 || strncmp(key, "image.", 6) == 0 || strncmp(key, "cluster.", 8) == 0 ||
-               strncmp(key, "environment.", 12) == 0 || strncmp(key, "data.", 5) == 0) {
-        /* Which map a key goes to, and whether its value is a directory. */
-        static const struct {
-            const char *prefix;
-            size_t offset, count;
-            bool dir;
-        } maps[] = {
-            { "share.", offsetof(struct bai_settings, shares), offsetof(struct bai_settings, n_shares), true },
-            { "image.", offsetof(struct bai_settings, images), offsetof(struct bai_settings, n_images), true },
-            { "cluster.", offsetof(struct bai_settings, clusters), offsetof(struct bai_settings, n_clusters), false },
-            { "environment.", offsetof(struct bai_settings, environments), offsetof(struct bai_settings, n_environments),
-              false },
-            { "data.", offsetof(struct bai_settings, data), offsetof(struct bai_settings, n_data), true },
-        };
-        size_t m = 0;
-        while (strncmp(key, maps[m].prefix, strlen(maps[m].prefix)) != 0)
-            m++;
-        const char *name = key + strlen(maps[m].prefix);
-        if (!*name) {
-            bai_diag_add(diag, where, "%s: the name after the dot is missing", key);
-            return -1;
-        }
-        if (maps[m].dir && !good_dir(v)) {
-            bai_diag_add(diag, where, "%s: expected an absolute directory without \"..\", got \"%.80s\"", key, v);
-            return -1;
-        }
-        rc = add_map((struct bai_kv **)((char *)s + maps[m].offset), (size_t *)((char *)s + maps[m].count), name, v);
-        if (rc > 0) {
-            bai_diag_add(diag, where, "%s: given twice", key);
-            return -1;
-        }
-    } else if (strcmp(key, "settings_file") == 0) {
-        if (!allow_file) {
-            bai_diag_add(diag, where, "settings_file: not allowed here (settings files do not nest)");
-            return -1;
-        }
-        return bai_settings_load_file(s, v, diag);
-    } else {
-        bai_diag_add(diag, where, "unknown setting \"%.60s\" (see the plugin's README for the keys)", key);
+    row = find_row(key);
+    if (!row) {
+        bai_diag_add(diag, where, "unknown setting \"%.60s\" (see spank_batchai(8) for the keys)", key);
         return -1;
     }
-done:
-    if (rc < 0) {
-        bai_diag_add(diag, where, "%s: out of memory", key);
-        return -1;
-    }
-    return 0;
+    return apply_row(s, row, key, v, where, allow_file, diag);
 }
 
 int bai_settings_load_file(struct bai_settings *s, const char *path, struct bai_diag *diag)
@@ -342,16 +409,18 @@ static void free_map(struct bai_kv *list, size_t n)
     free(list);
 }
 
+/* What each row owns, freed by its type: adding a row needs nothing here. */
 void bai_settings_free(struct bai_settings *s)
 {
-    free(s->shares_root); free(s->mount_root); free(s->job_root); free(s->image_root);
-    free(s->partition); free(s->python); free(s->mpi);
-    for (int i = 0; i < 3; i++)
-        free(s->priority[i].qos);
-    free_map(s->shares, s->n_shares);
-    free_map(s->images, s->n_images);
-    free_map(s->clusters, s->n_clusters);
-    free_map(s->environments, s->n_environments);
-    free_map(s->data, s->n_data);
+    for (size_t i = 0; i < bai_setting_count; i++) {
+        const struct bai_setting *row = &bai_setting_table[i];
+        void *field = (char *)s + row->offset;
+        if (row->map)
+            free_map(*(struct bai_kv **)field, *(size_t *)((char *)s + row->count));
+        else if (row->type == BAI_SET_PATH || row->type == BAI_SET_STRING)
+            free(*(char **)field);
+        else if (row->type == BAI_SET_PRIORITY)
+            free(((struct bai_prio_map *)field)->qos);
+    }
     memset(s, 0, sizeof *s);
 }

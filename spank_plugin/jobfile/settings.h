@@ -2,40 +2,13 @@
  *
  * The same "key=value" words are taken as plugstack.conf arguments by the plugin and as lines of a settings
  * file (`settings_file=PATH` in plugstack, `--settings FILE` for batchai-job; '#' starts a comment). An
- * unknown key, a malformed value or a duplicate is an error naming the word: a typo never passes silently.
+ * unknown key, a malformed value or a duplicate map entry is an error naming the word: a typo never passes
+ * silently. A later word for a plain key replaces the earlier one.
  *
- *   key                        default                     meaning
- *   shares_root=DIR            /srv/batchai/shares         a share NAME with no share.NAME maps to DIR/NAME
- *   share.NAME=DIR             -                           the site path of share NAME (azure file share
- *                                                          name, blob container name or file server name)
- *   mount_root=DIR             /srv/batchai/mounts         AZ_BATCHAI_MOUNT_ROOT (cluster-level mounts)
- *   job_root=DIR               /var/lib/batchai/jobs       per-job directories: DIR/<jobid>/mounts is
- *                                                          AZ_BATCHAI_JOB_MOUNT_ROOT, DIR/<jobid>/temp
- *                                                          AZ_BATCHAI_JOB_TEMP; every component of DIR must
- *                                                          be root's and writable by root alone (checked on
- *                                                          the nodes, see SECURITY.md)
- *   container_runtime=KIND     oci                         oci (Slurm's --container with staged OCI
- *                                                          bundles), pyxis (--container-image), none
- *                                                          (jobs with containerSettings are refused)
- *   image_root=DIR             /var/lib/batchai/images     oci: bundle of image I is DIR/<I with '/' and
- *                                                          ':' replaced by '_'> unless image.I is set
- *   image.IMAGE=DIR            -                           oci: the bundle directory of IMAGE
- *   priority.low|normal|high=qos:NAME | nice:N             how schedulingPriority becomes --qos or --nice
- *                              low=nice:100, normal, high  (normal and high: nothing by default)
- *   cluster.ID=PARTITION       -                           cluster.id's last segment (an Azure ML job's
- *                                                          compute without "azureml:") -> --partition
- *   environment.REF=IMAGE      -                           Azure ML: the image of environment REF, written
- *                                                          as the job writes it (azureml:NAME@latest, ...)
- *   data.REF=DIR               -                           Azure ML: the directory of data asset REF
- *                                                          (azureml:NAME:VERSION, ...)
- *   partition=NAME             -                           --partition when no cluster map applies
- *   allow_mount_command=yes|no no                          whether unmanagedFileSystems may run their
- *                                                          mountCommand (as the user, never as root)
- *   python=PATH                python3                     default pythonInterpreterPath
- *   mpi=PLUGIN                 pmix                        srun --mpi= for MPI toolkits
- *   gpus_per_node=N            0                           AZ_BATCHAI_NUM_GPUS
- *   settings_file=PATH         -                           read more settings from PATH (plugstack only,
- *                                                          not nested)
+ * Every key, its type, default and help live in one table, bai_setting_table (settings.c), in the manner of
+ * Slurm's s_p_options_t: the parser, the defaults of bai_settings_init and the settings sections of
+ * spank_batchai(8) and spank_plugin/README.md (`make settings-doc`, checked by
+ * tests/jobfile/test_settings_doc.sh) all come from it. Adding a setting is one row there plus its field.
  */
 #ifndef BAI_SETTINGS_H
 #define BAI_SETTINGS_H
@@ -108,5 +81,32 @@ const char *bai_settings_environment_image(const struct bai_settings *s, const c
 const char *bai_settings_data_dir(const struct bai_settings *s, const char *ref);
 
 void bai_settings_free(struct bai_settings *s);
+
+/* What a value must be; the parser checks it and the docs name it. */
+enum bai_setting_type {
+    BAI_SET_PATH,     /* char *: an absolute directory without a ".." segment */
+    BAI_SET_STRING,   /* char *: any word */
+    BAI_SET_BOOL,     /* bool: yes or no */
+    BAI_SET_INT,      /* int: a decimal from min to max */
+    BAI_SET_CHOICE,   /* enum: one of the '|'-separated words of arg, stored as its index */
+    BAI_SET_PRIORITY, /* struct bai_prio_map: qos:NAME, nice:N or none */
+    BAI_SET_INCLUDE,  /* settings_file: load the named file (plugstack only, not nested) */
+};
+
+/* One row of the settings table. A map row's key is a prefix and a placeholder ("share.NAME"): any
+ * "share.<name>" word adds <name> to the struct bai_kv list at offset (count at count), once per name. */
+struct bai_setting {
+    const char *key;            /* as the docs write it */
+    const char *arg;            /* the value as the docs write it: DIR, NAME, oci|pyxis|none */
+    enum bai_setting_type type;
+    bool map;
+    size_t offset, count;       /* the field in struct bai_settings; count: a map's size_t */
+    long min, max;              /* BAI_SET_INT */
+    const char *def;            /* applied by bai_settings_init through the parser; NULL: none */
+    const char *help;           /* sentences separated by '\n'; `code` spans; the default is added */
+};
+
+extern const struct bai_setting bai_setting_table[];
+extern const size_t bai_setting_count;
 
 #endif

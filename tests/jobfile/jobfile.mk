@@ -21,10 +21,16 @@ $(BUILD)/bench/bench_validate: spank_plugin/bench/bench_validate.c $(JOBLIB)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
+# Prints the settings sections of spank_batchai(8) and spank_plugin/README.md from the settings table.
+$(BUILD)/tools/settings-doc: spank_plugin/settings_doc.c $(JOBLIB_SAN)
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
+
 TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/gen_hostile $(BUILD)/san/bin/batchai-job \
-             $(BUILD)/bench/bench_validate \
+             $(BUILD)/bench/bench_validate $(BUILD)/tools/settings-doc \
              $(if $(CLANG),$(FUZZ_JOB))
-TESTS += $(BUILD)/tests/test_jobfile_unit tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh tests/jobfile/test_prep_check.sh
+TESTS += $(BUILD)/tests/test_jobfile_unit tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh \
+         tests/jobfile/test_prep_check.sh tests/jobfile/test_settings_doc.sh
 BENCHES += spank_plugin/bench/bench_validate.sh
 
 # make fuzz: a long fuzzing run (FUZZ_SECONDS, default 600) from the corpus of job files.
@@ -35,4 +41,8 @@ fuzz: $(FUZZ_JOB)
 # make golden: regenerate the golden files after an intended change (review the diff!).
 golden: $(BUILD)/san/bin/batchai-job
 	UPDATE_GOLDEN=1 tests/jobfile/test_golden.sh
-.PHONY: fuzz golden
+
+# make settings-doc: rewrite the settings sections of the manual page and README after a change to the table.
+settings-doc: $(BUILD)/tools/settings-doc
+	UPDATE_DOCS=1 tests/jobfile/test_settings_doc.sh
+.PHONY: fuzz golden settings-doc

@@ -266,6 +266,93 @@ static void test_settings(void)
     bai_settings_free(&s);
 }
 
+/* Whether row r's field is the same in a and b (both from bai_settings_init, so padding is zero). */
+static bool same_field(const struct bai_setting *r, const struct bai_settings *a, const struct bai_settings *b)
+{
+    const char *fa = (const char *)a + r->offset, *fb = (const char *)b + r->offset;
+
+    if (r->map)
+        return *(const size_t *)((const char *)a + r->count) == *(const size_t *)((const char *)b + r->count);
+    switch (r->type) {
+    case BAI_SET_PATH:
+    case BAI_SET_STRING:
+        fa = *(char *const *)fa, fb = *(char *const *)fb;
+        return fa == fb || (fa && fb && strcmp(fa, fb) == 0);
+    case BAI_SET_BOOL:
+        return memcmp(fa, fb, sizeof(bool)) == 0;
+    case BAI_SET_INT:
+    case BAI_SET_CHOICE:
+        return memcmp(fa, fb, sizeof(int)) == 0;
+    case BAI_SET_PRIORITY:
+        return memcmp(fa, fb, sizeof(struct bai_prio_map)) == 0;
+    case BAI_SET_INCLUDE:
+        break;
+    }
+    return true;
+}
+
+/* The defaults as documented before the settings became a table, and every row of the table reachable by
+ * its own key with a value of its type, into the field it names and no other. */
+static void test_settings_table(void)
+{
+    struct bai_settings s, fresh;
+    struct bai_diag d = { 0 };
+    char word[256], key[128];
+
+    CHECK(bai_settings_init(&s) == 0);
+    CHECK(strcmp(s.shares_root, "/srv/batchai/shares") == 0 && strcmp(s.mount_root, "/srv/batchai/mounts") == 0);
+    CHECK(strcmp(s.job_root, "/var/lib/batchai/jobs") == 0 && strcmp(s.image_root, "/var/lib/batchai/images") == 0);
+    CHECK(strcmp(s.python, "python3") == 0 && strcmp(s.mpi, "pmix") == 0 && !s.partition);
+    CHECK(s.runtime == BAI_RUNTIME_OCI && !s.allow_mount_command && s.gpus_per_node == 0);
+    CHECK(s.priority[BAI_PRIORITY_LOW].kind == BAI_PRIO_NICE && s.priority[BAI_PRIORITY_LOW].nice == 100);
+    CHECK(s.priority[BAI_PRIORITY_NORMAL].kind == BAI_PRIO_NONE && s.priority[BAI_PRIORITY_HIGH].kind == BAI_PRIO_NONE);
+    CHECK(s.n_shares + s.n_images + s.n_clusters + s.n_environments + s.n_data == 0);
+    bai_settings_free(&s);
+
+    for (size_t i = 0; i < bai_setting_count; i++) {
+        const struct bai_setting *r = &bai_setting_table[i];
+        static const char *const sample[] = {
+            [BAI_SET_PATH] = "/sample", [BAI_SET_STRING] = "sample", [BAI_SET_BOOL] = "yes",
+            [BAI_SET_INT] = "7", [BAI_SET_CHOICE] = "none", [BAI_SET_PRIORITY] = "nice:7",
+        };
+        if (r->type == BAI_SET_INCLUDE)
+            continue;
+        snprintf(key, sizeof key, "%.*s%s", (int)(r->map ? strchr(r->key, '.') - r->key + 1 : (int)strlen(r->key)),
+                 r->key, r->map ? "x" : "");
+        snprintf(word, sizeof word, "%s=%s", key, sample[r->type]);
+        CHECK(bai_settings_init(&s) == 0 && bai_settings_init(&fresh) == 0);
+        CHECK(bai_settings_apply(&s, word, "test", false, &d) == 0);
+        /* The row's field changed, and nothing the other rows name. */
+        CHECK(!same_field(r, &s, &fresh));
+        for (size_t j = 0; j < bai_setting_count; j++)
+            if (j != i && !same_field(&bai_setting_table[j], &s, &fresh)) {
+                fprintf(stderr, "%s also changed %s\n", word, bai_setting_table[j].key);
+                CHECK(false);
+            }
+        bai_settings_free(&s);
+        bai_settings_free(&fresh);
+    }
+    CHECK(d.count == 0);
+
+    CHECK(bai_settings_init(&s) == 0);
+    /* A bad value of each type, refused with a message naming the key, the expectation and the value. */
+    static const struct { const char *word, *says; } bad[] = {
+        { "gpus_per_node=1025", "gpus_per_node: expected an integer from 0 to 1024, got \"1025\"" },
+        { "allow_mount_command=true", "allow_mount_command: expected yes or no, got \"true\"" },
+        { "container_runtime=docker", "container_runtime: expected one of oci|pyxis|none, got \"docker\"" },
+        { "priority.high=nice:x", "priority.high: expected qos:NAME, nice:N or none, got \"nice:x\"" },
+        { "cluster.=gpu", "cluster.: the name after the dot is missing" },
+        { "priority.=none", "unknown setting \"priority.\"" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CHECK(bai_settings_apply(&s, bad[i].word, "test", false, &d) == -1);
+        CHECK(diag_has(&d, bad[i].says));
+    }
+    CHECK(bai_settings_apply(&s, "container_runtime=pyxis", "test", false, &d) == 0 && s.runtime == BAI_RUNTIME_PYXIS);
+    bai_diag_free(&d);
+    bai_settings_free(&s);
+}
+
 static void test_translation(void)
 {
     struct bai_settings s;
@@ -649,6 +736,7 @@ int main(void)
     test_bounds();
     test_text_bounds();
     test_settings();
+    test_settings_table();
     test_translation();
     test_quoting();
     test_empty_sbuf();

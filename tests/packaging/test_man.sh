@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Manual pages: each passes `mandoc -T lint` without a warning and renders with man-db's `man -l` (groff)
 # with nothing on stderr; every option a program's --help prints (--long and -x) is in its rendered page,
-# and every key of the settings table in spank_plugin/jobfile/settings.h is in spank_batchai(8).
+# and every key of the settings table (spank_plugin/jobfile/settings.c) is in spank_batchai(8).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -51,9 +51,12 @@ for pair in batchai-job:spank_plugin/batchai-job.1 cifar-train:trainer/cifar-tra
     echo "$prog: ${#options[@]} options checked: ${options[*]}"
 done
 
-# The table's rows: " *   key=VALUE   default   meaning", key as written there (share.NAME, priority.low|normal|high).
-mapfile -t keys < <(sed -n 's/^ \*   \([a-z_]*[.a-zA-Z|]*\)=.*/\1/p' spank_plugin/jobfile/settings.h)
-[ "${#keys[@]}" -ge 15 ] || fail "settings.h: parsed only ${#keys[@]} keys: ${keys[*]}"
+# Every key of the settings table (settings-doc md's rows: "| `key=VALUE` | ..."), rendered in spank_batchai(8).
+doc=$BUILD/tools/settings-doc
+[ -x "$doc" ] || { echo "SKIP(dep): $doc is not built"; exit 77; }
+# shellcheck disable=SC2016 # the backquotes are Markdown's, not the shell's
+mapfile -t keys < <("$doc" md | sed -n 's/^| `\([^=`]*\)=.*/\1/p')
+[ "${#keys[@]}" -ge 15 ] || fail "settings-doc md: parsed only ${#keys[@]} keys: ${keys[*]}"
 need spank_plugin/spank_batchai.8 "setting" "${keys[@]}"
 echo "spank_batchai(8): ${#keys[@]} settings checked: ${keys[*]}"
 exit $failed
