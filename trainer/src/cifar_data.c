@@ -135,25 +135,39 @@ void cifar_free(struct cifar_set *s)
     memset(s, 0, sizeof *s);
 }
 
-int cifar_sha256_file(const char *path, char hex[65], char *err, size_t errlen)
+/* Feed the bytes of the file at `path` to update(ctx, ...): the one reading loop of the digests below. */
+static int digest_file(const char *path, void (*update)(void *ctx, const void *p, size_t n), void *ctx, char *err,
+                       size_t errlen)
 {
     FILE *f = fopen(path, "rb");
     if (!f) {
         set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
         return -1;
     }
-    struct bai_sha256 c;
-    bai_sha256_init(&c);
     uint8_t buf[1 << 16];
     size_t got;
     while ((got = fread(buf, 1, sizeof buf, f)) > 0)
-        bai_sha256_update(&c, buf, got);
+        update(ctx, buf, got);
     int bad = ferror(f);
     fclose(f);
     if (bad) {
         set_err(err, errlen, "%s: read error", path);
         return -1;
     }
+    return 0;
+}
+
+static void sha256_feed(void *ctx, const void *p, size_t n)
+{
+    bai_sha256_update(ctx, p, n);
+}
+
+int cifar_sha256_file(const char *path, char hex[65], char *err, size_t errlen)
+{
+    struct bai_sha256 c;
+    bai_sha256_init(&c);
+    if (digest_file(path, sha256_feed, &c, err, errlen) != 0)
+        return -1;
     bai_sha256_final_hex(&c, hex);
     return 0;
 }
@@ -229,25 +243,17 @@ int cifar_verify(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
+static void md5_feed(void *ctx, const void *p, size_t n)
+{
+    md5_update(ctx, p, n);
+}
+
 int cifar_md5_file(const char *path, char hex[33], char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        set_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
     struct md5_ctx c;
     md5_init(&c);
-    uint8_t buf[1 << 16];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0)
-        md5_update(&c, buf, got);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        set_err(err, errlen, "%s: read error", path);
+    if (digest_file(path, md5_feed, &c, err, errlen) != 0)
         return -1;
-    }
     uint8_t d[16];
     md5_final(&c, d);
     for (int i = 0; i < 16; i++)
