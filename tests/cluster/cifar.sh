@@ -4,21 +4,8 @@
 # layout in the share. The data is the CIFAR-10 subset in ../shared/data, exposed as the share's
 # cifar-10-batches-bin directory (never copied).
 . "$(dirname "$0")/lib.sh"
-TRAINER=$BUILD/bin/cifar-train
-DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
-[ -x "$TRAINER" ] || skip "$TRAINER is not built"
-[ -f "$DATA/test_batch.bin" ] || skip_for shared "no CIFAR-10 data at $DATA (set CIFAR10_DIR)"
-cluster_start
-srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix MPI plugin here"
-install -d -m 0755 "$CL/bin"
-install -m 0755 "$TRAINER" "$CL/bin/cifar-train"
-ln -s "$(cd "$DATA" && pwd -P)" "$SHARE/cifar-10-batches-bin"
-cp "$TOP/contrib/cifar/job.json" "$WORK/cifar.json"
-chown "$TEST_USER:" "$WORK/cifar.json"
-out=$(as_user "PATH=$CL/bin:\$PATH OMPI_MCA_btl=self,tcp \
-    CIFAR_TRAIN_ARGS='--device cpu --epochs 1 --limit-train 256 --limit-test 128 --threads 1' \
-    sbatch --parsable --batchai-job=cifar.json" </dev/null 2>&1) || fail "sbatch: $out"
-id=${out%%;*}
+cifar_cluster_start
+id=$(submit_cifar '--device cpu --epochs 1 --limit-train 256 --limit-test 128 --threads 1')
 st=$(wait_job "$id")
 logs=$(ls -d "$SHARE"/cifar/*/"$id"/stdouterr 2>/dev/null | head -n 1)
 [ -n "$logs" ] || fail "no log directory for job $id under $SHARE/cifar"

@@ -170,3 +170,32 @@ ctld_restart() {
     for ((i = 0; i < 150; i++)); do scontrol ping >/dev/null 2>&1 && return 0; sleep 0.1; done
     fail "slurmctld does not answer after a restart"
 }
+
+# The bundled trainer's job (contrib/cifar/job.json), for the tests that run it: cifar.sh, requeue.sh,
+# timelimit.sh. cifar_cluster_start [cluster_start words]: skips without the trainer, the data or Slurm's
+# pmix; starts the cluster with cifar-train on the test user's PATH ($CL/bin), the CIFAR-10 subset as the
+# share's cifar-10-batches-bin (linked, never copied) and the job file as $WORK/cifar.json. Sets DATA.
+cifar_cluster_start() {
+    local trainer=$BUILD/bin/cifar-train
+    DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
+    [ -x "$trainer" ] || skip "$trainer is not built"
+    [ -f "$DATA/test_batch.bin" ] || skip_for shared "no CIFAR-10 data at $DATA (set CIFAR10_DIR)"
+    cluster_start "$@"
+    srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix MPI plugin here"
+    install -d -m 0755 "$CL/bin"
+    install -m 0755 "$trainer" "$CL/bin/cifar-train"
+    ln -s "$(cd "$DATA" && pwd -P)" "$SHARE/cifar-10-batches-bin"
+    cp "$TOP/contrib/cifar/job.json" "$WORK/cifar.json"
+    chown "$TEST_USER:" "$WORK/cifar.json"
+}
+
+# submit_cifar TRAINER-ARGS [SBATCH-OPTIONS...]: sbatch --batchai-job=cifar.json as the test user, with
+# CIFAR_TRAIN_ARGS (the job file's extra arguments) set; prints the job id.
+submit_cifar() {
+    local args=$1 opts="" out
+    shift
+    [ $# -eq 0 ] || opts=$(printf '%q ' "$@") # printf of no argument would be one empty word
+    out=$(as_user "PATH=$CL/bin:\$PATH OMPI_MCA_btl=self,tcp CIFAR_TRAIN_ARGS='$args' \
+        sbatch --parsable $opts --batchai-job=cifar.json" </dev/null 2>&1) || fail "sbatch: $out"
+    echo "${out%%;*}"
+}

@@ -6,31 +6,15 @@
 # how attempt 1 ended; and the final model is bit for bit the one of the same job run uninterrupted first
 # (compared with h5py dataset by dataset; fixed thread count).
 . "$(dirname "$0")/lib.sh"
-TRAINER=$BUILD/bin/cifar-train
-DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
-[ -x "$TRAINER" ] || skip "$TRAINER is not built"
-[ -f "$DATA/test_batch.bin" ] || skip_for shared "no CIFAR-10 data at $DATA (set CIFAR10_DIR)"
 /usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || skip "Debian's python3-h5py and python3-numpy are needed"
-cluster_start
-srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix MPI plugin here"
-install -d -m 0755 "$CL/bin"
-install -m 0755 "$TRAINER" "$CL/bin/cifar-train"
-ln -s "$(cd "$DATA" && pwd -P)" "$SHARE/cifar-10-batches-bin"
-cp "$TOP/contrib/cifar/job.json" "$WORK/cifar.json"
-chown "$TEST_USER:" "$WORK/cifar.json"
+cifar_cluster_start
 model=$SHARE/cifar/saved_models/keras_cifar10_trained_model.h5
-submit_cifar() {
-    local out
-    out=$(as_user "PATH=$CL/bin:\$PATH OMPI_MCA_btl=self,tcp \
-        CIFAR_TRAIN_ARGS='--device cpu --epochs 2 --limit-train 1280 --limit-test 64 --threads 1 --seed 3' \
-        sbatch --parsable --batchai-job=cifar.json" </dev/null 2>&1) || fail "sbatch: $out"
-    echo "${out%%;*}"
-}
-ref=$(submit_cifar)
+args='--device cpu --epochs 2 --limit-train 1280 --limit-test 64 --threads 1 --seed 3'
+ref=$(submit_cifar "$args")
 st=$(wait_job "$ref" 300)
 [ "$st" = COMPLETED ] || fail "reference job $ref ended $st"
 cp "$model" "$CL/reference.h5"
-id=$(submit_cifar)
+id=$(submit_cifar "$args")
 logs=$SHARE/cifar/cifar/$id/stdouterr
 for ((i = 0; i < 600; i++)); do grep -q '^Epoch 1/2' "$logs/stdout.txt" 2>/dev/null && break; sleep 0.1; done
 grep -q '^Epoch 1/2' "$logs/stdout.txt" || fail "job $id never started training: $(cat "$logs"/std*.txt 2>&1)"

@@ -5,22 +5,9 @@
 # limit (here --time=1 on the sbatch command line, so the warning is due at once), and the checkpoint
 # loads (evaluate checks its sums).
 . "$(dirname "$0")/lib.sh"
-TRAINER=$BUILD/bin/cifar-train
-DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
-[ -x "$TRAINER" ] || skip "$TRAINER is not built"
-[ -f "$DATA/test_batch.bin" ] || skip_for shared "no CIFAR-10 data at $DATA (set CIFAR10_DIR)"
-cluster_start
-srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix MPI plugin here"
-install -d -m 0755 "$CL/bin"
-install -m 0755 "$TRAINER" "$CL/bin/cifar-train"
-ln -s "$(cd "$DATA" && pwd -P)" "$SHARE/cifar-10-batches-bin"
-cp "$TOP/contrib/cifar/job.json" "$WORK/cifar.json"
-chown "$TEST_USER:" "$WORK/cifar.json"
+cifar_cluster_start
 # Far more epochs than a minute allows: only the warning can end it before the limit.
-out=$(as_user "PATH=$CL/bin:\$PATH OMPI_MCA_btl=self,tcp \
-    CIFAR_TRAIN_ARGS='--device cpu --epochs 1000 --limit-train 1280 --limit-test 64 --threads 1' \
-    sbatch --parsable --time=1 --batchai-job=cifar.json" </dev/null 2>&1) || fail "sbatch: $out"
-id=${out%%;*}
+id=$(submit_cifar '--device cpu --epochs 1000 --limit-train 1280 --limit-test 64 --threads 1' --time=1)
 st=$(wait_job "$id" 150)
 logs=$SHARE/cifar/cifar/$id/stdouterr
 cat "$logs/execution-n1.log"
