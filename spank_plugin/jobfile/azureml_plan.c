@@ -98,10 +98,12 @@ static void quoted_pattern(struct sbuf *b, const char *pattern)
     free(s);
 }
 
-/* One step, once per node, as the user and outside any container: copies of inputs of mode download before
- * the main step, of outputs of mode upload after it. `script` holds the copies; like every step, it first
- * checks that the plugin prepared its node (bai_node_check). */
-static void copy_step(struct sbuf *b, const char *what, const char *script)
+/* A step on every node, as the user and outside any container: copies of inputs of mode download before the
+ * main step (all nodes at once, each into its own job temp), of outputs of mode upload after it (node after
+ * node, in allocation order: the destination is shared, so two nodes never write into it at once, and a file
+ * that several nodes wrote is the last node's). `script` holds the copies; like every step, it first checks
+ * that the plugin prepared its node (bai_node_check). */
+static void copy_step(struct sbuf *b, const char *what, const char *script, bool node_by_node)
 {
     struct sbuf text = { 0 };
     char *s;
@@ -109,9 +111,15 @@ static void copy_step(struct sbuf *b, const char *what, const char *script)
     sb_printf(&text, "%s\n%s", bai_node_check, script);
     s = sb_finish(&text);
     sb_printf(b, "# %s\n", what);
-    sb_puts(b, "srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 "
-               "/bin/sh -ec ");
+    if (node_by_node)
+        sb_puts(b, "(for n in $(scontrol show hostnames \"$SLURM_JOB_NODELIST\"); do\n"
+                   "srun --nodes=1 --ntasks=1 --nodelist=\"$n\" /bin/sh -ec ");
+    else
+        sb_puts(b, "srun --nodes=\"$SLURM_JOB_NUM_NODES\" --ntasks=\"$SLURM_JOB_NUM_NODES\" --ntasks-per-node=1 "
+                   "/bin/sh -ec ");
     sb_shell_quote(b, s ? s : "false");
+    if (node_by_node)
+        sb_puts(b, " || exit\ndone)");
     b->failed |= !s;
     free(s);
 }
@@ -258,13 +266,14 @@ void bai_aml_plan(struct bai_plan *plan, const struct bai_job *job, const struct
     char *ins = sb_finish(&in), *outs = sb_finish(&out);
     if (any_in) {
         copy_step(&b, "Inputs of mode download: copied into the job's temp on each node, as the job's user.",
-                  ins ? ins : "false");
+                  ins ? ins : "false", false);
         sb_puts(&b, " || exit $?\n");
     }
     main_step(&b, plan, job, site);
     if (any_out) {
         sb_puts(&b, "\nrc=$?\n");
-        copy_step(&b, "Outputs of mode upload: copied back from each node, as the job's user.", outs ? outs : "false");
+        copy_step(&b, "Outputs of mode upload: copied back from each node in turn, as the job's user.",
+                  outs ? outs : "false", true);
         sb_puts(&b, " || { echo \"batchai: copying the outputs of mode upload back failed\" >&2; "
                     "[ \"$rc\" -ne 0 ] || rc=1; }\n(exit \"$rc\")");
     }

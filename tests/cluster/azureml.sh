@@ -57,8 +57,9 @@ YAML
 install -m 0755 "$BUILD/bin/batchai-job" "$CL/batchai-job" # the user may not reach the build tree
 out=$(as_user "$CL/batchai-job validate torch.yml") || fail "batchai-job validate torch.yml: $out"
 [ "$out" = "torch.yml: valid (Azure ML command job, 2 nodes)" ] || fail "batchai-job validate torch.yml: $out"
-as_user "$CL/batchai-job translate torch.yml" | grep -q '^#SBATCH --ntasks-per-node=2$' ||
-    fail "batchai-job translate torch.yml has no --ntasks-per-node=2"
+# The script whole first: grep -q stops reading at its match, and the writer's broken pipe would fail the test.
+script=$(as_user "$CL/batchai-job translate torch.yml") || fail "batchai-job translate torch.yml: $script"
+grep -q '^#SBATCH --ntasks-per-node=2$' <<<"$script" || fail "batchai-job translate torch.yml has no --ntasks-per-node=2"
 out=$(as_user "$CL/batchai-job submit torch.yml --parsable" </dev/null 2>&1) || fail "batchai-job submit: $out"
 id=${out%%;*}
 st=$(wait_job "$id" 180)
