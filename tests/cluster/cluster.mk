@@ -19,7 +19,9 @@ endif
 #   make check-cluster SLURM_PREFIX=/opt/slurm [CGROUP=1]
 #                   only the cluster tests, on the Slurm installed under that prefix (its headers in
 #                   include/, daemons in sbin/, commands in bin/)
-SLURM_RELEASES ?= 26.05.3 24.11.7
+# 24.11.7 is left out by default: with it, CI on a fresh machine (two Slurm builds, three passes) outgrows
+# its 45 minutes; SLURM_RELEASES="26.05.3 24.11.7" make check, or make check-cluster, runs it.
+SLURM_RELEASES ?= 26.05.3
 CGROUP_RELEASES ?= 26.05.3
 CGROUP ?= 0
 
