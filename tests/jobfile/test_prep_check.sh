@@ -25,11 +25,12 @@ log=$work/shares/s/logs/job/7/stdouterr
 run() {
     rm -rf "$work/shares/s/logs" && mkdir -p "$log"
     for n in n1 n2; do echo "2026-01-01T00:00:00Z attempt 1: job preparation finished with exit code 0" >"$log/execution-$n.log"; done
+    # BATCHAI_NODE_PREPARED: what the plugin sets in every task of a node it prepared (bai_node_check).
     SLURM_JOB_ID=7 SLURM_RESTART_COUNT=1 SLURM_JOB_NUM_NODES=2 SLURM_JOB_NODELIST='n[1-2]' SLURMD_NODENAME=n1 \
-        AZ_BATCHAI_MPI_HOST_FILE=$work/hosts PREP_NODES=$1 bash -c '
+        BATCHAI_NODE_PREPARED=7:n1 AZ_BATCHAI_MPI_HOST_FILE=$work/hosts PREP_NODES=$1 bash -c '
         srun() { while [ "${1#--}" != "$1" ]; do shift; done
                  if [ "$1" = /bin/sh ] && [ "${3#*job preparation}" != "$3" ]; then
-                     for n in $PREP_NODES; do SLURMD_NODENAME=$n "$@" || return; done
+                     for n in $PREP_NODES; do SLURMD_NODENAME=$n BATCHAI_NODE_PREPARED=7:$n "$@" || return; done
                  else "$@"; fi; }
         scontrol() { [ "$1" = show ] && [ "$2" = hostnames ] && printf "n1\nn2\n"; }
         . "$0"' "$work/job.sh" >"$work/out" 2>"$work/err"
