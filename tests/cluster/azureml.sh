@@ -97,7 +97,7 @@ outputs:
     type: uri_folder
     path: azureml://datastores/myshare/paths/cifar-aml
 environment_variables:
-  PATH: $CL/bin:/usr/local/bin:/usr/bin:/bin
+  PATH: $CL/bin:$USER_PATH
   OMPI_MCA_btl: self,tcp
 distribution:
   type: mpi
