@@ -237,6 +237,9 @@ static char *partition_nodes(const char *partition, int *count)
     return list;
 }
 
+/* How long the probe waits for its allocation, in seconds. */
+enum { CHECK_SITE_ALLOC_WAIT = 60 };
+
 /* The probe step on every node; its lines are check-node's, then srun's own messages. */
 static void check_nodes(const char *self, const char *partition, const char *dir, const struct bai_settings *site)
 {
@@ -262,7 +265,10 @@ static void check_nodes(const char *self, const char *partition, const char *dir
         fclose(f);
     }
     struct sbuf cmd = {0};
-    sb_printf(&cmd, "srun --job-name=batchai-check-site --time=5 --nodes=%d --ntasks-per-node=1", count);
+    /* --immediate: a partition whose nodes are drained, down or busy is reported by srun after that long,
+     * instead of a check that waits for ever. */
+    sb_printf(&cmd, "srun --job-name=batchai-check-site --time=5 --immediate=%d --nodes=%d --ntasks-per-node=1",
+              CHECK_SITE_ALLOC_WAIT, count);
     if (partition) {
         sb_puts(&cmd, " --partition");
         sh_word(&cmd, partition);
