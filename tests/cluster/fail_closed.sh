@@ -70,11 +70,18 @@ expect_refused() {
     logs=$(log_dir "$id" "$name")
     [ "$st" = FAILED ] || fail "$layout: job $id ($name) ended $st on a node without the plugin, want FAILED"
     if [ "$name" = one ]; then
-        # The batch step itself on n2: its output directory is the plugin's to make, so Slurm cannot even
-        # open the output there and nothing starts.
-        [ "$(job_field "$id" Reason)" = JobLaunchFailure ] ||
-            fail "$layout: job $id's batch step on n2: reason $(job_field "$id" Reason), want JobLaunchFailure"
-        [ ! -e "$logs" ] || fail "$layout: job $id: $logs exists, so the batch script could have run"
+        # The batch step itself on n2: its output directory is the plugin's to make. Up to 24.11 Slurm cannot
+        # open the output there and nothing starts; 26.05 makes the output's directory itself, and the script
+        # stops at its first line, the node check (exit 1), with the plugin's message in stderr.txt.
+        case $(job_field "$id" Reason) in
+        JobLaunchFailure)
+            [ ! -e "$logs" ] || fail "$layout: job $id: $logs exists, so the batch script could have run" ;;
+        NonZeroExitCode)
+            [ "$(job_field "$id" ExitCode)" = 1:0 ] ||
+                fail "$layout: job $id's batch step on n2 ended $(job_field "$id" ExitCode), want 1:0 (the node check)"
+            assert_grep "batchai: job $id: node n2 was not prepared by the spank_batchai plugin" "$logs/stderr.txt" ;;
+        *) fail "$layout: job $id's batch step on n2: reason $(job_field "$id" Reason), want JobLaunchFailure" ;;
+        esac
     else
         assert_grep "batchai: job $id: node n2 was not prepared by the spank_batchai plugin" "$logs/stderr.txt"
         assert_grep "configless" "$logs/stderr.txt"
@@ -107,6 +114,9 @@ for layout in include readme absolute; do
     esac
     chmod -R go-w "$CL/plugstack.conf" "$SITE"
     ctld_restart
+    # n1's slurmd reads the changed slurm.conf too, as an admin makes it: from 25.05 steps take their
+    # configuration from slurmd, not from the file, so without this n1 kept the old plugstack path.
+    scontrol reconfigure || fail "$layout: scontrol reconfigure"
     n2_start "$hide"
     # The layout is real: n1 and sbatch have the plugin, n2 does not.
     # The layout is real: n2 took its configuration from slurmctld, and what it got names no plugin.
