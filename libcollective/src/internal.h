@@ -126,6 +126,9 @@ void coll_complete(struct coll_request *r, int status, const char *error);
 int coll_finalize_barrier(void); /* the COLL_KIND_FINALIZE barrier of coll_finalize() */
 
 /* progress.c */
+/* pthread_create with every signal blocked in the new thread: the application's handlers (a trainer's
+ * SIGTERM, say) run in the application's threads, never in the library's in the middle of MPI. */
+int coll_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 int coll_progress_start(void);
 /* Sleeps the next of a growing series of short naps (*nap: 0 to start the series); coll_nap_next only
  * advances it and returns the nap in seconds. How libcollective waits for MPI without spinning. */

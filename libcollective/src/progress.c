@@ -13,6 +13,7 @@
  * MPI keeps messages between two ranks on one communicator in order, so an ERR arrives before its GO. */
 #include "internal.h"
 
+#include <signal.h>
 #include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,6 +364,16 @@ static void *progress_main(void *arg)
 
 static struct progress state;
 
+int coll_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits this mask */
+    int rc = pthread_create(t, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
 int coll_progress_start(void)
 {
     memset(&state, 0, sizeof state);
@@ -370,7 +381,7 @@ int coll_progress_start(void)
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the coordinator of %d ranks", coll_g.size);
     coll_g.stop = 0;
     coll_g.late_seq = -1;
-    int rc = pthread_create(&coll_g.thread, NULL, progress_main, &state);
+    int rc = coll_thread_start(&coll_g.thread, progress_main, &state);
     if (rc) {
         coll_coord_free(state.coord);
         return coll_fail(COLL_ERR_STATE, "libcollective: cannot start the progress thread: %s", strerror(rc));

@@ -125,7 +125,7 @@ int coll_watchdog_start(void)
 {
     if (coll_g.env.stall_warn_sec <= 0 && coll_g.env.stall_abort_sec <= 0)
         return COLL_OK;
-    int rc = pthread_create(&coll_g.watchdog, NULL, watchdog_main, NULL);
+    int rc = coll_thread_start(&coll_g.watchdog, watchdog_main, NULL);
     if (rc)
         return coll_fail(COLL_ERR_STATE, "libcollective: cannot start the watchdog thread: %s", strerror(rc));
     coll_g.watchdog_running = 1;
