@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A bundled-trainer job that reaches its time limit checkpoints before Slurm kills it: the generated script
 # asks for SIGUSR1 60 s before the limit (#SBATCH --signal=B:USR1@60) and passes it on to the main step;
-# cifar-train stops after its current step with checkpoint-E-step-S.h5 and exit status 3, well before the
+# cifar-train stops after its current step with checkpoint-E-step-S.h5 (or, when the warning lands during
+# an epoch's validation or save, at that epoch's checkpoint-E.h5) and exit status 3, well before the
 # limit (here --time=1 on the sbatch command line, so the warning is due at once), and the checkpoint
 # loads (evaluate checks its sums).
 . "$(dirname "$0")/lib.sh"
@@ -15,10 +16,21 @@ if [ "$st" != FAILED ] || [ "$(job_field "$id" ExitCode)" != 3:0 ]; then
     fail "job $id ended $st, exit $(job_field "$id" ExitCode) (want FAILED 3:0: stopped by the warning): $(tail -n 20 "$logs/stderr.txt")"
 fi
 assert_grep "attempt 1: SIGUSR1: the time limit is near, passed to the main step" "$logs/execution-n1.log"
-assert_grep "^SIGUSR1: stopping after epoch [0-9]*, step [0-9]*/40\$" "$logs/stdout.txt"
-grep "^SIGUSR1: stopping\|^Saved checkpoint" "$logs/stdout.txt"
-ckpt=$(ls "$SHARE"/cifar/cifar/"$id"/shared/checkpoints/checkpoint-*-step-*.h5 2>/dev/null | tail -n 1)
-[ -n "$ckpt" ] || fail "no mid-epoch checkpoint in $SHARE/cifar/cifar/$id/shared/checkpoints"
+# The warning lands mid-epoch (stop after the current step: checkpoint-E-step-S.h5) or, less often,
+# during the epoch's validation or save (stop there: checkpoint-E.h5, written just before); both are right.
+stop=$(grep "^SIGUSR1: stopping after epoch" "$logs/stdout.txt") ||
+    fail "no 'SIGUSR1: stopping after epoch' line in $logs/stdout.txt"
+echo "$stop"
+if [[ $stop =~ ^SIGUSR1:\ stopping\ after\ epoch\ ([0-9]+),\ step\ ([0-9]+)/40$ ]]; then
+    ckpt=$SHARE/cifar/cifar/$id/shared/checkpoints/checkpoint-${BASH_REMATCH[1]}-step-${BASH_REMATCH[2]}.h5
+    assert_grep "^Saved checkpoint at .*/checkpoint-${BASH_REMATCH[1]}-step-${BASH_REMATCH[2]}.h5\$" "$logs/stdout.txt"
+elif [[ $stop =~ ^SIGUSR1:\ stopping\ after\ epoch\ ([0-9]+)\ \(checkpoint-([0-9]+)\.h5\)$ ]] &&
+     [ "${BASH_REMATCH[1]}" = "${BASH_REMATCH[2]}" ]; then
+    ckpt=$SHARE/cifar/cifar/$id/shared/checkpoints/checkpoint-${BASH_REMATCH[1]}.h5
+else
+    fail "unexpected stop line: $stop"
+fi
+[ -f "$ckpt" ] || fail "the stop line names $ckpt, which is not there"
 "$CL/bin/cifar-train" evaluate "$ckpt" --data "$DATA" --limit-test 64 --threads 1 >/dev/null ||
     fail "$ckpt does not load"
 assert_nodes_idle
