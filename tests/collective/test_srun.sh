@@ -14,7 +14,7 @@ trap '"$lc" stop "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
 . "$dir/env"
 srun --mpi=list 2>&1 | grep -q pmix || { echo "SKIP(dep): this Slurm has no pmix MPI plugin"; exit 77; }
 # Two slurmd on one host: Open MPI's shared-memory transport would see peers it cannot map (see
-# shared/docs/architecture.md), so ranks talk over TCP.
+# docs/architecture.md), so ranks talk over TCP.
 export OMPI_MCA_btl=self,tcp
 export COLL_FUSION_THRESHOLD=256K
 echo "== srun --mpi=pmix -N 2 -n 2 (one task per node)"

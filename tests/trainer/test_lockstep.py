@@ -5,7 +5,7 @@ with the same augmented inputs, labels and dropout masks, and is compared with c
 This separates the arithmetic from the randomness: if the two agree here, a difference in learning can only
 come from the random draws (tests/trainer/test_random.py checks those against Keras's definitions).
 
-Written from Keras 2.x's definitions (shared/docs/trainer.md), not from the C code:
+Written from Keras 2.x's definitions (docs/trainer.md), not from the C code:
   - the data: the CIFAR-10 binary files read here; each epoch is ceil(n / batch) steps, the last one of
     n - (steps - 1) * batch images (Keras's NumpyArrayIterator keeps it and the loss is its mean);
   - the input: ImageDataGenerator's shift, scipy.ndimage.affine_transform(order=1, mode='nearest') with
