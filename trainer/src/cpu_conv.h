@@ -1,6 +1,5 @@
 /* cpu_conv: the CPU table's 3x3 convolutions on oneDNN convolution primitives and, where oneDNN has no
- * Winograd, on our own (kernels_cpu.conv3x3 and conv3x3_grad are these, where the CUDA table uses
- * im2col3x3 + gemm).
+ * Winograd, on our own (kernels_cpu's Conv2D layer is these, where the CUDA table uses im2col + SGEMM).
  *
  * Why (measured on the 2-core AMD EPYC Zen 4 of trainer/README.md, batch 32, one thread, the model's 11
  * convolution passes): im2col + SGEMM 84 ms per batch (the column matrix of conv2d_2 alone is 33 MB);
@@ -22,7 +21,7 @@
 #ifndef TRAINER_CPU_CONV_H
 #define TRAINER_CPU_CONV_H
 
-/* Shapes as kernels.h's im2col3x3: x is B x H x W x C, pad 1 ("same") or 0 ("valid"), kernel 3x3xCxcout,
+/* Shapes as kernels.h's conv3x3_forward: x is B x H x W x C, pad 1 ("same") or 0 ("valid"), kernel 3x3xCxcout,
  * y / dy are B x OH x OW x cout with OH = H + 2 pad - 2. */
 
 /* y = act(conv(x, kernel) + bias), act ReLU when relu (a fused post-op), else identity. */

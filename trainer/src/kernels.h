@@ -4,10 +4,12 @@
  * table's alloc(), so the CUDA table (kernels_cuda.cu) sits beside the CPU one (kernels_cpu.c) without
  * touching the model, the optimizer or the training loop.
  *
+ * The table offers whole layers, each a forward and backward pair (model.h's kinds), so that the model
+ * never knows how a table computes them; how a table composes them (GEMMs, im2col, oneDNN) is its own.
+ *
  * Layouts (row-major, as Keras):
  *  - activations NHWC: x[((b * H + y) * W + x) * C + c];
- *  - conv kernels HWIO, i.e. a (3*3*Cin) x Cout matrix; im2col rows are output pixels (b, oy, ox) and
- *    columns (ky, kx, c), so a convolution is col[P x 9Cin] * kernel[9Cin x Cout] with no conversion;
+ *  - conv kernels HWIO, i.e. a (3*3*Cin) x Cout matrix;
  *  - dense kernels in x out; Flatten of NHWC is a no-op.
  * All sizes are element counts. Functions are synchronous from the caller's point of view on the CPU;
  * a device table may queue them on one stream, with download() as the synchronisation point.
@@ -51,55 +53,48 @@ struct kernels {
     void (*download)(void *host_dst, const void *src, size_t bytes);
     void (*set_threads)(int n); /* compute threads of this process */
 
-    /* Row-major C[M x N] = op(A) * op(B) + beta * C, op(X) = X or X^T (trans != 0). */
-    void (*gemm)(int transa, int transb, int M, int N, int K, const float *A, int lda, const float *B,
-                 int ldb, float beta, float *C, int ldc);
+    /* The layers, each as a forward and backward pair. A forward's y is act(linear(x) + bias), act ReLU when
+     * relu, else identity. A backward is given the forward's x and y, and dy, the gradient w.r.t. y, which it
+     * takes through the activation in place (dy[i] = relu && y[i] <= 0 ? 0 : dy[i] * scale, where scale is
+     * 1, or 1/(1-rate) when y then went through an inverted dropout in place: dropped units are 0 and stop
+     * the gradient like ReLU's zeros do); then it overwrites dbias (the column sums of that dy), dkernel,
+     * and dx unless dx is NULL (the model's input needs no gradient). */
 
-    /* 3x3, stride 1, pad 0 ("valid") or 1 ("same"): col[(b,oy,ox)][(ky,kx,c)], zero outside the image. */
-    void (*im2col3x3)(const float *x, int B, int H, int W, int C, int pad, float *col);
-    /* The adjoint of im2col3x3: dx[b,y,x,c] = sum of the col entries that read x[b,y,x,c]; overwrites dx. */
-    void (*col2im3x3)(const float *dcol, int B, int H, int W, int C, int pad, float *dx);
+    /* Conv2D 3x3, stride 1, pad 1 ("same") or 0 ("valid"), NHWC x (B x H x W x C) to y (B x OH x OW x
+     * cout), kernel HWIO (9C x cout). `saved` is the table's own state from forward to backward, of
+     * conv3x3_saved() bytes from this table's alloc (NULL when that is 0); backward may overwrite it
+     * (scratch). Each table convolves its own way: the CPU with oneDNN's direct and Winograd primitives
+     * (cpu_conv.h), reading x again in backward and saving nothing; the GPU with im2col + SGEMM, saving
+     * the im2col matrix. */
+    size_t (*conv3x3_saved)(int B, int H, int W, int C, int pad);
+    void (*conv3x3_forward)(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
+                            const float *bias, int cout, int relu, void *saved, float *y);
+    void (*conv3x3_backward)(const float *x, const float *y, float *dy, int B, int H, int W, int C, int pad,
+                             const float *kernel, int cout, int relu, float scale, void *saved, float *dkernel,
+                             float *dbias, float *dx);
 
-    /* Conv2D 3x3, stride 1, pad 1 ("same") or 0 ("valid"), NHWC in and out, kernel HWIO (9C x cout):
-     * y = act(conv(x, kernel) + bias), act ReLU when relu. Each table convolves its own way (the CPU with
-     * oneDNN's direct and Winograd primitives, cpu_conv.h; the GPU with im2col3x3 + gemm). `col` is where
-     * forward leaves what backward needs, and conv_col says what that is:
-     *  - conv_col: the im2col matrix (B*OH*OW x 9C floats, required); backward's `saved` is that col, and it
-     *    is used as scratch for the input gradient after its forward content has been read;
-     *  - !conv_col: nothing is needed (col may be NULL) and backward's `saved` is the layer's input x; a
-     *    non-NULL col (at least B*H*W*C floats) receives a copy of x.
-     * conv3x3_grad takes dy already through the activation (bias_act_grad), writes dkernel, then dx when
-     * dx is not NULL. */
-    void (*conv3x3)(const float *x, int B, int H, int W, int C, int pad, const float *kernel, const float *bias,
-                    int cout, int relu, float *col, float *y);
-    void (*conv3x3_grad)(const float *dy, int B, int H, int W, int C, int pad, const float *kernel, int cout,
-                         float *saved, float *dkernel, float *dx);
-    int conv_col;
+    /* Dense: y[B x out] = act(x[B x in] * kernel[in x out] + bias). */
+    void (*dense_forward)(const float *x, int B, int in, const float *kernel, const float *bias, int out,
+                          int relu, float *y);
+    void (*dense_backward)(const float *x, const float *y, float *dy, int B, int in, const float *kernel,
+                           int out, int relu, float scale, float *dkernel, float *dbias, float *dx);
 
-    /* y[r][c] = act(y[r][c] + bias[c]) for r < rows, c < cols; act is ReLU when relu, else identity. */
-    void (*bias_act)(float *y, const float *bias, size_t rows, int cols, int relu);
-    /* Backward of bias_act (and of an in-place inverted dropout after it): y is the forward output.
-     * dy[r][c] = relu && y[r][c] <= 0 ? 0 : dy[r][c] * scale; then dbias[c] = sum_r dy[r][c] (overwrites).
-     * scale is 1, or 1/(1-rate) when y went through dropout in place (dropped units are 0, so they stop
-     * the gradient like ReLU's zeros do). */
-    void (*bias_act_grad)(float *dy, const float *y, size_t rows, int cols, int relu, float scale,
-                          float *dbias);
-
-    /* 2x2 max-pool, stride 2 (floor: a last odd row/column is dropped), then inverted dropout:
+    /* MaxPooling2D 2x2, stride 2 (floor: a last odd row/column is dropped), then inverted dropout:
      * y = max * (kept ? 1/(1-rate) : 0), kept = dropout_kept(*key, i, rate), i the index into y, *key in
      * this table's memory. rate 0 (inference) keeps everything and then key and idx may be NULL. idx[i]
      * records, for backward, the argmax (bits 0-1: dy*2+dx, first maximum in row-major order) and whether
-     * it was kept (bit 2). */
-    void (*pool_dropout)(const float *x, int B, int H, int W, int C, float rate, const uint64_t *key, float *y,
-                         uint8_t *idx);
-    /* dx = gradient w.r.t. x (overwritten, shape B,H,W,C) from dy (B,H/2,W/2,C). */
-    void (*pool_dropout_grad)(const float *dy, const uint8_t *idx, int B, int H, int W, int C, float rate,
-                              float *dx);
-    /* In-place inverted dropout on n values, same rule and key use as pool_dropout (key may be NULL at
-     * rate 0). */
-    void (*dropout)(float *x, size_t n, float rate, const uint64_t *key);
+     * it was kept (bit 2). Backward overwrites dx (B x H x W x C) from dy (B x H/2 x W/2 x C). */
+    void (*pool_dropout_forward)(const float *x, int B, int H, int W, int C, float rate, const uint64_t *key,
+                                 float *y, uint8_t *idx);
+    void (*pool_dropout_backward)(const float *dy, const uint8_t *idx, int B, int H, int W, int C, float rate,
+                                  float *dx);
 
-    /* Softmax + categorical cross-entropy as Keras 2.x computes it: p = softmax(z), q = p / sum(p),
+    /* Dropout after a Dense: in place on its n outputs, same rule and key use as pool_dropout_forward (key
+     * may be NULL at rate 0). Its backward is the Dense's (the `scale` above). */
+    void (*dropout_forward)(float *x, size_t n, float rate, const uint64_t *key);
+
+    /* The last Activation("softmax") with the loss, forward and backward in one: softmax + categorical
+     * cross-entropy as Keras 2.x computes it: p = softmax(z), q = p / sum(p),
      * loss = -log(clip(q[label], 1e-7, 1 - 1e-7)). For B rows of `classes` logits: writes probs (may be
      * NULL), dlogits = d(mean loss)/dz (may be NULL: inference), and adds to sums[0] the batch's summed
      * loss and to sums[1] its correct count (argmax == label); sums: 2 doubles in this table's memory, so

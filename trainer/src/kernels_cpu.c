@@ -36,67 +36,6 @@ static void cpu_gemm_any(int transa, int transb, int M, int N, int K, const floa
     cpu_gemm(CPU_GEMM_AUTO, transa, transb, M, N, K, A, lda, B, ldb, beta, C, ldc);
 }
 
-static void cpu_im2col3x3(const float *x, int B, int H, int W, int C, int pad, float *col)
-{
-    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
-    const size_t rowlen = (size_t)9 * C;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < B; b++)
-        for (int oy = 0; oy < OH; oy++) {
-            float *out = col + (((size_t)b * OH + oy) * OW) * rowlen;
-            for (int ox = 0; ox < OW; ox++, out += rowlen)
-                for (int ky = 0; ky < 3; ky++) {
-                    const int iy = oy + ky - pad;
-                    float *seg = out + (size_t)ky * 3 * C;
-                    if (iy < 0 || iy >= H) {
-                        memset(seg, 0, sizeof(float) * 3 * C);
-                        continue;
-                    }
-                    const float *row = x + ((size_t)b * H + iy) * W * C;
-                    const int ix0 = ox - pad;
-                    if (ix0 >= 0 && ix0 + 2 < W) {
-                        memcpy(seg, row + (size_t)ix0 * C, sizeof(float) * 3 * C);
-                        continue;
-                    }
-                    for (int kx = 0; kx < 3; kx++) {
-                        const int ix = ix0 + kx;
-                        if (ix < 0 || ix >= W)
-                            memset(seg + kx * C, 0, sizeof(float) * C);
-                        else
-                            memcpy(seg + kx * C, row + (size_t)ix * C, sizeof(float) * C);
-                    }
-                }
-        }
-}
-
-static void cpu_col2im3x3(const float *dcol, int B, int H, int W, int C, int pad, float *dx)
-{
-    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
-    const size_t rowlen = (size_t)9 * C;
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int b = 0; b < B; b++)
-        for (int iy = 0; iy < H; iy++) {
-            float *out = dx + ((size_t)b * H + iy) * W * C;
-            memset(out, 0, sizeof(float) * W * C);
-            for (int ky = 0; ky < 3; ky++) {
-                const int oy = iy + pad - ky;
-                if (oy < 0 || oy >= OH)
-                    continue;
-                for (int ix = 0; ix < W; ix++) {
-                    float *o = out + (size_t)ix * C;
-                    for (int kx = 0; kx < 3; kx++) {
-                        const int ox = ix + pad - kx;
-                        if (ox < 0 || ox >= OW)
-                            continue;
-                        const float *src = dcol + (((size_t)b * OH + oy) * OW + ox) * rowlen + (size_t)(ky * 3 + kx) * C;
-                        for (int c = 0; c < C; c++)
-                            o[c] += src[c];
-                    }
-                }
-            }
-        }
-}
-
 static void cpu_bias_act(float *y, const float *bias, size_t rows, int cols, int relu)
 {
 #pragma omp parallel for schedule(static)
@@ -424,21 +363,48 @@ static void cpu_rmsprop(float *p, const float *g, float *a, size_t n, const floa
 
 static void cpu_set_threads(int n) { cpu_gemm_set_threads(n); }
 
-/* Direct convolutions (cpu_conv.h): backward reads the layer's input itself, so col holds at most a copy. */
-static void cpu_conv3x3(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
-                        const float *bias, int cout, int relu, float *col, float *y)
+/* ---- Conv2D: direct convolutions (cpu_conv.h), whose backward reads the layer's input x again, so
+ * nothing is saved ---- */
+static size_t cpu_conv3x3_saved(int B, int H, int W, int C, int pad)
 {
-    cpu_conv3x3_forward(x, B, H, W, C, pad, kernel, bias, cout, relu, y);
-    if (col && col != x)
-        memcpy(col, x, sizeof(float) * (size_t)B * H * W * C);
+    (void)B, (void)H, (void)W, (void)C, (void)pad;
+    return 0;
 }
 
-static void cpu_conv3x3_grad(const float *dy, int B, int H, int W, int C, int pad, const float *kernel,
-                             int cout, float *saved, float *dkernel, float *dx)
+static void cpu_conv3x3_fwd(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
+                            const float *bias, int cout, int relu, void *saved, float *y)
 {
-    cpu_conv3x3_grad_kernel(saved, dy, B, H, W, C, pad, cout, dkernel);
+    (void)saved;
+    cpu_conv3x3_forward(x, B, H, W, C, pad, kernel, bias, cout, relu, y);
+}
+
+static void cpu_conv3x3_bwd(const float *x, const float *y, float *dy, int B, int H, int W, int C, int pad,
+                            const float *kernel, int cout, int relu, float scale, void *saved, float *dkernel,
+                            float *dbias, float *dx)
+{
+    (void)saved;
+    const size_t P = (size_t)B * (H + 2 * pad - 2) * (W + 2 * pad - 2);
+    cpu_bias_act_grad(dy, y, P, cout, relu, scale, dbias);
+    cpu_conv3x3_grad_kernel(x, dy, B, H, W, C, pad, cout, dkernel);
     if (dx)
         cpu_conv3x3_grad_input(dy, kernel, B, H, W, C, pad, cout, dx);
+}
+
+/* ---- Dense: GEMMs (cpu_gemm.h) and the bias/activation pass ---- */
+static void cpu_dense_forward(const float *x, int B, int in, const float *kernel, const float *bias, int out,
+                              int relu, float *y)
+{
+    cpu_gemm_any(0, 0, B, out, in, x, in, kernel, out, 0.0f, y, out);
+    cpu_bias_act(y, bias, (size_t)B, out, relu);
+}
+
+static void cpu_dense_backward(const float *x, const float *y, float *dy, int B, int in, const float *kernel,
+                               int out, int relu, float scale, float *dkernel, float *dbias, float *dx)
+{
+    cpu_bias_act_grad(dy, y, (size_t)B, out, relu, scale, dbias);
+    cpu_gemm_any(1, 0, in, out, B, x, in, dy, out, 0.0f, dkernel, out);
+    if (dx)
+        cpu_gemm_any(0, 1, B, in, out, dy, out, kernel, out, 0.0f, dx, in);
 }
 
 const struct kernels kernels_cpu = {
@@ -448,17 +414,14 @@ const struct kernels kernels_cpu = {
     .upload = cpu_copy,
     .download = cpu_copy,
     .set_threads = cpu_set_threads,
-    .gemm = cpu_gemm_any,
-    .im2col3x3 = cpu_im2col3x3,
-    .col2im3x3 = cpu_col2im3x3,
-    .conv3x3 = cpu_conv3x3,
-    .conv3x3_grad = cpu_conv3x3_grad,
-    .conv_col = 0,
-    .bias_act = cpu_bias_act,
-    .bias_act_grad = cpu_bias_act_grad,
-    .pool_dropout = cpu_pool_dropout,
-    .pool_dropout_grad = cpu_pool_dropout_grad,
-    .dropout = cpu_dropout,
+    .conv3x3_saved = cpu_conv3x3_saved,
+    .conv3x3_forward = cpu_conv3x3_fwd,
+    .conv3x3_backward = cpu_conv3x3_bwd,
+    .dense_forward = cpu_dense_forward,
+    .dense_backward = cpu_dense_backward,
+    .pool_dropout_forward = cpu_pool_dropout,
+    .pool_dropout_backward = cpu_pool_dropout_grad,
+    .dropout_forward = cpu_dropout,
     .softmax_xent = cpu_softmax_xent,
     .rmsprop = cpu_rmsprop,
     .device = 0,

@@ -165,7 +165,9 @@ void cuda_gemm(int transa, int transb, int M, int N, int K, const float *A, int 
                       &one, B, ldb, A, lda, &beta, C, ldc));
 }
 
-/* ---- convolution data movement ---- */
+/* ---- convolution data movement (private to this table's Conv2D layer below) ----
+ * im2col rows are output pixels (b, oy, ox) and columns (ky, kx, c), zero outside the image, so with an
+ * HWIO kernel a convolution is col[P x 9C] * kernel[9C x cout] with no conversion; col2im is its adjoint. */
 
 /* One thread per col element, (row, ky, kx, c) with c fastest: writes are contiguous, reads of a pixel's
  * channels too. */
@@ -318,6 +320,56 @@ void cuda_bias_act_grad(float *dy, const float *y, size_t rows, int cols, int re
     LAUNCHED("bias_act_grad (rows)");
     column_sums<<<cols, SUM_THREADS, 0, g.stream>>>(g.partial, (int)chunks, cols, dbias);
     LAUNCHED("bias_act_grad (column sums)");
+}
+
+/* ---- the layers: convolution, dense ---- */
+
+/* Conv2D: im2col + SGEMM (cuBLAS) + bias/ReLU. The saved state is the im2col matrix, which backward reads
+ * for the kernel gradient and then reuses as scratch for the input gradient's columns. */
+size_t cuda_conv3x3_saved(int B, int H, int W, int C, int pad)
+{
+    return (size_t)B * (H + 2 * pad - 2) * (W + 2 * pad - 2) * 9 * C * sizeof(float);
+}
+
+void cuda_conv3x3_forward(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
+                          const float *bias, int cout, int relu, void *saved, float *y)
+{
+    const int P = B * (H + 2 * pad - 2) * (W + 2 * pad - 2);
+    float *col = (float *)saved;
+    cuda_im2col3x3(x, B, H, W, C, pad, col);
+    cuda_gemm(0, 0, P, cout, 9 * C, col, 9 * C, kernel, cout, 0.0f, y, cout);
+    cuda_bias_act(y, bias, (size_t)P, cout, relu);
+}
+
+void cuda_conv3x3_backward(const float *, const float *y, float *dy, int B, int H, int W, int C, int pad,
+                           const float *kernel, int cout, int relu, float scale, void *saved, float *dkernel,
+                           float *dbias, float *dx)
+{
+    const int P = B * (H + 2 * pad - 2) * (W + 2 * pad - 2);
+    float *col = (float *)saved;
+    cuda_bias_act_grad(dy, y, (size_t)P, cout, relu, scale, dbias);
+    cuda_gemm(1, 0, 9 * C, cout, P, col, 9 * C, dy, cout, 0.0f, dkernel, cout);
+    if (!dx)
+        return;
+    cuda_gemm(0, 1, P, 9 * C, cout, dy, cout, kernel, cout, 0.0f, col, 9 * C);
+    cuda_col2im3x3(col, B, H, W, C, pad, dx);
+}
+
+/* Dense: SGEMMs and the bias/activation pass. */
+void cuda_dense_forward(const float *x, int B, int in, const float *kernel, const float *bias, int out, int relu,
+                        float *y)
+{
+    cuda_gemm(0, 0, B, out, in, x, in, kernel, out, 0.0f, y, out);
+    cuda_bias_act(y, bias, (size_t)B, out, relu);
+}
+
+void cuda_dense_backward(const float *x, const float *y, float *dy, int B, int in, const float *kernel, int out,
+                         int relu, float scale, float *dkernel, float *dbias, float *dx)
+{
+    cuda_bias_act_grad(dy, y, (size_t)B, out, relu, scale, dbias);
+    cuda_gemm(1, 0, in, out, B, x, in, dy, out, 0.0f, dkernel, out);
+    if (dx)
+        cuda_gemm(0, 1, B, in, out, dy, out, kernel, out, 0.0f, dx, in);
 }
 
 /* ---- pooling and dropout ---- */
@@ -795,27 +847,6 @@ void kernels_cuda_close(void)
     g = state();
 }
 
-/* im2col + SGEMM (cuBLAS) + bias/ReLU: the matrix stays in col for backward, which reuses it as scratch. */
-static void cuda_conv3x3(const float *x, int B, int H, int W, int C, int pad, const float *kernel,
-                         const float *bias, int cout, int relu, float *col, float *y)
-{
-    const int P = B * (H + 2 * pad - 2) * (W + 2 * pad - 2);
-    cuda_im2col3x3(x, B, H, W, C, pad, col);
-    cuda_gemm(0, 0, P, cout, 9 * C, col, 9 * C, kernel, cout, 0.0f, y, cout);
-    cuda_bias_act(y, bias, (size_t)P, cout, relu);
-}
-
-static void cuda_conv3x3_grad(const float *dy, int B, int H, int W, int C, int pad, const float *kernel,
-                              int cout, float *saved, float *dkernel, float *dx)
-{
-    const int P = B * (H + 2 * pad - 2) * (W + 2 * pad - 2);
-    cuda_gemm(1, 0, 9 * C, cout, P, saved, 9 * C, dy, cout, 0.0f, dkernel, cout);
-    if (!dx)
-        return;
-    cuda_gemm(0, 1, P, 9 * C, cout, dy, cout, kernel, cout, 0.0f, saved, 9 * C);
-    cuda_col2im3x3(saved, B, H, W, C, pad, dx);
-}
-
 const struct kernels kernels_cuda = {
     .name = "cuda",
     .alloc = cuda_alloc,
@@ -823,17 +854,14 @@ const struct kernels kernels_cuda = {
     .upload = cuda_upload,
     .download = cuda_download,
     .set_threads = cuda_set_threads,
-    .gemm = cuda_gemm,
-    .im2col3x3 = cuda_im2col3x3,
-    .col2im3x3 = cuda_col2im3x3,
-    .conv3x3 = cuda_conv3x3,
-    .conv3x3_grad = cuda_conv3x3_grad,
-    .conv_col = 1,
-    .bias_act = cuda_bias_act,
-    .bias_act_grad = cuda_bias_act_grad,
-    .pool_dropout = cuda_pool_dropout,
-    .pool_dropout_grad = cuda_pool_dropout_grad,
-    .dropout = cuda_dropout,
+    .conv3x3_saved = cuda_conv3x3_saved,
+    .conv3x3_forward = cuda_conv3x3_forward,
+    .conv3x3_backward = cuda_conv3x3_backward,
+    .dense_forward = cuda_dense_forward,
+    .dense_backward = cuda_dense_backward,
+    .pool_dropout_forward = cuda_pool_dropout,
+    .pool_dropout_backward = cuda_pool_dropout_grad,
+    .dropout_forward = cuda_dropout,
     .softmax_xent = cuda_softmax_xent,
     .rmsprop = cuda_rmsprop,
     .device = 1,

@@ -6,7 +6,6 @@
 #include <string.h>
 #include <threads.h>
 
-#include "layers.h"
 #include "rng.h"
 
 #define RELU(n) {.kind = MODEL_ACTIVATION, .name = n, .activation = "relu"}
@@ -200,7 +199,7 @@ void model_init_params(float *params, uint64_t seed)
  * Flatten, and those fused into the layer before them) share the output of the layer before. */
 struct model_slot {
     float *y;     /* output, B x h x w x c */
-    float *col;   /* MODEL_CONV: the im2col matrix (NULL with a table's direct convolutions: layers.h) */
+    void *saved;  /* MODEL_CONV: the table's state from forward to backward (kernels.h conv3x3_saved) */
     uint8_t *idx; /* MODEL_MAXPOOL: argmax and kept bits */
 };
 
@@ -228,7 +227,6 @@ static void *take(char *base, size_t *used, size_t bytes)
 static size_t carve(struct model *m, char *base, size_t B)
 {
     const size_t F = sizeof(float);
-    const int direct = !m->k->conv_col; /* a table that keeps no im2col matrices: backward reads the inputs */
     size_t used = 0, biggest = 0;
     m->x = take(base, &used, B * MODEL_IN_H * MODEL_IN_W * MODEL_IN_C * F);
     float *prev = m->x;
@@ -240,7 +238,7 @@ static size_t carve(struct model *m, char *base, size_t B)
         if (L->kind == MODEL_CONV) {
             int ih, iw, ic;
             in_shape(i, &ih, &iw, &ic);
-            s->col = take(base, &used, direct ? 0 : B * (size_t)L->h * L->w * (size_t)(L->size * L->size * ic) * F);
+            s->saved = take(base, &used, m->k->conv3x3_saved((int)B, ih, iw, ic, L->pad));
         }
         if (L->kind == MODEL_CONV || L->kind == MODEL_DENSE || L->kind == MODEL_MAXPOOL)
             s->y = take(base, &used, B * out * F);
@@ -370,23 +368,23 @@ void model_forward(struct model *m, const float *x, const uint8_t *labels, int B
             m->trace(m->trace_ctx, i, 0);
         switch (L->kind) {
         case MODEL_CONV:
-            layer_conv3x3_forward(k, in, B, ih, iw, ic, L->pad, W(m, L->tensor), W(m, L->tensor + 1), L->units,
-                                  relu_follows(i), s->col, s->y);
+            k->conv3x3_forward(in, B, ih, iw, ic, L->pad, W(m, L->tensor), W(m, L->tensor + 1), L->units,
+                               relu_follows(i), s->saved, s->y);
             break;
         case MODEL_DENSE:
-            layer_dense_forward(k, in, B, ih * iw * ic, W(m, L->tensor), W(m, L->tensor + 1), L->units,
-                                relu_follows(i), s->y);
+            k->dense_forward(in, B, ih * iw * ic, W(m, L->tensor), W(m, L->tensor + 1), L->units, relu_follows(i),
+                             s->y);
             break;
         case MODEL_MAXPOOL: {
             const struct model_layer *d = followed_by(i, MODEL_DROPOUT);
-            k->pool_dropout(in, B, ih, iw, ic, d && train ? (float)d->rate : 0.0f,
-                            d ? &m->step->dropout[d->dropout] : NULL, s->y, train ? s->idx : NULL);
+            k->pool_dropout_forward(in, B, ih, iw, ic, d && train ? (float)d->rate : 0.0f,
+                                    d ? &m->step->dropout[d->dropout] : NULL, s->y, train ? s->idx : NULL);
             break;
         }
         case MODEL_DROPOUT: /* after a pooling it was fused there; else in place on a Dense's output */
             if (model_layer(i - 1)->kind != MODEL_MAXPOOL)
-                k->dropout(s->y, (size_t)B * L->h * L->w * L->c, train ? (float)L->rate : 0.0f,
-                           &m->step->dropout[L->dropout]);
+                k->dropout_forward(s->y, (size_t)B * L->h * L->w * L->c, train ? (float)L->rate : 0.0f,
+                                   &m->step->dropout[L->dropout]);
             break;
         case MODEL_ACTIVATION: /* relu was fused into the layer before; softmax ends the model */
             if (!is_relu(L))
@@ -405,7 +403,7 @@ const float *model_output(const struct model *m, int row) { return m->slots[row]
 
 /* The table walked backwards. The gradient dy (of the loss w.r.t. the output of the layers seen so far)
  * starts as softmax_xent's d loss / d logits; Activation and Dropout layers after a Conv2D or Dense only
- * record what that layer's bias_act_grad folds in (the ReLU, the dropout's scale); each layer that
+ * record what that layer's backward folds in (the ReLU, the dropout's scale); each layer that
  * produces an input gradient writes it to the other ping-pong buffer. */
 void model_backward(struct model *m, int B, model_grads_ready_fn ready, void *ctx)
 {
@@ -434,17 +432,17 @@ void model_backward(struct model *m, int B, model_grads_ready_fn ready, void *ct
             continue;
         case MODEL_MAXPOOL: {
             const struct model_layer *d = followed_by(i, MODEL_DROPOUT);
-            k->pool_dropout_grad(dy, s->idx, B, ih, iw, ic, d ? (float)d->rate : 0.0f, dx);
+            k->pool_dropout_backward(dy, s->idx, B, ih, iw, ic, d ? (float)d->rate : 0.0f, dx);
             break;
         }
         case MODEL_CONV:
         case MODEL_DENSE:
-            k->bias_act_grad(dy, s->y, (size_t)B * L->h * L->w, L->units, relu, scale, G(m, L->tensor + 1));
             if (L->kind == MODEL_CONV)
-                layer_conv3x3_backward(k, dy, B, ih, iw, ic, L->pad, W(m, L->tensor), L->units,
-                                       s->col ? s->col : in, G(m, L->tensor), dx);
+                k->conv3x3_backward(in, s->y, dy, B, ih, iw, ic, L->pad, W(m, L->tensor), L->units, relu, scale,
+                                    s->saved, G(m, L->tensor), G(m, L->tensor + 1), dx);
             else
-                layer_dense_backward(k, dy, in, B, ih * iw * ic, W(m, L->tensor), L->units, G(m, L->tensor), dx);
+                k->dense_backward(in, s->y, dy, B, ih * iw * ic, W(m, L->tensor), L->units, relu, scale,
+                                  G(m, L->tensor), G(m, L->tensor + 1), dx);
             if (ready)
                 ready(ctx, m->grads, L->tensor, L->ntensors);
             relu = 0;

@@ -41,7 +41,7 @@
  *    Activation("relu") is fused into it, and a Dropout after that runs in place on its output. The last
  *    layer is a Dense followed by Activation("softmax"), which the loss (softmax cross-entropy) computes.
  *  - MODEL_MAXPOOL: MaxPooling2D size x size (2 only), stride = size, "valid"; a Dropout right after it
- *    is fused into it (kernels.pool_dropout).
+ *    is fused into it (kernels.pool_dropout_forward).
  *  - MODEL_FLATTEN: a no-op on NHWC data.
  *  - MODEL_ACTIVATION, MODEL_DROPOUT: only where fused as above. */
 enum model_kind { MODEL_CONV, MODEL_DENSE, MODEL_MAXPOOL, MODEL_FLATTEN, MODEL_ACTIVATION, MODEL_DROPOUT };
@@ -97,7 +97,7 @@ struct step_values {
 /* Keras's glorot_uniform kernels and zero biases, from (seed) with the counter-based rng; host memory. */
 void model_init_params(float *params, uint64_t seed);
 
-struct model_slot; /* model.c: one layer's buffers (output, im2col matrix, pooling indices) */
+struct model_slot; /* model.c: one layer's buffers (output, a convolution's saved state, pooling indices) */
 
 struct model {
     const struct kernels *k;
