@@ -40,6 +40,14 @@ $(TRAINER_MPI_TESTS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(T
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
 
+# Stand-ins for a libcifar_train_cuda.so of another build (test_cuda_abi.sh): a getter with another ABI
+# number, and no getter.
+TRAINER_ABI_STUBS := $(BUILD)/tests/trainer/cuda_abi_other.so $(BUILD)/tests/trainer/cuda_abi_none.so
+$(BUILD)/tests/trainer/cuda_abi_other.so: STUB_FLAGS := -DSTUB_OTHER_ABI
+$(TRAINER_ABI_STUBS): tests/trainer/cuda_abi_stub.c trainer/src/cuda_plugin.h trainer/src/kernels.h
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(tests_CFLAGS) $(STUB_FLAGS) -fPIC -shared -o $@ $<
+
 # Tests that are scripts (MPI runs, numpy/h5py references) use the programs above and cifar-train.
 TRAINER_TEST_SCRIPTS := $(wildcard tests/trainer/test_*.sh)
 
@@ -52,7 +60,7 @@ TEST_BINS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_T
 endif
 ifneq ($(TRAINER_RUN_OK),)
 ALL += $(BUILD)/bin/cifar-train
-TEST_BINS += $(TRAINER_MPI_TESTS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench $(BUILD)/bin/flops-probe
+TEST_BINS += $(TRAINER_MPI_TESTS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench $(BUILD)/bin/flops-probe $(TRAINER_ABI_STUBS)
 BENCHES += trainer/bench/trainer-bench.sh
 INSTALL_RULES += install-trainer
 endif

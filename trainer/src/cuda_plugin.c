@@ -2,6 +2,7 @@
 #include "cuda_plugin.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,7 @@ static void *open_library(char *why, size_t len)
 
 const struct cuda_plugin *cuda_plugin_load(char *why, size_t len)
 {
-    static struct cuda_plugin plugin;
+    static const struct cuda_plugin *plugin;
     static int state; /* 0 not tried, 1 loaded, -1 failed */
     static char reason[512];
     void *h;
@@ -57,19 +58,24 @@ const struct cuda_plugin *cuda_plugin_load(char *why, size_t len)
     if (state == 0) {
         state = -1;
         if ((h = open_library(reason, sizeof reason))) {
-            plugin.device_count = (int (*)(char *, size_t))dlsym(h, "kernels_cuda_device_count");
-            plugin.open = (int (*)(int, char *, size_t))dlsym(h, "kernels_cuda_open");
-            plugin.close = (void (*)(void))dlsym(h, "kernels_cuda_close");
-            plugin.set_tf32 = (void (*)(int))dlsym(h, "kernels_cuda_set_tf32");
-            plugin.table = (const struct kernels *)dlsym(h, "kernels_cuda");
-            if (plugin.device_count && plugin.open && plugin.close && plugin.set_tf32 && plugin.table)
-                state = 1;
+            cuda_plugin_getter *get = (cuda_plugin_getter *)dlsym(h, CUDA_PLUGIN_GETTER);
+            struct link_map *lm = NULL;
+            const char *file = dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && *lm->l_name ? lm->l_name : CUDA_LIBRARY;
+            plugin = get ? get() : NULL;
+            if (!plugin)
+                snprintf(reason, sizeof reason, "%s has no %s() (a library of another build: install the one "
+                         "built with this cifar-train)", file, CUDA_PLUGIN_GETTER);
+            else if (plugin->abi != CUDA_PLUGIN_ABI)
+                snprintf(reason, sizeof reason, "%s has CUDA table ABI %d, this cifar-train needs ABI %d (install "
+                         "the library built with this cifar-train)", file, plugin->abi, CUDA_PLUGIN_ABI);
+            else if (!plugin->device_count || !plugin->open || !plugin->close || !plugin->set_tf32 || !plugin->table)
+                snprintf(reason, sizeof reason, "%s: %s() left an entry point NULL", file, CUDA_PLUGIN_GETTER);
             else
-                snprintf(reason, sizeof reason, "%s lacks the kernels_cuda entry points", CUDA_LIBRARY);
+                state = 1;
         }
     }
     if (state == 1)
-        return &plugin;
+        return plugin;
     if (why && len)
         snprintf(why, len, "%s", reason);
     return NULL;

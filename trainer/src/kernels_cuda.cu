@@ -2,6 +2,8 @@
  * of the same name in kernels_cpu.c; comments here say only where and why the GPU version differs. */
 #include "kernels_cuda.h"
 
+#include "cuda_plugin.h"
+
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -870,3 +872,13 @@ const struct kernels kernels_cuda = {
     .graph = &cuda_graph,
     .infer = NULL, /* inference walks the table: the GPU runs each row on the whole batch */
 };
+
+/* The one symbol cuda_plugin.c looks up (cuda_plugin.h). */
+extern "C" const struct cuda_plugin *cifar_train_cuda_plugin(void)
+{
+    static const struct cuda_plugin plugin = {
+        CUDA_PLUGIN_ABI,   kernels_cuda_device_count, kernels_cuda_open, kernels_cuda_close,
+        kernels_cuda_set_tf32, &kernels_cuda,
+    };
+    return &plugin;
+}
