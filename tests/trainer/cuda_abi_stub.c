@@ -3,7 +3,7 @@
  * reach); without it, the library has no getter at all, only the raw table symbol older builds exported. */
 #include <stddef.h>
 
-#include "cuda_plugin.h"
+#include "cuda/cuda_plugin.h"
 
 #ifdef STUB_OTHER_ABI
 const struct cuda_plugin *cifar_train_cuda_plugin(void)

@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "augment.h"
-#include "cifar_data.h"
-#include "input_ring.h"
-#include "kernels_cuda.h"
-#include "keras_h5.h"
-#include "rng.h"
-#include "train.h"
+#include "input/augment.h"
+#include "io/cifar_data.h"
+#include "input/input_ring.h"
+#include "cuda/kernels_cuda.h"
+#include "io/keras_h5.h"
+#include "core/rng.h"
+#include "run/train.h"
 
 static const struct kernels *const CPU = &kernels_cpu, *const GPU = &kernels_cuda;
 static int failures;

@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "draws.h"
-#include "kernels.h"
-#include "model.h"
-#include "rng.h"
+#include "run/draws.h"
+#include "core/kernels.h"
+#include "core/model.h"
+#include "core/rng.h"
 
 enum { AUG_STEPS = 4000, BATCH = 32, DROP_STEPS = 40, ORDER_EPOCHS = 300, ORDER_N = 5085 };
 enum { STREAM_KEYS = 2000, STREAM_DRAWS = 64 };

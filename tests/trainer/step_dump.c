@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels.h"
-#include "model.h"
-#include "optimizer.h"
-#include "rng.h"
+#include "core/kernels.h"
+#include "core/model.h"
+#include "core/optimizer.h"
+#include "core/rng.h"
 
 enum { B = 3 };
 

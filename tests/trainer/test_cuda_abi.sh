@@ -25,7 +25,7 @@ expect_refusal() {
     echo "ok: $(basename "$1"): $(cat "$work/err")"
 }
 
-abi=$(sed -n 's/^#define CUDA_PLUGIN_ABI \([0-9]*\)$/\1/p' trainer/src/cuda_plugin.h)
+abi=$(sed -n 's/^#define CUDA_PLUGIN_ABI \([0-9]*\)$/\1/p' trainer/src/cuda/cuda_plugin.h)
 expect_refusal "$BUILD/tests/trainer/cuda_abi_other.so" "has CUDA table ABI $((abi + 1)), this cifar-train needs ABI $abi"
 expect_refusal "$BUILD/tests/trainer/cuda_abi_none.so" "has no cifar_train_cuda_plugin()"
 

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_conv.h"
-#include "cpu_infer.h"
-#include "kernels.h"
-#include "model.h"
-#include "rng.h"
+#include "cpu/cpu_conv.h"
+#include "cpu/cpu_infer.h"
+#include "core/kernels.h"
+#include "core/model.h"
+#include "core/rng.h"
 
 static int failures;
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
-#include "rng.h"
+#include "core/kernels.h"
+#include "core/rng.h"
 
 static const struct kernels *K = &kernels_cpu;
 static int failures;

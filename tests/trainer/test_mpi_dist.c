@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "collective.h"
-#include "rng.h"
-#include "train.h"
+#include "core/rng.h"
+#include "run/train.h"
 
 enum { B = 4, STEPS = 3 };
 

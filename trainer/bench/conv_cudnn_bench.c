@@ -19,8 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels_cuda.h"
-#include "model.h"
+#include "cuda/kernels_cuda.h"
+#include "core/model.h"
 
 enum { WARMUP = 10, REPS = 50 };
 

@@ -15,14 +15,14 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "augment.h"
-#include "cpu_conv.h"
-#include "cpu_infer.h"
-#include "cifar_data.h"
-#include "draws.h"
-#include "progress.h"
-#include "rng.h"
-#include "train.h"
+#include "input/augment.h"
+#include "cpu/cpu_conv.h"
+#include "cpu/cpu_infer.h"
+#include "io/cifar_data.h"
+#include "run/draws.h"
+#include "run/progress.h"
+#include "core/rng.h"
+#include "run/train.h"
 
 enum { WARMUP_STEPS = 5, MAX_GROUPS = 32 };
 

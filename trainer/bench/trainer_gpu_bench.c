@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "augment.h"
-#include "cifar_data.h"
-#include "cuda_plugin.h"
-#include "input_ring.h"
-#include "progress.h"
-#include "rng.h"
-#include "train.h"
+#include "input/augment.h"
+#include "io/cifar_data.h"
+#include "cuda/cuda_plugin.h"
+#include "input/input_ring.h"
+#include "run/progress.h"
+#include "core/rng.h"
+#include "run/train.h"
 
 int main(int argc, char **argv)
 {
