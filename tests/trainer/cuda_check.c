@@ -422,8 +422,10 @@ static void check_step(int B)
     const uint64_t dkey = rng_key(7, 0, 3, 0, RNG_DROPOUT);
     double loss_c, loss_g;
     int right_c, right_g;
-    step_core_step(&c, x, labels, B, dkey);
-    step_core_step(&g, x, labels, B, dkey);
+    model_load(&c.model, x, labels, B);
+    model_load(&g.model, x, labels, B);
+    step_core_step(&c, B, dkey);
+    step_core_step(&g, B, dkey);
     model_read_sums(&c.model, &loss_c, &right_c);
     model_read_sums(&g.model, &loss_g, &right_g);
     const int ok = fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c) && right_c == right_g;
@@ -488,8 +490,10 @@ static void check_graph(int B)
         for (int i = 0; i < sizes[s]; i++)
             labels[i] = (uint8_t)rng_below(rng_key(8, 0, s, 0, 98), i, MODEL_CLASSES);
         const uint64_t dkey = rng_key(9, 0, s, 0, RNG_DROPOUT);
-        step_core_step(&plain, x, labels, sizes[s], dkey);
-        step_core_step(&graph, x, labels, sizes[s], dkey);
+        model_load(&plain.model, x, labels, sizes[s]);
+        model_load(&graph.model, x, labels, sizes[s]);
+        step_core_step(&plain, sizes[s], dkey);
+        step_core_step(&graph, sizes[s], dkey);
         captured += graph.graph != NULL;
         free(x);
     }

@@ -37,7 +37,8 @@ static double loss_of(struct model *m, const float *x, const uint8_t *labels, in
     double loss;
     int correct;
     model_clear_sums(m);
-    model_forward(m, x, labels, B, 0);
+    model_load(m, x, labels, B);
+    model_forward(m, B, 0);
     model_read_sums(m, &loss, &correct);
     return loss;
 }

@@ -83,7 +83,7 @@ int main(int argc, char **argv)
             if (input_ring_feed(&ring, train.images, order + (size_t)i * batch, labels, batch, aug, &core.model) != 0)
                 return 1;
         }
-        step_core_step(&core, core.model.x, core.model.labels, batch, rng_key(1, e, i, 0, RNG_DROPOUT));
+        step_core_step(&core, batch, rng_key(1, e, i, 0, RNG_DROPOUT));
         if (s >= 5)
             steps++;
         if (s >= 5 && progress_now() - t0 >= seconds)

@@ -346,13 +346,15 @@ static int relu_follows(int i)
 }
 
 /* The table walked in order: each layer's kernel calls, with what model.h says is fused into it. */
-void model_forward(struct model *m, const float *x, const uint8_t *labels, int B, int train)
+void model_load(struct model *m, const float *x, const uint8_t *labels, int B)
+{
+    m->k->upload(m->x, x, (size_t)B * MODEL_IN_H * MODEL_IN_W * MODEL_IN_C * sizeof(float));
+    m->k->upload(m->labels, labels, (size_t)B);
+}
+
+void model_forward(struct model *m, int B, int train)
 {
     const struct kernels *k = m->k;
-    if (x != m->x) /* else the batch is already there (input_ring.h: augmented on the device) */
-        k->upload(m->x, x, (size_t)B * MODEL_IN_H * MODEL_IN_W * MODEL_IN_C * sizeof(float));
-    if (labels != m->labels)
-        k->upload(m->labels, labels, (size_t)B);
     /* At inference a table may run the first rows its own way (kernels.h: infer); the walk goes on from
      * there. */
     const int first = !train && k->infer ? k->infer->rows() : 0;

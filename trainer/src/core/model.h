@@ -136,12 +136,15 @@ void model_set_step(struct model *m, uint64_t dropout_key, float lr_t);
 /* The key of dropout layer d's masks in a step whose dropout key is dropout_key (kernels.h dropout_kept). */
 uint64_t model_dropout_key(uint64_t dropout_key, int d);
 
-/* Forward pass over B <= max_batch images x (host, float NHWC, B*32*32*3) with labels (host, 0..9);
- * x == m->x and labels == m->labels mean the batch is already in the model's input (a device table's
- * input ring put it there, or the caller uploaded it), and nothing is uploaded.
+/* Uploads B <= max_batch images x (host, float NHWC, B*32*32*3) and their labels (host, 0..9) into the
+ * model's input, m->x and m->labels, where model_forward reads them. (A device table's input ring puts
+ * batches there itself: input/batch_source.h.) */
+void model_load(struct model *m, const float *x, const uint8_t *labels, int B);
+
+/* Forward pass over the B images in the model's input (m->x, m->labels).
  * train != 0 applies dropout with the keys of model_set_step (read when the kernels run) and keeps what
  * backward needs. Adds the summed loss and the correct count to m->sums. */
-void model_forward(struct model *m, const float *x, const uint8_t *labels, int B, int train);
+void model_forward(struct model *m, int B, int train);
 
 /* The output of table row `row` in the last forward pass (this table's memory, B x h x w x c as the row's
  * model_layer says; rows fused into the one before, and Flatten, share its buffer). */

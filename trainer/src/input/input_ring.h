@@ -86,8 +86,9 @@ void input_ring_done(struct input_ring *r);
 
 /* One training batch through the ring, as the trainer feeds it: gathers images set_images[index[i]] (CIFAR
  * size), labels[i] and params[i] (NULL: no augmentation) into the next slot, submits it, takes it and
- * queues e->augment into the model's input (m->x, m->labels), so that model_forward(m, m->x, m->labels,
- * ...) reads it there. The host blocks only if the slot's batch of two calls ago is still being read. */
+ * queues e->augment into the model's input (m->x, m->labels), where model_forward reads it
+ * (input/batch_source.h is how the trainer calls it). The host blocks only if the slot's batch of two calls
+ * ago is still being read. */
 struct model;
 int input_ring_feed(struct input_ring *r, const uint8_t *set_images, const uint32_t *index, const uint8_t *labels,
                     int B, const struct augment_params *params, struct model *m);

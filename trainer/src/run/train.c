@@ -16,7 +16,7 @@
 #include "io/cifar_data.h"
 #include "run/draws.h"
 #include "collective.h"
-#include "input/input_ring.h"
+#include "input/batch_source.h"
 #include "io/keras_h5.h"
 #include "run/progress.h"
 #include "run/recipe.h"
@@ -106,7 +106,7 @@ static int step_queue(struct step_core *c, int B)
 {
     struct model *m = &c->model;
     struct allreduce_ctx ctx = {m->k, 0};
-    model_forward(m, m->x, m->labels, B, 1);
+    model_forward(m, B, 1);
     model_backward(m, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
     const double t0 = c->size > 1 ? progress_now() : 0;
     if (c->size > 1 && (coll_wait_all() != COLL_OK || ctx.failed)) {
@@ -119,15 +119,10 @@ static int step_queue(struct step_core *c, int B)
     return 0;
 }
 
-int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key)
+int step_core_step(struct step_core *c, int B, uint64_t dropout_key)
 {
     struct model *m = &c->model;
     const struct kernels *k = m->k;
-    /* Host data goes up before a capture could start: a graph records no copies from the host. */
-    if (x != m->x)
-        k->upload(m->x, x, (size_t)B * MODEL_IN_H * MODEL_IN_W * MODEL_IN_C * sizeof(float));
-    if (labels != m->labels)
-        k->upload(m->labels, labels, (size_t)B);
     model_set_step(m, dropout_key, rmsprop_lr_t(&c->opt));
     enum graph_action a = graph_plan_step(&c->plan, B);
     if (a == GRAPH_REPLAY && k->graph->stale(c->graph)) { /* a scratch buffer moved under it */
@@ -377,7 +372,7 @@ static void gather_labels(const struct cifar_set *s, const uint32_t *idx, int n,
 }
 
 /* Loss and accuracy over the test set, split across ranks and summed; the same result on every rank. */
-static int evaluate_set(struct model *m, const struct cifar_set *test, int batch, float *x, uint8_t *labels,
+static int evaluate_set(struct model *m, struct batch_source *src, const struct cifar_set *test, int batch,
                         double *loss, double *acc, struct progress *bar)
 {
     const int rank = coll_rank(), size = coll_size();
@@ -387,9 +382,9 @@ static int evaluate_set(struct model *m, const struct cifar_set *test, int batch
     model_clear_sums(m);
     for (size_t i = lo; i < hi; i += batch) {
         int B = (int)(hi - i < (size_t)batch ? hi - i : (size_t)batch);
-        augment_convert(test->images + i * CIFAR_IMAGE_BYTES, (size_t)B * CIFAR_IMAGE_BYTES, x);
-        memcpy(labels, test->labels + i, B);
-        model_forward(m, x, labels, B, 0);
+        if (batch_source_load(src, test->images + i * CIFAR_IMAGE_BYTES, NULL, test->labels + i, B, NULL) != 0)
+            return -1;
+        model_forward(m, B, 0);
         if (bar)
             progress_update(bar, (int)((i + B - lo) * size), NULL, 0);
     }
@@ -455,11 +450,11 @@ struct run {
     int threads;    /* compute threads per process */
     struct cifar_set train, test;
     struct step_core core;
-    float *x, *host_params, *host_acc;
+    float *host_params, *host_acc;
     uint8_t *labels;
     uint32_t *order;
     struct augment_params *aug;
-    struct input_ring ring; /* device tables only (ring.e set): raw batches, augmented on the device */
+    struct batch_source batches; /* into the model's input: on the host, or the device's input ring */
     struct keras_train_state state;
     FILE *json;
     struct step_export export; /* --dump-steps; export.steps is 0 without it */
@@ -679,28 +674,17 @@ static int run_epoch(struct run *r, int epoch)
         const uint32_t *idx = r->order + (size_t)s * o->batch;
         const int B = (int)(per_rank - (size_t)s * o->batch < (size_t)o->batch ? per_rank - (size_t)s * o->batch
                                                                                  : (size_t)o->batch);
-        if (o->augment) {
+        if (o->augment)
             draw_augment(rng_key(seed, epoch, s, r->rank, RNG_AUGMENT), B, CIFAR_H, CIFAR_W, r->aug);
-            if (!r->ring.e)
-                augment_batch(r->train.images, idx, B, r->aug, r->x);
-        } else if (!r->ring.e)
-            augment_convert_batch(r->train.images, idx, B, r->x);
         gather_labels(&r->train, idx, B, r->labels);
-        const float *x = r->x;
-        const uint8_t *labels = r->labels;
-        if (r->ring.e) { /* a device table: raw batch to the GPU, augmented there (input_ring.h) */
-            if (input_ring_feed(&r->ring, r->train.images, idx, r->labels, B, o->augment ? r->aug : NULL,
-                                &r->core.model) != 0)
-                return -1;
-            x = r->core.model.x;
-            labels = r->core.model.labels;
-        }
+        if (batch_source_load(&r->batches, r->train.images, idx, r->labels, B, o->augment ? r->aug : NULL) != 0)
+            return -1;
         const uint64_t dropout_key = rng_key(seed, epoch, s, r->rank, RNG_DROPOUT);
         const float lr_t = rmsprop_lr_t(&r->core.opt);
         if (r->export.steps && step_export_state(&r->export, &r->core.model, s, B, r->core.opt.acc) != 0)
             return -1;
         const double step_t0 = progress_now();
-        if (step_core_step(&r->core, x, labels, B, dropout_key) != 0)
+        if (step_core_step(&r->core, B, dropout_key) != 0)
             return -1;
         times[0] += progress_now() - step_t0;
         seen += B;
@@ -738,7 +722,7 @@ static int run_epoch(struct run *r, int epoch)
     times[1] += r->core.wait_sec;
     times[2] += coll_thread_cpu_seconds();
     double val[2];
-    if (evaluate_set(&r->core.model, &r->test, o->batch, r->x, r->labels, &val[0], &val[1], NULL) != 0)
+    if (evaluate_set(&r->core.model, &r->batches, &r->test, o->batch, &val[0], &val[1], NULL) != 0)
         return -1;
     if (r->rank == 0) {
         const double shown = seen ? (double)seen : 1.0; /* none when resumed after the last step */
@@ -786,7 +770,7 @@ static int finish(struct run *r)
     if (r->rank == 0)
         progress_start(&bar, stdout, (int)r->test.n);
     double loss, acc;
-    if (evaluate_set(&r->core.model, &r->test, r->o->batch, r->x, r->labels, &loss, &acc,
+    if (evaluate_set(&r->core.model, &r->batches, &r->test, r->o->batch, &loss, &acc,
                      r->rank == 0 ? &bar : NULL) != 0)
         return -1;
     if (r->rank == 0) {
@@ -799,12 +783,10 @@ static int finish(struct run *r)
 
 static void run_free(struct run *r)
 {
-    if (r->ring.e)
-        input_ring_destroy(&r->ring);
+    batch_source_destroy(&r->batches);
     step_core_destroy(&r->core);
     cifar_free(&r->train);
     cifar_free(&r->test);
-    free(r->x);
     free(r->host_params);
     free(r->host_acc);
     free(r->labels);
@@ -837,12 +819,11 @@ static int setup(struct run *r, const struct train_options *o)
     o->kernels->set_threads(r->threads);
     r->host_params = calloc(MODEL_NPARAMS, sizeof(float));
     r->host_acc = calloc(MODEL_NPARAMS, sizeof(float));
-    r->x = malloc((size_t)o->batch * CIFAR_IMAGE_BYTES * sizeof(float));
     r->labels = malloc((size_t)o->batch);
     r->aug = malloc((size_t)o->batch * sizeof *r->aug);
-    if (!r->host_params || !r->host_acc || !r->x || !r->labels || !r->aug ||
+    if (!r->host_params || !r->host_acc || !r->labels || !r->aug ||
         step_core_create(&r->core, o->kernels, o->batch, 1e-4, r->size) != 0 ||
-        (o->kernels->input && input_ring_create(&r->ring, o->kernels->input, o->kernels, o->batch) != 0)) {
+        batch_source_create(&r->batches, &r->core.model) != 0) {
         fprintf(stderr, "cifar-train: out of memory (%s buffers for batch %d)\n", o->kernels->name, o->batch);
         return -1;
     }
@@ -942,7 +923,7 @@ int evaluate_run(const char *model_path, const struct train_options *o)
         goto out;
     model_set_params(&r.core.model, r.host_params);
     double loss, acc;
-    if (evaluate_set(&r.core.model, &r.test, o->batch, r.x, r.labels, &loss, &acc, NULL) != 0)
+    if (evaluate_set(&r.core.model, &r.batches, &r.test, o->batch, &loss, &acc, NULL) != 0)
         goto out;
     if (r.rank == 0)
         printf("Test loss: %.8g\nTest accuracy: %.8g\n", loss, acc);

@@ -76,8 +76,8 @@ void train_catch_signals(void);
 /* `cifar-train evaluate`: prints "Test loss: ..." and "Test accuracy: ..." on rank 0. */
 int evaluate_run(const char *model_path, const struct train_options *o);
 
-/* One training step of this rank: forward and backward over B images (float NHWC on the host, or the
- * model's own input: model_forward) with dropout masks from dropout_key, gradients averaged over all
+/* One training step of this rank: forward and backward over the B images in the model's input
+ * (model_load, or input/batch_source.h) with dropout masks from dropout_key, gradients averaged over all
  * ranks (when size > 1), RMSprop update. Adds the summed loss and correct count of this rank's batch to
  * the model's sums (model_read_sums), and returns without waiting for a device.
  * With a table that has a graph engine and a single rank (a step that waits for no allreduce), steps of
@@ -97,6 +97,6 @@ int step_core_create(struct step_core *c, const struct kernels *k, int max_batch
 /* Graphs on (the default where possible) or off (--no-cuda-graph); drops a captured graph. */
 void step_core_set_graphs(struct step_core *c, int on);
 void step_core_destroy(struct step_core *c);
-int step_core_step(struct step_core *c, const float *x, const uint8_t *labels, int B, uint64_t dropout_key);
+int step_core_step(struct step_core *c, int B, uint64_t dropout_key);
 
 #endif
