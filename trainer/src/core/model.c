@@ -57,6 +57,77 @@ static void add_tensor(const struct model_layer *L, const char *weight, int rank
     n_params += t->count;
 }
 
+/* ---- each kind's Keras class and config (Keras 2.1.6's get_config(), in its key order) ---- */
+
+static const char *const initializers =
+    "\"kernel_initializer\": {\"class_name\": \"VarianceScaling\", \"config\": {\"scale\": 1.0, \"mode\": "
+    "\"fan_avg\", \"distribution\": \"uniform\", \"seed\": null}}, \"bias_initializer\": {\"class_name\": "
+    "\"Zeros\", \"config\": {}}, \"kernel_regularizer\": null, \"bias_regularizer\": null, "
+    "\"activity_regularizer\": null, \"kernel_constraint\": null, \"bias_constraint\": null";
+
+static void conv_config(const struct model_layer *L, const struct model_json *j)
+{
+    char t[1024];
+    snprintf(t, sizeof t,
+             ", \"filters\": %d, \"kernel_size\": [%d, %d], \"strides\": [1, 1], \"padding\": \"%s\", "
+             "\"data_format\": \"channels_last\", \"dilation_rate\": [1, 1], \"activation\": \"linear\", "
+             "\"use_bias\": true, %s",
+             L->units, L->size, L->size, L->pad ? "same" : "valid", initializers);
+    j->text(j->ctx, t);
+}
+
+static void dense_config(const struct model_layer *L, const struct model_json *j)
+{
+    char t[1024];
+    snprintf(t, sizeof t, ", \"units\": %d, \"activation\": \"linear\", \"use_bias\": true, %s", L->units,
+             initializers);
+    j->text(j->ctx, t);
+}
+
+static void maxpool_config(const struct model_layer *L, const struct model_json *j)
+{
+    char t[256];
+    snprintf(t, sizeof t,
+             ", \"pool_size\": [%d, %d], \"padding\": \"valid\", \"strides\": [%d, %d], "
+             "\"data_format\": \"channels_last\"",
+             L->size, L->size, L->size, L->size);
+    j->text(j->ctx, t);
+}
+
+static void flatten_config(const struct model_layer *L, const struct model_json *j)
+{
+    (void)L;
+    j->text(j->ctx, ", \"data_format\": \"channels_last\"");
+}
+
+static void activation_config(const struct model_layer *L, const struct model_json *j)
+{
+    char t[128];
+    snprintf(t, sizeof t, ", \"activation\": \"%s\"", L->activation);
+    j->text(j->ctx, t);
+}
+
+static void dropout_config(const struct model_layer *L, const struct model_json *j)
+{
+    j->text(j->ctx, ", \"rate\": ");
+    j->pyfloat(j->ctx, L->rate);
+    j->text(j->ctx, ", \"noise_shape\": null, \"seed\": null");
+}
+
+static const struct kind {
+    const char *keras_class;
+    void (*keras_config)(const struct model_layer *L, const struct model_json *j);
+} kinds[] = {
+    [MODEL_CONV] = {"Conv2D", conv_config},
+    [MODEL_DENSE] = {"Dense", dense_config},
+    [MODEL_MAXPOOL] = {"MaxPooling2D", maxpool_config},
+    [MODEL_FLATTEN] = {"Flatten", flatten_config},
+    [MODEL_ACTIVATION] = {"Activation", activation_config},
+    [MODEL_DROPOUT] = {"Dropout", dropout_config},
+};
+
+void model_keras_config(const struct model_layer *L, const struct model_json *out) { kinds[L->kind].keras_config(L, out); }
+
 static int is_relu(const struct model_layer *L)
 {
     return L && L->kind == MODEL_ACTIVATION && strcmp(L->activation, "relu") == 0;
@@ -65,15 +136,11 @@ static int is_relu(const struct model_layer *L)
 /* Fills the derived columns and the tensors, checking each layer is one the passes support (model.h). */
 static void model_derive(void)
 {
-    static const char *const classes[] = {
-        [MODEL_CONV] = "Conv2D",      [MODEL_DENSE] = "Dense",           [MODEL_MAXPOOL] = "MaxPooling2D",
-        [MODEL_FLATTEN] = "Flatten", [MODEL_ACTIVATION] = "Activation", [MODEL_DROPOUT] = "Dropout",
-    };
     int h = MODEL_IN_H, w = MODEL_IN_W, c = MODEL_IN_C;
     for (int i = 0; i < N_LAYERS; i++) {
         struct model_layer *L = &table[i];
         const struct model_layer *prev = i ? &table[i - 1] : NULL;
-        L->keras_class = classes[L->kind];
+        L->keras_class = kinds[L->kind].keras_class;
         L->tensor = n_tensors;
         L->dropout = -1;
         switch (L->kind) {

@@ -4,8 +4,10 @@
  * model.c's layer table is the ONLY description of the network: the Keras Sequential model's layers in
  * order, each with its kind, Keras name and config. Everything else is derived from it: each layer's
  * output shape, the parameter tensors and their offsets, the activation buffers, the forward and backward
- * passes (loops over the table), and, in keras_h5.c, the model_config JSON and the HDF5 group and dataset
- * names and shapes. Adding a layer means adding a row.
+ * passes (loops over the table), each kind's Keras class and config (model.c's kinds table), and, in
+ * keras_h5.c, the model_config JSON and the HDF5 group and dataset names and shapes built from them.
+ * Adding a layer means adding a row; adding a kind of layer, an entry in the kinds table, its cases in the
+ * passes, and its kernels (kernels.h).
  *
  *   conv2d_1  3x3 same  3->32  + ReLU      32x32x32
  *   conv2d_2  3x3 valid 32->32 + ReLU      30x30x32   max_pooling2d_1 -> dropout_1 (0.25)  15x15x32
@@ -71,6 +73,18 @@ struct model_tensor {
     size_t offset;      /* first float of this tensor in the parameter array */
     size_t count;       /* product of the shape */
 };
+
+/* Where a layer's Keras config is written (keras_h5.c's JSON text): text as is, and a float as Python's
+ * repr writes it. */
+struct model_json {
+    void (*text)(void *ctx, const char *s);
+    void (*pyfloat)(void *ctx, double v);
+    void *ctx;
+};
+
+/* The keys of row L's Keras config that its class adds after Layer's name and trainable, in Keras 2.1.6's
+ * order, each preceded by ", " (e.g. `, "rate": 0.25, "noise_shape": null, "seed": null`). */
+void model_keras_config(const struct model_layer *L, const struct model_json *out);
 
 /* The table, in Keras's order, and what is derived from it. The first call derives it (thread-safe) and
  * aborts with a message when the table asks for what the passes do not support (a programming error). */

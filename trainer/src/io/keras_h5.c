@@ -94,11 +94,8 @@ static void put_pyfloat(struct buf *b, double v)
     put(b, "%s%s", t, strpbrk(t, ".e") ? "" : ".0");
 }
 
-static const char *const initializers =
-    "\"kernel_initializer\": {\"class_name\": \"VarianceScaling\", \"config\": {\"scale\": 1.0, \"mode\": "
-    "\"fan_avg\", \"distribution\": \"uniform\", \"seed\": null}}, \"bias_initializer\": {\"class_name\": "
-    "\"Zeros\", \"config\": {}}, \"kernel_regularizer\": null, \"bias_regularizer\": null, "
-    "\"activity_regularizer\": null, \"kernel_constraint\": null, \"bias_constraint\": null";
+static void json_text(void *b, const char *t) { put(b, "%s", t); }
+static void json_pyfloat(void *b, double v) { put_pyfloat(b, v); }
 
 /* {"class_name": "Sequential", "config": [...]}: Keras 2.1.6's Sequential.get_config() is the list of
  * {"class_name", "config"} of its layers; each config starts with Layer's name and trainable (plus
@@ -113,29 +110,7 @@ static void model_config_json(struct buf *b)
         if (i == 0)
             put(b, ", \"batch_input_shape\": [null, %d, %d, %d], \"dtype\": \"float32\"", MODEL_IN_H, MODEL_IN_W,
                 MODEL_IN_C);
-        switch (L->kind) {
-        case MODEL_CONV:
-            put(b,
-                ", \"filters\": %d, \"kernel_size\": [%d, %d], \"strides\": [1, 1], \"padding\": \"%s\", "
-                "\"data_format\": \"channels_last\", \"dilation_rate\": [1, 1], \"activation\": \"linear\", "
-                "\"use_bias\": true, %s",
-                L->units, L->size, L->size, L->pad ? "same" : "valid", initializers);
-            break;
-        case MODEL_ACTIVATION: put(b, ", \"activation\": \"%s\"", L->activation); break;
-        case MODEL_MAXPOOL:
-            put(b, ", \"pool_size\": [%d, %d], \"padding\": \"valid\", \"strides\": [%d, %d], "
-                   "\"data_format\": \"channels_last\"", L->size, L->size, L->size, L->size);
-            break;
-        case MODEL_DROPOUT:
-            put(b, ", \"rate\": ");
-            put_pyfloat(b, L->rate);
-            put(b, ", \"noise_shape\": null, \"seed\": null");
-            break;
-        case MODEL_FLATTEN: put(b, ", \"data_format\": \"channels_last\""); break;
-        case MODEL_DENSE:
-            put(b, ", \"units\": %d, \"activation\": \"linear\", \"use_bias\": true, %s", L->units, initializers);
-            break;
-        }
+        model_keras_config(L, &(struct model_json){json_text, json_pyfloat, b});
         put(b, "}}");
     }
     put(b, "]}");
