@@ -1,9 +1,9 @@
-# trainer/cuda.mk: the trainer's CUDA table (trainer/src/kernels_cuda.cu: cuBLAS + the project's kernels),
+# trainer/cuda.mk: the trainer's CUDA table (trainer/src/cuda/kernels_cuda.cu: cuBLAS + the project's kernels),
 # included at the end of trainer/module.mk. Active where mk/config.mk found nvcc (HAVE_CUDA) and cuBLAS's
 # header is there; elsewhere cifar-train builds exactly as before and `--device cuda` says it was built
 # without CUDA.
 #   build/lib/libcifar_train_cuda.so        the table, with libcudart and libcublas (rpath); cifar-train
-#                                           loads it on demand (trainer/src/cuda_plugin.c)
+#                                           loads it on demand (trainer/src/cuda/cuda_plugin.c)
 #   build/tests/trainer/cuda_check          GPU kernels, layers and a full step against the CPU table
 #                                           (built by `make check` so CI proves it compiles; it reports
 #                                           "SKIP(gpu): ..." only where the machine has no GPU)
@@ -21,17 +21,17 @@ endif
 BENCHES += trainer/bench/trainer-gpu-bench.sh
 
 ifneq ($(TRAINER_CUDA),)
-TRAINER_CUDA_OBJ := $(BUILD)/obj/trainer/src/kernels_cuda.o
+TRAINER_CUDA_OBJ := $(BUILD)/obj/trainer/src/cuda/kernels_cuda.o
 # The .cu is C++ (runtime support from libstdc++); the runtime is the shared libcudart, the one the NCCL
 # plugin of libcollective also loads, so both see the same device selection.
 TRAINER_CUDA_LIBS := $(CUDA_LIBS) -lcublas -lstdc++
 NVCC_WARN := -Xcompiler -Wall,-Wextra --Werror all-warnings
 
-$(TRAINER_CUDA_OBJ): trainer/src/kernels_cuda.cu
+$(TRAINER_CUDA_OBJ): trainer/src/cuda/kernels_cuda.cu
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,NVCC)$(NVCC) $(NVCC_FLAGS) $(NVCC_WARN) -Itrainer/src -MMD -MP -MF $(@:.o=.d) -c $< -o $@
 
-# The table is a library cifar-train loads on demand (trainer/src/cuda_plugin.c), so the same binary runs
+# The table is a library cifar-train loads on demand (trainer/src/cuda/cuda_plugin.c), so the same binary runs
 # on nodes without CUDA.
 TRAINER_CUDA_SO := $(BUILD)/lib/libcifar_train_cuda.so
 $(TRAINER_CUDA_SO): $(TRAINER_CUDA_OBJ)

@@ -3,15 +3,23 @@
 #   tests/trainer/test_*.c         unit tests, built with sanitizers (build/tests/trainer/test_*)
 #   tests/trainer/test_*.sh        tests that run the optimized cifar-train / MPI programs
 #   trainer/bench/                 `make bench`: ours vs the PyTorch peer
+# trainer/src/, one folder per role (headers are included as "folder/name.h" from trainer/src):
+#   core/   the model's layer table, the kernel table's contract (kernels.h), RMSprop, the counter-based rng
+#   cpu/    the CPU kernel table (oneDNN, OpenBLAS, our Winograd) and its inference engine
+#   cuda/   the CUDA kernel table (libcifar_train_cuda.so, trainer/cuda.mk) and its loader
+#   input/  the training batches: augmentation and the device input ring
+#   io/     files: CIFAR-10 data, Keras HDF5 models and checkpoints, atomic replacement, step dumps
+#   run/    the training run over libcollective: epochs, steps, progress, recipe agreement, draws
+#   cli/    the cifar-train command
 trainer_CFLAGS := -Itrainer/src -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
 # sqrtf without errno, so that the RMSprop loop vectorises (nothing in the trainer reads errno after maths).
 trainer_CFLAGS += -fno-math-errno
 tests_CFLAGS += $(trainer_CFLAGS)
 
 # TRAINER_CORE: everything but the distributed run and the command (no MPI: unit tests link only this).
-TRAINER_MAIN := trainer/src/main.c
-TRAINER_RUN := trainer/src/train.c
-TRAINER_CORE := $(filter-out $(TRAINER_MAIN) $(TRAINER_RUN),$(wildcard trainer/src/*.c))
+TRAINER_MAIN := trainer/src/cli/main.c
+TRAINER_RUN := trainer/src/run/train.c
+TRAINER_CORE := $(filter-out $(TRAINER_MAIN) $(TRAINER_RUN),$(wildcard trainer/src/*/*.c))
 # The project's one SHA-256 (data checksums, checkpoint checksums) lives with the job-file library.
 TRAINER_CORE += spank_plugin/jobfile/sha256.c
 TRAINER_SRCS := $(TRAINER_CORE) $(TRAINER_RUN)
@@ -40,6 +48,14 @@ $(TRAINER_MPI_TESTS): $(BUILD)/tests/%: $(BUILD)/san/tests/%.o $(call san-of,$(T
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $(filter %.o,$^) $(TRAINER_MPI_LDLIBS)
 
+# Stand-ins for a libcifar_train_cuda.so of another build (test_cuda_abi.sh): a getter with another ABI
+# number, and no getter.
+TRAINER_ABI_STUBS := $(BUILD)/tests/trainer/cuda_abi_other.so $(BUILD)/tests/trainer/cuda_abi_none.so
+$(BUILD)/tests/trainer/cuda_abi_other.so: STUB_FLAGS := -DSTUB_OTHER_ABI
+$(TRAINER_ABI_STUBS): tests/trainer/cuda_abi_stub.c trainer/src/cuda/cuda_plugin.h trainer/src/core/kernels.h
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(tests_CFLAGS) $(STUB_FLAGS) -fPIC -shared -o $@ $<
+
 # Tests that are scripts (MPI runs, numpy/h5py references) use the programs above and cifar-train.
 TRAINER_TEST_SCRIPTS := $(wildcard tests/trainer/test_*.sh)
 
@@ -52,7 +68,7 @@ TEST_BINS += $(filter-out $(TRAINER_MPI_TESTS),$(TRAINER_TEST_BINS)) $(TRAINER_T
 endif
 ifneq ($(TRAINER_RUN_OK),)
 ALL += $(BUILD)/bin/cifar-train
-TEST_BINS += $(TRAINER_MPI_TESTS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench $(BUILD)/bin/flops-probe
+TEST_BINS += $(TRAINER_MPI_TESTS) $(BUILD)/bin/cifar-train $(BUILD)/bin/trainer-bench $(BUILD)/bin/flops-probe $(TRAINER_ABI_STUBS)
 BENCHES += trainer/bench/trainer-bench.sh
 INSTALL_RULES += install-trainer
 endif

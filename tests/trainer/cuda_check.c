@@ -1,5 +1,5 @@
 /* cuda_check: the CUDA table (kernels_cuda) against the CPU table (kernels_cpu) on random inputs: every
- * kernel, the layers' forward and backward passes, the model's gradients, a full training step
+ * layer's forward and backward passes, the model's gradients, a full training step
  * (forward, loss, all 12 gradients, RMSprop update), the input ring with the GPU augmentation against
  * augment.c (the reference) on the same draws, and training steps replayed from a CUDA graph against the
  * same steps launched one by one.
@@ -8,7 +8,7 @@
  *
  * Exit 0 when everything agrees, 1 naming each difference or any CUDA failure, 77 with "SKIP(gpu): ..." only
  * where the machine has no GPU at all (no /dev/nvidia* node): a GPU the runtime cannot use (driver too old,
- * no kernel image for it) is a failure, not a skip. Tolerances: data movement (im2col, col2im's gathered sums, pooling, dropout, ReLU) must be
+ * no kernel image for it) is a failure, not a skip. Tolerances: data movement (pooling, dropout, ReLU's gradient) must be
  * bit-identical, because the GPU kernels do the same float operations in the same order; everything that
  * sums in another order or uses another exp (GEMM, bias gradients, softmax) is compared relative to the
  * largest magnitude of the tensor, with a tolerance of a few float roundings per summed term. */
@@ -18,14 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "augment.h"
-#include "cifar_data.h"
-#include "input_ring.h"
-#include "kernels_cuda.h"
-#include "keras_h5.h"
-#include "layers.h"
-#include "rng.h"
-#include "train.h"
+#include "input/augment.h"
+#include "io/cifar_data.h"
+#include "input/input_ring.h"
+#include "cuda/kernels_cuda.h"
+#include "io/keras_h5.h"
+#include "core/rng.h"
+#include "run/train.h"
 
 static const struct kernels *const CPU = &kernels_cpu, *const GPU = &kernels_cuda;
 static int failures;
@@ -155,69 +154,6 @@ static void check_alloc(void)
     free(h);
 }
 
-static void check_gemm(void)
-{
-    const int M = 37, N = 19, K = 53;
-    for (int ta = 0; ta < 2; ta++)
-        for (int tb = 0; tb < 2; tb++)
-            for (int beta1 = 0; beta1 < 2; beta1++) {
-                /* Leading dimensions wider than the matrices, as a sub-matrix would have. */
-                const int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 2, ldc = N + 5;
-                struct pair a = both_random((size_t)(ta ? K : M) * lda, 1 + ta, -1, 1);
-                struct pair b = both_random((size_t)(tb ? N : K) * ldb, 3 + tb, -1, 1);
-                struct pair c = both_random((size_t)M * ldc, 5, -1, 1);
-                const float beta = beta1 ? 1.0f : 0.0f;
-                CPU->gemm(ta, tb, M, N, K, a.c, lda, b.c, ldb, beta, c.c, ldc);
-                GPU->gemm(ta, tb, M, N, K, a.g, lda, b.g, ldb, beta, c.g, ldc);
-                char what[64];
-                snprintf(what, sizeof what, "gemm %c%c %dx%dx%d beta=%g", ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, beta);
-                check_pair(what, c, 1e-5);
-                drop(a), drop(b), drop(c);
-            }
-}
-
-static void check_im2col_col2im(int B, int H, int W, int C, int pad)
-{
-    const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
-    const size_t ncol = (size_t)B * OH * OW * 9 * C, nx = (size_t)B * H * W * C;
-    struct pair x = both_random(nx, 7, -1, 1), col = both_random(ncol, 8, -1, 1);
-    char what[64];
-    CPU->im2col3x3(x.c, B, H, W, C, pad, col.c);
-    GPU->im2col3x3(x.g, B, H, W, C, pad, col.g);
-    snprintf(what, sizeof what, "im2col3x3 %dx%dx%dx%d pad %d", B, H, W, C, pad);
-    check_pair(what, col, 0);
-    struct pair dcol = both_random(ncol, 9, -1, 1);
-    CPU->col2im3x3(dcol.c, B, H, W, C, pad, x.c);
-    GPU->col2im3x3(dcol.g, B, H, W, C, pad, x.g);
-    snprintf(what, sizeof what, "col2im3x3 %dx%dx%dx%d pad %d", B, H, W, C, pad);
-    check_pair(what, x, 0);
-    drop(x), drop(col), drop(dcol);
-}
-
-static void check_bias_act(size_t rows, int cols)
-{
-    char what[64];
-    for (int relu = 0; relu < 2; relu++) {
-        struct pair y = both_random(rows * cols, 10, -1, 1), bias = both_random(cols, 11, -0.5, 0.5);
-        CPU->bias_act(y.c, bias.c, rows, cols, relu);
-        GPU->bias_act(y.g, bias.g, rows, cols, relu);
-        snprintf(what, sizeof what, "bias_act %zux%d relu=%d", rows, cols, relu);
-        check_pair(what, y, 0);
-        for (int s = 0; s < 2; s++) {
-            const float scale = s ? 1.0f / 0.75f : 1.0f;
-            struct pair dy = both_random(rows * cols, 12, -1, 1), db = both_random(cols, 13, -1, 1);
-            CPU->bias_act_grad(dy.c, y.c, rows, cols, relu, scale, db.c);
-            GPU->bias_act_grad(dy.g, y.g, rows, cols, relu, scale, db.g);
-            snprintf(what, sizeof what, "bias_act_grad dy %zux%d relu=%d scale=%g", rows, cols, relu, scale);
-            check_pair(what, dy, 0);
-            snprintf(what, sizeof what, "bias_act_grad dbias %zux%d relu=%d scale=%g", rows, cols, relu, scale);
-            check_pair(what, db, 1e-5);
-            drop(dy), drop(db);
-        }
-        drop(y), drop(bias);
-    }
-}
-
 static void check_pool(int B, int H, int W, int C)
 {
     const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * (H / 2) * (W / 2) * C;
@@ -229,8 +165,8 @@ static void check_pool(int B, int H, int W, int C)
         uint8_t *idx_c = with_idx ? CPU->alloc(ny) : NULL, *idx_g = with_idx ? GPU->alloc(ny) : NULL;
         const uint64_t key = rng_key(3, 1, 2, 0, RNG_DROPOUT);
         uint64_t *key_c = on(CPU, &key, sizeof key), *key_g = on(GPU, &key, sizeof key);
-        CPU->pool_dropout(x.c, B, H, W, C, rate, key_c, y.c, idx_c);
-        GPU->pool_dropout(x.g, B, H, W, C, rate, key_g, y.g, idx_g);
+        CPU->pool_dropout_forward(x.c, B, H, W, C, rate, key_c, y.c, idx_c);
+        GPU->pool_dropout_forward(x.g, B, H, W, C, rate, key_g, y.g, idx_g);
         CPU->release(key_c);
         GPU->release(key_g);
         char what[64];
@@ -243,8 +179,8 @@ static void check_pool(int B, int H, int W, int C)
             /* Backward from the CPU's idx on both, so a forward difference cannot hide in it. */
             GPU->upload(idx_g, ic, ny);
             struct pair dy = both_random(ny, 16, -1, 1);
-            CPU->pool_dropout_grad(dy.c, idx_c, B, H, W, C, rate, x.c);
-            GPU->pool_dropout_grad(dy.g, idx_g, B, H, W, C, rate, x.g);
+            CPU->pool_dropout_backward(dy.c, idx_c, B, H, W, C, rate, x.c);
+            GPU->pool_dropout_backward(dy.g, idx_g, B, H, W, C, rate, x.g);
             snprintf(what, sizeof what, "pool_dropout_grad %dx%dx%dx%d rate %g", B, H, W, C, rate);
             check_pair(what, x, 0);
             drop(dy);
@@ -261,11 +197,11 @@ static void check_dropout(size_t n)
     struct pair x = both_random(n, 17, -1, 1);
     const uint64_t key = rng_key(4, 0, 7, 1, RNG_DROPOUT);
     uint64_t *key_c = on(CPU, &key, sizeof key), *key_g = on(GPU, &key, sizeof key);
-    CPU->dropout(x.c, n, 0.5f, key_c);
-    GPU->dropout(x.g, n, 0.5f, key_g);
+    CPU->dropout_forward(x.c, n, 0.5f, key_c);
+    GPU->dropout_forward(x.g, n, 0.5f, key_g);
     check_pair("dropout rate 0.5", x, 0);
-    CPU->dropout(x.c, n, 0.0f, NULL);
-    GPU->dropout(x.g, n, 0.0f, NULL);
+    CPU->dropout_forward(x.c, n, 0.0f, NULL);
+    GPU->dropout_forward(x.g, n, 0.0f, NULL);
     check_pair("dropout rate 0 (no-op)", x, 0);
     CPU->release(key_c);
     GPU->release(key_g);
@@ -341,52 +277,67 @@ static void check_rmsprop(size_t n)
 static void check_conv(int B, int H, int W, int C, int pad, int cout)
 {
     const int OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
-    const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * OH * OW * cout, ncol = (size_t)B * OH * OW * 9 * C;
+    const size_t nx = (size_t)B * H * W * C, ny = (size_t)B * OH * OW * cout;
     struct pair x = both_random(nx, 24, 0, 1), kern = both_random((size_t)9 * C * cout, 25, -0.3f, 0.3f);
-    struct pair bias = both_random(cout, 26, -0.1f, 0.1f), col = both_random(ncol, 27, 0, 1);
-    struct pair y = both_random(ny, 28, 0, 1);
-    layer_conv3x3_forward(CPU, x.c, B, H, W, C, pad, kern.c, bias.c, cout, 1, col.c, y.c);
-    layer_conv3x3_forward(GPU, x.g, B, H, W, C, pad, kern.g, bias.g, cout, 1, col.g, y.g);
+    struct pair bias = both_random(cout, 26, -0.1f, 0.1f), y = both_random(ny, 28, 0, 1);
+    /* Each table's own saved state (kernels.h), not compared. */
+    void *saved_c = CPU->alloc(CPU->conv3x3_saved(B, H, W, C, pad)), *saved_g = GPU->alloc(GPU->conv3x3_saved(B, H, W, C, pad));
+    CPU->conv3x3_forward(x.c, B, H, W, C, pad, kern.c, bias.c, cout, 1, saved_c, y.c);
+    GPU->conv3x3_forward(x.g, B, H, W, C, pad, kern.g, bias.g, cout, 1, saved_g, y.g);
     char what[80];
     snprintf(what, sizeof what, "conv %s %dx%dx%dx%d->%d forward", pad ? "same" : "valid", B, H, W, C, cout);
     check_pair(what, y, 1e-5);
-    /* Backward from the same dy (through ReLU and bias on both). */
+    /* Backward from the same dy and the CPU's y on both (through ReLU and bias). */
     struct pair dy = both_random(ny, 29, -1, 1), db = both_random(cout, 30, 0, 1);
     struct pair dk = both_random((size_t)9 * C * cout, 31, 0, 1), dx = both_random(nx, 32, 0, 1);
     float *yc = back(CPU, y.c, ny * sizeof(float));
     GPU->upload(y.g, yc, ny * sizeof(float));
     free(yc);
-    CPU->bias_act_grad(dy.c, y.c, (size_t)B * OH * OW, cout, 1, 1.0f, db.c);
-    GPU->bias_act_grad(dy.g, y.g, (size_t)B * OH * OW, cout, 1, 1.0f, db.g);
-    layer_conv3x3_backward(CPU, dy.c, B, H, W, C, pad, kern.c, cout, col.c, dk.c, dx.c);
-    layer_conv3x3_backward(GPU, dy.g, B, H, W, C, pad, kern.g, cout, col.g, dk.g, dx.g);
+    CPU->conv3x3_backward(x.c, y.c, dy.c, B, H, W, C, pad, kern.c, cout, 1, 1.0f, saved_c, dk.c, db.c, dx.c);
+    GPU->conv3x3_backward(x.g, y.g, dy.g, B, H, W, C, pad, kern.g, cout, 1, 1.0f, saved_g, dk.g, db.g, dx.g);
     snprintf(what, sizeof what, "conv %s %dx%dx%dx%d->%d dbias", pad ? "same" : "valid", B, H, W, C, cout);
     check_pair(what, db, 1e-5);
     snprintf(what, sizeof what, "conv %s %dx%dx%dx%d->%d dkernel", pad ? "same" : "valid", B, H, W, C, cout);
     check_pair(what, dk, 1e-5);
     snprintf(what, sizeof what, "conv %s %dx%dx%dx%d->%d dx", pad ? "same" : "valid", B, H, W, C, cout);
     check_pair(what, dx, 1e-5);
-    drop(x), drop(kern), drop(bias), drop(col), drop(y), drop(dy), drop(db), drop(dk), drop(dx);
+    CPU->release(saved_c);
+    GPU->release(saved_g);
+    drop(x), drop(kern), drop(bias), drop(y), drop(dy), drop(db), drop(dk), drop(dx);
 }
 
+/* Dense forward and backward, with and without ReLU and a dropout's scale. Backward starts from the CPU's
+ * y on both, so that the ReLU's zeros agree; the activation gradient it leaves in dy must be bit-identical
+ * (the same float operations), the sums (GEMMs, the bias gradient's fixed partition) within tolerance. */
 static void check_dense(int B, int in, int out)
 {
-    struct pair x = both_random((size_t)B * in, 33, 0, 1), kern = both_random((size_t)in * out, 34, -0.1f, 0.1f);
-    struct pair bias = both_random(out, 35, -0.1f, 0.1f), y = both_random((size_t)B * out, 36, 0, 1);
-    layer_dense_forward(CPU, x.c, B, in, kern.c, bias.c, out, 1, y.c);
-    layer_dense_forward(GPU, x.g, B, in, kern.g, bias.g, out, 1, y.g);
-    char what[64];
-    snprintf(what, sizeof what, "dense %dx%d->%d forward", B, in, out);
-    check_pair(what, y, 1e-5);
-    struct pair dy = both_random((size_t)B * out, 37, -1, 1), dk = both_random((size_t)in * out, 38, 0, 1);
-    struct pair dx = both_random((size_t)B * in, 39, 0, 1);
-    layer_dense_backward(CPU, dy.c, x.c, B, in, kern.c, out, dk.c, dx.c);
-    layer_dense_backward(GPU, dy.g, x.g, B, in, kern.g, out, dk.g, dx.g);
-    snprintf(what, sizeof what, "dense %dx%d->%d dkernel", B, in, out);
-    check_pair(what, dk, 1e-5);
-    snprintf(what, sizeof what, "dense %dx%d->%d dx", B, in, out);
-    check_pair(what, dx, 1e-5);
-    drop(x), drop(kern), drop(bias), drop(y), drop(dy), drop(dk), drop(dx);
+    char what[80];
+    for (int relu = 0; relu < 2; relu++)
+        for (int s = 0; s < 2; s++) {
+            const float scale = s ? 1.0f / 0.75f : 1.0f;
+            struct pair x = both_random((size_t)B * in, 33, 0, 1), kern = both_random((size_t)in * out, 34, -0.1f, 0.1f);
+            struct pair bias = both_random(out, 35, -0.1f, 0.1f), y = both_random((size_t)B * out, 36, 0, 1);
+            CPU->dense_forward(x.c, B, in, kern.c, bias.c, out, relu, y.c);
+            GPU->dense_forward(x.g, B, in, kern.g, bias.g, out, relu, y.g);
+            snprintf(what, sizeof what, "dense %dx%d->%d relu=%d forward", B, in, out, relu);
+            check_pair(what, y, 1e-5);
+            float *yc = back(CPU, y.c, (size_t)B * out * sizeof(float));
+            GPU->upload(y.g, yc, (size_t)B * out * sizeof(float));
+            free(yc);
+            struct pair dy = both_random((size_t)B * out, 37, -1, 1), dk = both_random((size_t)in * out, 38, 0, 1);
+            struct pair db = both_random(out, 13, -1, 1), dx = both_random((size_t)B * in, 39, 0, 1);
+            CPU->dense_backward(x.c, y.c, dy.c, B, in, kern.c, out, relu, scale, dk.c, db.c, dx.c);
+            GPU->dense_backward(x.g, y.g, dy.g, B, in, kern.g, out, relu, scale, dk.g, db.g, dx.g);
+            snprintf(what, sizeof what, "dense %dx%d->%d relu=%d scale=%g dy", B, in, out, relu, scale);
+            check_pair(what, dy, 0);
+            snprintf(what, sizeof what, "dense %dx%d->%d relu=%d scale=%g dbias", B, in, out, relu, scale);
+            check_pair(what, db, 1e-5);
+            snprintf(what, sizeof what, "dense %dx%d->%d relu=%d scale=%g dkernel", B, in, out, relu, scale);
+            check_pair(what, dk, 1e-5);
+            snprintf(what, sizeof what, "dense %dx%d->%d relu=%d scale=%g dx", B, in, out, relu, scale);
+            check_pair(what, dx, 1e-5);
+            drop(x), drop(kern), drop(bias), drop(y), drop(dy), drop(dk), drop(db), drop(dx);
+        }
 }
 
 /* ---- input: the GPU augmentation against augment.c, through the real input ring ---- */
@@ -471,8 +422,10 @@ static void check_step(int B)
     const uint64_t dkey = rng_key(7, 0, 3, 0, RNG_DROPOUT);
     double loss_c, loss_g;
     int right_c, right_g;
-    step_core_step(&c, x, labels, B, dkey);
-    step_core_step(&g, x, labels, B, dkey);
+    model_load(&c.model, x, labels, B);
+    model_load(&g.model, x, labels, B);
+    step_core_step(&c, B, dkey);
+    step_core_step(&g, B, dkey);
     model_read_sums(&c.model, &loss_c, &right_c);
     model_read_sums(&g.model, &loss_g, &right_g);
     const int ok = fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c) && right_c == right_g;
@@ -537,8 +490,10 @@ static void check_graph(int B)
         for (int i = 0; i < sizes[s]; i++)
             labels[i] = (uint8_t)rng_below(rng_key(8, 0, s, 0, 98), i, MODEL_CLASSES);
         const uint64_t dkey = rng_key(9, 0, s, 0, RNG_DROPOUT);
-        step_core_step(&plain, x, labels, sizes[s], dkey);
-        step_core_step(&graph, x, labels, sizes[s], dkey);
+        model_load(&plain.model, x, labels, sizes[s]);
+        model_load(&graph.model, x, labels, sizes[s]);
+        step_core_step(&plain, sizes[s], dkey);
+        step_core_step(&graph, sizes[s], dkey);
         captured += graph.graph != NULL;
         free(x);
     }
@@ -586,14 +541,9 @@ int main(int argc, char **argv)
     }
     kernels_cpu.set_threads(2);
     check_alloc();
-    check_gemm();
-    check_im2col_col2im(2, 7, 5, 3, 1);
-    check_im2col_col2im(2, 7, 5, 3, 0);
-    check_im2col_col2im(3, 15, 15, 32, 1);
-    check_im2col_col2im(3, 13, 13, 64, 0);
-    check_bias_act(1000, 37); /* several row chunks, a partial column block */
-    check_bias_act(3, 600);   /* many column blocks, one short chunk */
-    check_bias_act(small ? 2048 : 32768, 32);
+    check_dense(1000, 5, 37); /* the bias gradient: several row chunks, a partial column block */
+    check_dense(3, 5, 600);   /* many column blocks, one short chunk */
+    check_dense(small ? 2048 : 32768, 3, 32);
     check_pool(3, 7, 9, 5); /* odd sizes: the last row and column are dropped */
     check_pool(2, 30, 30, 32);
     check_dropout(1001);

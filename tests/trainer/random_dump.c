@@ -16,10 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "draws.h"
-#include "kernels.h"
-#include "model.h"
-#include "rng.h"
+#include "run/draws.h"
+#include "core/kernels.h"
+#include "core/model.h"
+#include "core/rng.h"
 
 enum { AUG_STEPS = 4000, BATCH = 32, DROP_STEPS = 40, ORDER_EPOCHS = 300, ORDER_N = 5085 };
 enum { STREAM_KEYS = 2000, STREAM_DRAWS = 64 };
@@ -67,11 +67,11 @@ int main(int argc, char **argv)
         const uint64_t dkey = rng_key(SEED, 0, s, 0, RNG_DROPOUT); /* as run_epoch -> model_set_step */
         /* The layers' keys, as model_set_step derives them (the CPU table reads them from host memory). */
         const uint64_t keys[3] = {model_dropout_key(dkey, 0), model_dropout_key(dkey, 1), model_dropout_key(dkey, 2)};
-        k->pool_dropout(x1, BATCH, 30, 30, 32, model_dropout_rate(0), &keys[0], y1, i1);
-        k->pool_dropout(x2, BATCH, 13, 13, 64, model_dropout_rate(1), &keys[1], y2, i2);
+        k->pool_dropout_forward(x1, BATCH, 30, 30, 32, model_dropout_rate(0), &keys[0], y1, i1);
+        k->pool_dropout_forward(x2, BATCH, 13, 13, 64, model_dropout_rate(1), &keys[1], y2, i2);
         for (size_t i = 0; i < o3; i++)
             h[i] = 1.0f;
-        k->dropout(h, o3, model_dropout_rate(2), &keys[2]);
+        k->dropout_forward(h, o3, model_dropout_rate(2), &keys[2]);
         for (size_t i = 0; i < o1; i++)
             keep[i] = y1[i] != 0.0f;
         for (size_t i = 0; i < o2; i++)

@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "kernels.h"
-#include "model.h"
-#include "optimizer.h"
-#include "rng.h"
+#include "core/kernels.h"
+#include "core/model.h"
+#include "core/optimizer.h"
+#include "core/rng.h"
 
 enum { B = 3 };
 
@@ -80,14 +80,16 @@ int main(int argc, char **argv)
     float infer[B + 1]; /* each image alone (one lane of the engine), then the batch (both threads) */
     for (int i = 0; i <= B; i++) {
         model_clear_sums(&m);
-        model_forward(&m, i < B ? x + i * 3072 : x, i < B ? labels + i : labels, i < B ? 1 : B, 0);
+        model_load(&m, i < B ? x + i * 3072 : x, i < B ? labels + i : labels, i < B ? 1 : B);
+        model_forward(&m, i < B ? 1 : B, 0);
         model_read_sums(&m, &loss, &correct);
         infer[i] = (float)loss;
     }
     model_clear_sums(&m);
     const float lr_t = rmsprop_lr_t(&opt);
     model_set_step(&m, dkey, lr_t);
-    model_forward(&m, x, labels, B, 1);
+    model_load(&m, x, labels, B);
+    model_forward(&m, B, 1);
     model_backward(&m, B, NULL, NULL);
     rmsprop_step(&opt, k, m.params, m.grads, &m.step->lr_t);
     model_read_sums(&m, &loss, &correct);

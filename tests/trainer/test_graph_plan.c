@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "graph_plan.h"
+#include "run/graph_plan.h"
 
 static int failures;
 

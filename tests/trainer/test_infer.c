@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_conv.h"
-#include "cpu_infer.h"
-#include "kernels.h"
-#include "model.h"
-#include "rng.h"
+#include "cpu/cpu_conv.h"
+#include "cpu/cpu_infer.h"
+#include "core/kernels.h"
+#include "core/model.h"
+#include "core/rng.h"
 
 static int failures;
 
@@ -37,7 +37,8 @@ static double loss_of(struct model *m, const float *x, const uint8_t *labels, in
     double loss;
     int correct;
     model_clear_sums(m);
-    model_forward(m, x, labels, B, 0);
+    model_load(m, x, labels, B);
+    model_forward(m, B, 0);
     model_read_sums(m, &loss, &correct);
     return loss;
 }

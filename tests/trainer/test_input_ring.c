@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cifar_data.h"
-#include "input_ring.h"
-#include "model.h"
-#include "rng.h"
+#include "io/cifar_data.h"
+#include "input/input_ring.h"
+#include "core/model.h"
+#include "core/rng.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                                                      \

@@ -4,9 +4,9 @@
  * a complete file: it loads, and all its weights hold one value. The killed writer's temporary file is
  * removed by the next writer's cleanup; temporaries of live processes and other hosts are kept. Every
  * surviving file is also opened with h5py. */
-#include "atomic_file.h"
-#include "keras_h5.h"
-#include "model.h"
+#include "io/atomic_file.h"
+#include "io/keras_h5.h"
+#include "core/model.h"
 #include "test_io_util.h"
 
 #include <dirent.h>

@@ -2,8 +2,8 @@
  * affine_transform(order=1, mode='nearest') is specified: clamp the sampling coordinate into the image,
  * then interpolate bilinearly in double precision. Exact cases: zero shift = plain conversion, integer
  * shifts = translation with the border repeated, flip = mirrored columns; half-pixel = mean of two rows. */
-#include "augment.h"
-#include "cifar_data.h"
+#include "input/augment.h"
+#include "io/cifar_data.h"
 #include "test_io_util.h"
 
 #include <math.h>

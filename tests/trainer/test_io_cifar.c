@@ -1,7 +1,7 @@
 /* CIFAR-10 loader on the real subset in ../shared/data (5 x 1017 training images, 1017 test images): shapes,
  * labels and pixels read independently with od, the plane -> HWC conversion, --limit, rejection of damaged
  * copies by file name; and --download's checksum and failure paths (offline: a fake archive over file://). */
-#include "cifar_data.h"
+#include "io/cifar_data.h"
 #include "test_io_util.h"
 
 #include <sys/stat.h>

@@ -1,8 +1,8 @@
 /* Keras HDF5 files: the tensor table, write -> read bit-exact round trip, the layout checked by h5py
  * (test_io_h5check.py), files written by h5py the way other Keras versions do, and rejection of wrong
  * shapes, missing parts, truncated and corrupted files with a message naming the file (never a crash). */
-#include "keras_h5.h"
-#include "model.h"
+#include "io/keras_h5.h"
+#include "core/model.h"
 #include "test_io_util.h"
 
 #include <stdint.h>

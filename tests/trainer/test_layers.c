@@ -1,6 +1,6 @@
-/* Finite-difference checks of every layer's backward (kernels.h, layers.h) on small random shapes:
- * conv 3x3 same and valid (input, kernel, bias), dense, bias + ReLU, max-pool (odd sizes) with and without
- * dropout, inverted dropout after ReLU, and the Keras softmax cross-entropy including its clipping.
+/* Finite-difference checks of every layer's backward (kernels.h) on small random shapes: conv 3x3 same
+ * and valid (input, kernel, bias), dense, dense + ReLU, max-pool (odd sizes) with and without dropout,
+ * inverted dropout after a dense + ReLU, and the Keras softmax cross-entropy including its clipping.
  * Each check takes L = sum(r * y) for a fixed random r (or the loss itself) and compares the backward's
  * dL/dv with (L(v + h) - L(v - h)) / 2h, computed in double from the float forward. */
 #include <math.h>
@@ -8,9 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels.h"
-#include "layers.h"
-#include "rng.h"
+#include "core/kernels.h"
+#include "core/rng.h"
 
 static const struct kernels *K = &kernels_cpu;
 static int failures;
@@ -73,13 +72,14 @@ static void check(const char *name, forward_fn f, void *ctx, float *v, size_t nv
 /* ---- convolution ---- */
 struct conv_ctx {
     int B, H, W, C, pad, cout;
-    float *x, *w, *b, *col;
+    float *x, *w, *b;
+    void *saved;
 };
 
 static void conv_fwd(void *vc, float *y)
 {
     struct conv_ctx *c = vc;
-    layer_conv3x3_forward(K, c->x, c->B, c->H, c->W, c->C, c->pad, c->w, c->b, c->cout, 0, c->col, y);
+    K->conv3x3_forward(c->x, c->B, c->H, c->W, c->C, c->pad, c->w, c->b, c->cout, 0, c->saved, y);
 }
 
 static void test_conv(int pad)
@@ -91,13 +91,12 @@ static void test_conv(int pad)
     c.x = rnd(nx, -1, 1);
     c.w = rnd(nw, -1, 1);
     c.b = rnd(c.cout, -1, 1);
-    c.col = malloc(P * 9 * c.C * sizeof(float));
+    c.saved = K->alloc(K->conv3x3_saved(c.B, c.H, c.W, c.C, pad));
     float *r = rnd(ny, -1, 1), *y = malloc(ny * sizeof(float)), *dy = malloc(ny * sizeof(float));
     float *dx = malloc(nx * sizeof(float)), *dw = malloc(nw * sizeof(float)), *db = malloc(c.cout * sizeof(float));
     conv_fwd(&c, y);
     memcpy(dy, r, ny * sizeof(float));
-    K->bias_act_grad(dy, y, P, c.cout, 0, 1.0f, db);
-    layer_conv3x3_backward(K, dy, c.B, c.H, c.W, c.C, pad, c.w, c.cout, c.col, dw, dx);
+    K->conv3x3_backward(c.x, y, dy, c.B, c.H, c.W, c.C, pad, c.w, c.cout, 0, 1.0f, c.saved, dw, db, dx);
     char name[64];
     snprintf(name, sizeof name, "conv3x3 %s: input", pad ? "same" : "valid");
     check(name, conv_fwd, &c, c.x, nx, dx, r, ny, 0.05f, 1e-3);
@@ -105,7 +104,7 @@ static void test_conv(int pad)
     check(name, conv_fwd, &c, c.w, nw, dw, r, ny, 0.05f, 1e-3);
     snprintf(name, sizeof name, "conv3x3 %s: bias", pad ? "same" : "valid");
     check(name, conv_fwd, &c, c.b, c.cout, db, r, ny, 0.05f, 1e-3);
-    free(c.x), free(c.w), free(c.b), free(c.col), free(r), free(y), free(dy), free(dx), free(dw), free(db);
+    free(c.x), free(c.w), free(c.b), K->release(c.saved), free(r), free(y), free(dy), free(dx), free(dw), free(db);
 }
 
 /* ---- dense ---- */
@@ -117,7 +116,7 @@ struct dense_ctx {
 static void dense_fwd(void *vc, float *y)
 {
     struct dense_ctx *c = vc;
-    layer_dense_forward(K, c->x, c->B, c->in, c->w, c->b, c->out, 0, y);
+    K->dense_forward(c->x, c->B, c->in, c->w, c->b, c->out, 0, y);
 }
 
 static void test_dense(void)
@@ -131,51 +130,54 @@ static void test_dense(void)
           *db = malloc(c.out * 4);
     dense_fwd(&c, y);
     memcpy(dy, r, ny * 4);
-    K->bias_act_grad(dy, y, c.B, c.out, 0, 1.0f, db);
-    layer_dense_backward(K, dy, c.x, c.B, c.in, c.w, c.out, dw, dx);
+    K->dense_backward(c.x, y, dy, c.B, c.in, c.w, c.out, 0, 1.0f, dw, db, dx);
     check("dense: input", dense_fwd, &c, c.x, nx, dx, r, ny, 0.05f, 1e-3);
     check("dense: kernel", dense_fwd, &c, c.w, nw, dw, r, ny, 0.05f, 1e-3);
     check("dense: bias", dense_fwd, &c, c.b, c.out, db, r, ny, 0.05f, 1e-3);
     free(c.x), free(c.w), free(c.b), free(r), free(y), free(dy), free(dx), free(dw), free(db);
 }
 
-/* ---- bias + ReLU, then optional inverted dropout (the dense_1 -> dropout_3 pattern) ---- */
+/* ---- dense + ReLU, then optional inverted dropout in place (the dense_1 -> dropout_3 pattern) ---- */
 struct act_ctx {
-    size_t rows;
-    int cols;
+    int rows, cols;
     float rate;
-    float *x, *b;
+    float *x, *eye, *b;
 };
 
 static void act_fwd(void *vc, float *y)
 {
     struct act_ctx *c = vc;
-    memcpy(y, c->x, c->rows * c->cols * sizeof(float));
-    K->bias_act(y, c->b, c->rows, c->cols, 1);
+    K->dense_forward(c->x, c->rows, c->cols, c->eye, c->b, c->cols, 1, y);
     static const uint64_t key = 1234;
-    K->dropout(y, c->rows * c->cols, c->rate, &key);
+    K->dropout_forward(y, (size_t)c->rows * c->cols, c->rate, &key);
 }
 
 static void test_act(float rate)
 {
-    struct act_ctx c = {6, 8, rate, NULL, NULL};
-    const size_t n = c.rows * c.cols;
-    /* Values at least 0.05 from ReLU's kink (bias is 0 +- 0.01) so that h = 0.01 never crosses it. */
+    struct act_ctx c = {6, 8, rate, NULL, NULL, NULL};
+    const size_t n = (size_t)c.rows * c.cols;
+    /* An identity kernel, so that the ReLU's inputs are x + bias: values at least 0.05 from ReLU's kink
+     * (bias is 0 +- 0.01) so that h = 0.01 never crosses it. */
+    c.eye = calloc((size_t)c.cols * c.cols, sizeof(float));
+    for (int i = 0; i < c.cols; i++)
+        c.eye[i * c.cols + i] = 1.0f;
     c.x = rnd(n, 0.05f, 1);
     for (size_t i = 0; i < n; i += 2)
         c.x[i] = -c.x[i];
     c.b = rnd(c.cols, -0.01f, 0.01f);
-    float *r = rnd(n, -1, 1), *y = malloc(n * 4), *dy = malloc(n * 4), *db = malloc(c.cols * 4);
+    float *r = rnd(n, -1, 1), *y = malloc(n * 4), *dy = malloc(n * 4), *db = malloc(c.cols * 4), *dx = malloc(n * 4),
+          *dw = malloc((size_t)c.cols * c.cols * 4);
     act_fwd(&c, y);
     memcpy(dy, r, n * 4);
-    K->bias_act_grad(dy, y, c.rows, c.cols, 1, rate > 0 ? 1.0f / (1.0f - rate) : 1.0f, db);
-    check(rate > 0 ? "relu + dropout 0.5: input" : "relu: input", act_fwd, &c, c.x, n, dy, r, n, 0.01f, 1e-3);
+    K->dense_backward(c.x, y, dy, c.rows, c.cols, c.eye, c.cols, 1, rate > 0 ? 1.0f / (1.0f - rate) : 1.0f, dw, db,
+                      dx);
+    check(rate > 0 ? "relu + dropout 0.5: input" : "relu: input", act_fwd, &c, c.x, n, dx, r, n, 0.01f, 1e-3);
     check(rate > 0 ? "relu + dropout 0.5: bias" : "relu: bias", act_fwd, &c, c.b, c.cols, db, r, n, 0.01f, 1e-3);
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
         kept += y[i] != 0.0f;
     printf("  (%zu of %zu units nonzero)\n", kept, n);
-    free(c.x), free(c.b), free(r), free(y), free(dy), free(db);
+    free(c.x), free(c.eye), free(c.b), free(r), free(y), free(dy), free(db), free(dx), free(dw);
 }
 
 /* ---- max-pool + dropout ---- */
@@ -190,7 +192,7 @@ static void pool_fwd(void *vc, float *y)
 {
     struct pool_ctx *c = vc;
     static const uint64_t key = 777;
-    K->pool_dropout(c->x, c->B, c->H, c->W, c->C, c->rate, &key, y, c->idx);
+    K->pool_dropout_forward(c->x, c->B, c->H, c->W, c->C, c->rate, &key, y, c->idx);
 }
 
 static void test_pool(float rate)
@@ -210,7 +212,7 @@ static void test_pool(float rate)
     c.idx = malloc(ny);
     float *r = rnd(ny, -1, 1), *y = malloc(ny * 4), *dx = malloc(nx * 4);
     pool_fwd(&c, y);
-    K->pool_dropout_grad(r, c.idx, c.B, c.H, c.W, c.C, rate, dx);
+    K->pool_dropout_backward(r, c.idx, c.B, c.H, c.W, c.C, rate, dx);
     check(rate > 0 ? "maxpool 2x2 + dropout 0.25" : "maxpool 2x2 (5x7 input)", pool_fwd, &c, c.x, nx, dx, r, ny,
           0.01f, 1e-3);
     free(c.x), free(c.idx), free(r), free(y), free(dx);
@@ -225,7 +227,7 @@ static void test_pool_inference(void)
     float *x = malloc(nx * 4), *y = malloc(ny * 4);
     for (size_t i = 0; i < nx; i++)
         x[i] = (float)rng_below(11, i, 8);
-    K->pool_dropout(x, B, H, W, C, 0.0f, NULL, y, NULL);
+    K->pool_dropout_forward(x, B, H, W, C, 0.0f, NULL, y, NULL);
     int bad = 0;
     for (int b = 0; b < B; b++)
         for (int oy = 0; oy < OH; oy++)

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Lockstep test: an independent PyTorch (float64) implementation of the tutorial's Keras recipe trains the
-steps that `cifar-train --dump-steps` exported (trainer/src/step_export.h), from the same initial weights,
+steps that `cifar-train --dump-steps` exported (trainer/src/io/step_export.h), from the same initial weights,
 with the same augmented inputs, labels and dropout masks, and is compared with cifar-train step by step.
 This separates the arithmetic from the randomness: if the two agree here, a difference in learning can only
 come from the random draws (tests/trainer/test_random.py checks those against Keras's definitions).

@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "collective.h"
-#include "rng.h"
-#include "train.h"
+#include "core/rng.h"
+#include "run/train.h"
 
 enum { B = 4, STEPS = 3 };
 
@@ -51,7 +51,8 @@ int main(void)
     model_set_params(&c.model, p);
     for (int s = 0; s < STEPS; s++) {
         batch_of(rank, s, x, labels);
-        if (step_core_step(&c, x, labels, B, rng_key(9, 0, s, rank, RNG_DROPOUT)) != 0)
+        model_load(&c.model, x, labels, B);
+        if (step_core_step(&c, B, rng_key(9, 0, s, rank, RNG_DROPOUT)) != 0)
             return 1;
     }
     model_get_params(&c.model, p);
@@ -74,7 +75,8 @@ int main(void)
             for (int r = 0; r < 2; r++) {
                 batch_of(r, s, x, labels);
                 model_set_step(&ref.model, rng_key(9, 0, s, r, RNG_DROPOUT), rmsprop_lr_t(&ref.opt));
-                model_forward(&ref.model, x, labels, B, 1);
+                model_load(&ref.model, x, labels, B);
+                model_forward(&ref.model, B, 1);
                 model_backward(&ref.model, B, NULL, NULL);
                 for (size_t i = 0; i < MODEL_NPARAMS; i++)
                     g[i] += 0.5f * ref.model.grads[i];

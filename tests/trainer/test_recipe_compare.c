@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "recipe.h"
+#include "run/recipe.h"
 
 static int failures;
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cpu_wino.h"
-#include "rng.h"
+#include "cpu/cpu_wino.h"
+#include "core/rng.h"
 
 static int failures;
 

@@ -1,4 +1,4 @@
-"""cifar-train's random draws in numpy, written from trainer/src/rng.h, draws.c, kernels.h (dropout_kept) and
+"""cifar-train's random draws in numpy, written from trainer/src/core/rng.h, draws.c, kernels.h (dropout_kept) and
 model.c (model_init_params), so that another implementation can train with exactly the numbers cifar-train
 uses (trainer/bench/torch_with_our_draws.py). tests/trainer/test_lockstep.py checks it against what
 `cifar-train --dump-steps` exports, so it cannot drift from the C code unnoticed."""

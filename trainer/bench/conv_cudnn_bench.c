@@ -1,5 +1,5 @@
 /* conv-cudnn-bench: each convolution layer of the model, forward and backward, with the CUDA table's own
- * path (im2col + cuBLAS SGEMM, col2im: layers.c over kernels_cuda) and with cuDNN (the fastest algorithm
+ * layer (kernels.h conv3x3_forward/backward of kernels_cuda: im2col + cuBLAS SGEMM, col2im) and with cuDNN (the fastest algorithm
  * cudnnFind*AlgorithmEx reports for that layer), on the same stream, with the same warm-up and timing loop:
  * WARMUP runs, then REPS runs each timed by a pair of cudaEvents, median printed.
  *
@@ -8,8 +8,9 @@
  * fp32: cuBLAS in full FP32 (the table's default) against cuDNN's CUDNN_FMA_MATH (no tensor cores; cuDNN's
  * default math would allow TF32 on this GPU); tf32: --tf32's cuBLAS TF32 against CUDNN_TENSOR_OP_MATH.
  * Backward is the kernel gradient plus, except for conv2d_1 (whose input needs none, as in the model), the
- * input gradient: layer_conv3x3_backward against cudnnConvolutionBackwardFilter + BackwardData. Bias and
- * ReLU are left out on both sides. cuDNN's kernel is KRSC (its NHWC filter layout), ours HWIO: the
+ * input gradient: conv3x3_backward against cudnnConvolutionBackwardFilter + BackwardData. ReLU is left
+ * out on both sides; ours includes the bias (its add in forward, its gradient in backward: one pass over y
+ * each), which cuDNN's side leaves out, since the table offers whole layers only. cuDNN's kernel is KRSC (its NHWC filter layout), ours HWIO: the
  * layout changes no timing here, and using cuDNN would need a 9*Cin*Cout-float transposed copy per step.
  * Where the machine has no GPU: prints "conv-cudnn-bench: skipped: no GPU (...)" and exits 0. */
 #include <cuda_runtime.h>
@@ -18,9 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernels_cuda.h"
-#include "layers.h"
-#include "model.h"
+#include "cuda/kernels_cuda.h"
+#include "core/model.h"
 
 enum { WARMUP = 10, REPS = 50 };
 
@@ -89,7 +89,7 @@ static float time_median(cudaStream_t stream, run_fn run, void *ctx)
 struct bufs {
     const struct layer *l;
     int B;
-    float *x, *w, *y, *dy, *dw, *dx, *col;
+    float *x, *w, *bias, *y, *dy, *dw, *dbias, *dx, *col;
     /* cuDNN */
     cudnnHandle_t dnn;
     cudnnTensorDescriptor_t xd, yd;
@@ -106,17 +106,15 @@ static void ours_forward(void *v)
 {
     struct bufs *b = v;
     const struct layer *l = b->l;
-    const int OH = l->H + 2 * l->pad - 2, OW = l->W + 2 * l->pad - 2;
-    kernels_cuda.im2col3x3(b->x, b->B, l->H, l->W, l->C, l->pad, b->col);
-    kernels_cuda.gemm(0, 0, b->B * OH * OW, l->cout, 9 * l->C, b->col, 9 * l->C, b->w, l->cout, 0.0f, b->y, l->cout);
+    kernels_cuda.conv3x3_forward(b->x, b->B, l->H, l->W, l->C, l->pad, b->w, b->bias, l->cout, 0, b->col, b->y);
 }
 
 static void ours_backward(void *v)
 {
     struct bufs *b = v;
     const struct layer *l = b->l;
-    layer_conv3x3_backward(&kernels_cuda, b->dy, b->B, l->H, l->W, l->C, l->pad, b->w, l->cout, b->col, b->dw,
-                           l->need_dx ? b->dx : NULL);
+    kernels_cuda.conv3x3_backward(b->x, b->y, b->dy, b->B, l->H, l->W, l->C, l->pad, b->w, l->cout, 0, 1.0f, b->col,
+                                  b->dw, b->dbias, l->need_dx ? b->dx : NULL);
 }
 
 static void dnn_forward(void *v)
@@ -205,9 +203,11 @@ int main(int argc, char **argv)
         const struct layer *l = &layers[i];
         const int OH = l->H + 2 * l->pad - 2, OW = l->W + 2 * l->pad - 2;
         const size_t nx = (size_t)B * l->H * l->W * l->C, ny = (size_t)B * OH * OW * l->cout,
-                     nw = (size_t)9 * l->C * l->cout, ncol = (size_t)B * OH * OW * 9 * l->C;
+                     nw = (size_t)9 * l->C * l->cout;
         struct bufs b = {.l = l, .B = B};
-        b.x = dev(nx), b.dx = dev(nx), b.y = dev(ny), b.dy = dev(ny), b.w = dev(nw), b.dw = dev(nw), b.col = dev(ncol);
+        b.x = dev(nx), b.dx = dev(nx), b.y = dev(ny), b.dy = dev(ny), b.w = dev(nw), b.dw = dev(nw);
+        b.bias = dev(l->cout), b.dbias = dev(l->cout);
+        b.col = dev(kernels_cuda.conv3x3_saved(B, l->H, l->W, l->C, l->pad) / sizeof(float));
         /* Contents do not change the timings; small values keep everything finite. */
         CU(cudaMemsetAsync(b.x, 0x3c, nx * sizeof(float), stream));
         CU(cudaMemsetAsync(b.w, 0x3c, nw * sizeof(float), stream));
@@ -237,7 +237,7 @@ int main(int argc, char **argv)
         cudnnDestroyTensorDescriptor(b.yd);
         cudnnDestroyTensorDescriptor(b.xd);
         cudnnDestroy(b.dnn);
-        float *all[] = {b.x, b.dx, b.y, b.dy, b.w, b.dw, b.col};
+        float *all[] = {b.x, b.dx, b.y, b.dy, b.w, b.dw, b.bias, b.dbias, b.col};
         for (size_t k = 0; k < sizeof all / sizeof *all; k++)
             kernels_cuda.release(all[k]);
     }

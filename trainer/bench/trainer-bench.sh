@@ -11,7 +11,7 @@
 # PASSES (default: "all", and "avx2" too on a CPU with AVX-512) says which instruction sets to measure: "all"
 # as the CPU is; "avx2" with oneDNN held to AVX2 on both sides (DNNL_MAX_CPU_ISA=AVX2, which our oneDNN and
 # torch's, the same library, obey) and flops-probe's peak to AVX2's, as an AVX2-only CPU runs: oneDNN then
-# has no Winograd, so our convolutions take their AVX2 path (trainer/src/cpu_wino.h), the program choosing
+# has no Winograd, so our convolutions take their AVX2 path (trainer/src/cpu/cpu_wino.h), the program choosing
 # it from oneDNN's answer and the CPU's features, never from the variable.
 set -eu
 BUILD=${BUILD:-build}
@@ -61,7 +61,7 @@ done
 echo "How: img/s = images / wall time of a loop (train: order + augmentation + forward + backward + RMSprop on one"
 echo "thread's loop, $SECONDS_EACH s after 5 warm-up steps; inference: forward over the test images, $((SECONDS_EACH / 2)) s after a"
 echo "warm-up pass, batches of 32 as Keras's evaluate; where oneDNN has Winograd (AVX-512) ours runs the layers up"
-echo "to the Flatten image by image through its inference engine, trainer/src/cpu_infer.h, and the dense layers"
+echo "to the Flatten image by image through its inference engine, trainer/src/cpu/cpu_infer.h, and the dense layers"
 echo "over the batch; where it has none (AVX2) ours runs row by row with its own AVX2 Winograd, cpu_wino.h; the"
 echo "'ours paths' line says which ran; the peer's is the faster of eager no_grad and its model traced, frozen and"
 echo "passed through torch.jit.optimize_for_inference, both printed). CPU ms per step: user + system time of all"

@@ -15,14 +15,14 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "augment.h"
-#include "cpu_conv.h"
-#include "cpu_infer.h"
-#include "cifar_data.h"
-#include "draws.h"
-#include "progress.h"
-#include "rng.h"
-#include "train.h"
+#include "input/augment.h"
+#include "cpu/cpu_conv.h"
+#include "cpu/cpu_infer.h"
+#include "io/cifar_data.h"
+#include "run/draws.h"
+#include "run/progress.h"
+#include "core/rng.h"
+#include "run/train.h"
 
 enum { WARMUP_STEPS = 5, MAX_GROUPS = 32 };
 
@@ -145,7 +145,8 @@ static int train_loop(struct bench *b, double seconds, struct profile *prof, dou
         for (int j = 0; j < batch; j++)
             b->labels[j] = b->train->labels[b->order[(size_t)i * batch + j]];
         const double tb = progress_now();
-        step_core_step(&b->core, b->x, b->labels, batch, rng_key(1, e, i, 0, RNG_DROPOUT));
+        model_load(&b->core.model, b->x, b->labels, batch);
+        step_core_step(&b->core, batch, rng_key(1, e, i, 0, RNG_DROPOUT));
         const double tc = progress_now();
         if (prof) {
             prof->batch += tb - ta;
@@ -226,7 +227,8 @@ int main(int argc, char **argv)
             t0 = progress_now(), images = 0;
         for (size_t i = 0; i + batch <= test.n; i += batch) {
             augment_convert(test.images + i * CIFAR_IMAGE_BYTES, (size_t)batch * CIFAR_IMAGE_BYTES, b.x);
-            model_forward(&b.core.model, b.x, test.labels + i, batch, 0);
+            model_load(&b.core.model, b.x, test.labels + i, batch);
+            model_forward(&b.core.model, batch, 0);
             images += batch;
         }
         if (rounds >= 1 && progress_now() - t0 >= seconds / 2)

@@ -10,13 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "augment.h"
-#include "cifar_data.h"
-#include "cuda_plugin.h"
-#include "input_ring.h"
-#include "progress.h"
-#include "rng.h"
-#include "train.h"
+#include "input/augment.h"
+#include "io/cifar_data.h"
+#include "cuda/cuda_plugin.h"
+#include "input/batch_source.h"
+#include "run/progress.h"
+#include "core/rng.h"
+#include "run/draws.h"
+#include "run/train.h"
 
 int main(int argc, char **argv)
 {
@@ -42,13 +43,13 @@ int main(int argc, char **argv)
     }
     const int per_epoch = (int)(train.n / (size_t)batch);
     struct step_core core;
-    struct input_ring ring;
+    struct batch_source batches;
     float *params = malloc(MODEL_NPARAMS * sizeof(float));
     uint8_t *labels = malloc(batch);
     uint32_t *order = malloc(train.n * sizeof *order);
     struct augment_params *aug = malloc(batch * sizeof *aug);
     if (per_epoch < 1 || !params || !labels || !order || !aug || step_core_create(&core, k, batch, 1e-4, 1) != 0 ||
-        input_ring_create(&ring, k->input, k, batch) != 0) {
+        batch_source_create(&batches, &core.model) != 0) {
         fprintf(stderr, "trainer-gpu-bench: out of memory, or fewer than %d training images\n", batch);
         return 1;
     }
@@ -64,26 +65,15 @@ int main(int argc, char **argv)
         }
         const int e = s / per_epoch, i = s % per_epoch;
         if (!step_only || s == 0) {
-            if (i == 0) { /* the trainer's epoch order: Fisher-Yates over rng_below */
-                for (size_t j = 0; j < train.n; j++)
-                    order[j] = (uint32_t)j;
-                for (size_t j = train.n - 1; j > 0; j--) {
-                    const size_t r = rng_below(rng_key(1, e, 0, 0, RNG_SHUFFLE), j, (uint32_t)(j + 1));
-                    const uint32_t t = order[j];
-                    order[j] = order[r];
-                    order[r] = t;
-                }
-            }
-            const uint64_t key = rng_key(1, e, i, 0, RNG_AUGMENT);
-            for (int j = 0; j < batch; j++) {
-                aug[j] = augment_params_from_uniform(rng_uniform(key, 3 * (uint64_t)j), rng_uniform(key, 3 * (uint64_t)j + 1),
-                                                     rng_uniform(key, 3 * (uint64_t)j + 2), CIFAR_H, CIFAR_W);
+            if (i == 0) /* the trainer's draws (draws.h) */
+                draw_epoch_order(order, train.n, 0, rng_key(1, e, 0, 0, RNG_SHUFFLE));
+            draw_augment(rng_key(1, e, i, 0, RNG_AUGMENT), batch, CIFAR_H, CIFAR_W, aug);
+            for (int j = 0; j < batch; j++)
                 labels[j] = train.labels[order[(size_t)i * batch + j]];
-            }
-            if (input_ring_feed(&ring, train.images, order + (size_t)i * batch, labels, batch, aug, &core.model) != 0)
+            if (batch_source_load(&batches, train.images, order + (size_t)i * batch, labels, batch, aug) != 0)
                 return 1;
         }
-        step_core_step(&core, core.model.x, core.model.labels, batch, rng_key(1, e, i, 0, RNG_DROPOUT));
+        step_core_step(&core, batch, rng_key(1, e, i, 0, RNG_DROPOUT));
         if (s >= 5)
             steps++;
         if (s >= 5 && progress_now() - t0 >= seconds)
@@ -93,7 +83,7 @@ int main(int argc, char **argv)
     const double dt = progress_now() - t0;
     printf("ours  %-5s batch=%d math=%s: %9.1f img/s (%d steps in %.1f s)\n", argv[5], batch, argv[4],
            steps * batch / dt, steps, dt);
-    input_ring_destroy(&ring);
+    batch_source_destroy(&batches);
     step_core_destroy(&core);
     cuda->close();
     cifar_free(&train);

@@ -1,0 +1,264 @@
+/* cifar-train: the command line (train, evaluate, --version, --help). */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/cifar_data.h"
+#include "collective.h"
+#include "cuda/cuda_plugin.h"
+#include "run/train.h"
+
+#ifndef TRAINER_VERSION
+#define TRAINER_VERSION "unknown"
+#endif
+
+static const char usage[] =
+    "usage: cifar-train [options]                      train the tutorial's CIFAR-10 model\n"
+    "       cifar-train evaluate MODEL.h5 --data DIR    test loss and accuracy of a model or checkpoint\n"
+    "\n"
+    "Run one process per socket or GPU under srun or mpirun; a single process needs no launcher.\n"
+    "  --dir DIR           save DIR/saved_models/keras_cifar10_trained_model.h5 (default .)\n"
+    "  --data DIR          a cifar-10-batches-bin directory (data_batch_1..5.bin, test_batch.bin)\n"
+    "  --download          fetch and check the official archive into DIR/cifar-10-batches-bin (DIR from\n"
+    "                      --data, default ~/.keras/datasets) unless it is already there\n"
+    "  --epochs N          default ceil(100 / world size)\n"
+    "  --batch-size N      per process (default 32)\n"
+    "  --lr X              RMSprop learning rate (default 1e-4 * world size)\n"
+    "  --no-augmentation   no random shifts and flips\n"
+    "  --seed N            initial weights, sample order, augmentation, dropout (default 1)\n"
+    "  --threads N         compute threads per process (default: the CPUs it may run on)\n"
+    "  --device cpu|cuda   where to compute (default: cuda when this process sees a GPU, else cpu); with\n"
+    "                      cuda each process takes the GPU of its local rank and gradients go over NCCL\n"
+    "  --tf32              with cuda: GEMMs in TF32 on tensor cores (faster, ~1e-3 relative per product;\n"
+    "                      the default is full FP32)\n"
+    "  --no-cuda-graph     with cuda: launch each step's kernels one by one instead of replaying the step\n"
+    "                      recorded once as a CUDA graph\n"
+    "  --resume FILE|auto  continue from a checkpoint-{epoch}.h5 (or checkpoint-{epoch}-step-{n}.h5); auto:\n"
+    "                      from the newest in --checkpoint-dir, or from the start when there is none\n"
+    "  --limit-train N     use the first N training images\n"
+    "  --limit-test N      use the first N test images\n"
+    "  --shard             split the training set across processes (default: each walks all of it)\n"
+    "  --checkpoint-dir D  where checkpoint-{epoch}.h5 go (default ., as the tutorial)\n"
+    "  --log-json FILE     append one JSON line per epoch and per --log-every steps\n"
+    "  --log-every N       steps between JSON step lines (default 50, 0: none)\n"
+    "  --dump-steps N      debug: export the first N training steps (inputs, dropout masks, sample order,\n"
+    "                      weights; trainer/src/io/step_export.h) to --dump-dir DIR, a new directory, then stop\n"
+    "  --version, --help\n"
+    "\n"
+    "SIGTERM, SIGINT and SIGUSR1 end the run after the current step with a checkpoint, exit status 3.\n"
+    "Exit status: 0 done, 1 error, 3 stopped by a signal (resumable), 4 non-finite loss or weights.\n";
+
+/* A decimal integer in [min, max]: no sign tricks, no trailing text, no silent truncation (strtoll's
+ * ERANGE and the range check together catch 4294967297 for an int). */
+static int parse_count(const char *opt, const char *s, long long min, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max || (s[0] == '-' && min >= 0)) {
+        fprintf(stderr, "cifar-train: %s: '%s' is not an integer from %lld to %lld\n", opt, s, min, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* How many GPUs this process sees (0 with the reason in why), and the table that computes on them. */
+static int cuda_devices(char *why, size_t len)
+{
+    const struct cuda_plugin *cuda = cuda_plugin_load(why, len);
+    return cuda ? cuda->device_count(why, len) : 0;
+}
+
+static const struct kernels *cuda_table(void)
+{
+    const struct cuda_plugin *cuda = cuda_plugin_load(NULL, 0);
+    return cuda ? cuda->table : NULL;
+}
+
+static void print_version(void)
+{
+    char why[256];
+    int n = cuda_devices(why, sizeof why);
+    printf("cifar-train (slurm-batchai) %s\n", TRAINER_VERSION);
+    if (n > 0)
+        printf("cuda: %d device%s\n", n, n == 1 ? "" : "s");
+    else
+        printf("cuda: no device (%s)\n", why);
+}
+
+/* --device: "cpu", "cuda", or NULL for the default (cuda when a GPU is visible). Returns the table, or
+ * NULL after printing why the request cannot be met. */
+static const struct kernels *choose_device(const char *want)
+{
+    char why[256];
+    if (want && strcmp(want, "cpu") == 0)
+        return &kernels_cpu;
+    if (want && strcmp(want, "cuda") != 0) {
+        fprintf(stderr, "cifar-train: --device: '%s' is neither cpu nor cuda\n", want);
+        return NULL;
+    }
+    if (cuda_devices(why, sizeof why) > 0)
+        return cuda_table();
+    if (!want)
+        return &kernels_cpu;
+    fprintf(stderr, "cifar-train: --device cuda: no CUDA device (%s)\n", why);
+    return NULL;
+}
+
+/* coll_init for the chosen table. Where the GPU was only the default and libcollective cannot use it (no
+ * NCCL plugin, say), every rank fails alike and all fall back to the CPU, saying so. */
+static int init_collectives(struct train_options *o, int asked_for_device)
+{
+    const int gpu = o->kernels->device;
+    if (coll_init(&(struct coll_init_opts){.use_device = gpu}) == COLL_OK)
+        return 0;
+    if (gpu && !asked_for_device) {
+        fprintf(stderr, "cifar-train: warning: computing on the CPU: %s\n", coll_last_error());
+        o->kernels = &kernels_cpu;
+        if (coll_init(NULL) == COLL_OK)
+            return 0;
+    }
+    fprintf(stderr, "cifar-train: cannot initialise the collectives: %s\n", coll_last_error());
+    return -1;
+}
+
+/* Binds a device table to the GPU libcollective picked for this rank (its local rank's), in TF32 or FP32. */
+static int device_open(const struct kernels *k, int tf32)
+{
+    const struct cuda_plugin *cuda;
+    char err[256];
+    if (!k->device) {
+        if (!tf32)
+            return 0;
+        fprintf(stderr, "cifar-train: --tf32: only --device cuda computes in TF32\n");
+        return -1;
+    }
+    cuda = cuda_plugin_load(err, sizeof err);
+    if (cuda && cuda->open(coll_device(), err, sizeof err) == 0) {
+        cuda->set_tf32(tf32);
+        return 0;
+    }
+    fprintf(stderr, "cifar-train: %s\n", err);
+    return -1;
+}
+
+static void device_close(const struct kernels *k)
+{
+    const struct cuda_plugin *cuda = cuda_plugin_load(NULL, 0);
+    if (cuda && k == cuda->table)
+        cuda->close();
+}
+
+/* Returns 0, 1 on a usage error, 2 when --help/--version already answered. */
+static int parse(int argc, char **argv, struct train_options *o, const char **device, int *tf32)
+{
+    enum { O_DIR = 256, O_DATA, O_DOWNLOAD, O_EPOCHS, O_BATCH, O_LR, O_NOAUG, O_SEED, O_THREADS, O_RESUME,
+           O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_DEVICE, O_TF32, O_NOGRAPH, O_DSTEPS, O_DDIR, O_VERSION,
+           O_HELP };
+    static const struct option opts[] = {
+        {"dir", required_argument, 0, O_DIR},          {"data", required_argument, 0, O_DATA},
+        {"download", no_argument, 0, O_DOWNLOAD},      {"epochs", required_argument, 0, O_EPOCHS},
+        {"batch-size", required_argument, 0, O_BATCH}, {"lr", required_argument, 0, O_LR},
+        {"no-augmentation", no_argument, 0, O_NOAUG},  {"seed", required_argument, 0, O_SEED},
+        {"threads", required_argument, 0, O_THREADS},  {"resume", required_argument, 0, O_RESUME},
+        {"limit-train", required_argument, 0, O_LTRAIN}, {"limit-test", required_argument, 0, O_LTEST},
+        {"shard", no_argument, 0, O_SHARD},            {"log-json", required_argument, 0, O_JSON},
+        {"log-every", required_argument, 0, O_EVERY},  {"checkpoint-dir", required_argument, 0, O_CKDIR},
+        {"device", required_argument, 0, O_DEVICE},    {"tf32", no_argument, 0, O_TF32},
+        {"no-cuda-graph", no_argument, 0, O_NOGRAPH},  {"version", no_argument, 0, O_VERSION},
+        {"dump-steps", required_argument, 0, O_DSTEPS}, {"dump-dir", required_argument, 0, O_DDIR},
+        {"help", no_argument, 0, O_HELP},
+        {"d", required_argument, 0, O_DIR}, /* the tutorial's -d */
+        {0, 0, 0, 0},
+    };
+    int c;
+    long long v;
+    opterr = 0;
+    while ((c = getopt_long_only(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case O_DIR: o->dir = optarg; break;
+        case O_DATA: o->data = optarg; break;
+        case O_DOWNLOAD: o->download = 1; break;
+        case O_NOAUG: o->augment = 0; break;
+        case O_SHARD: o->shard = 1; break;
+        case O_RESUME: o->resume = optarg; break;
+        case O_JSON: o->log_json = optarg; break;
+        case O_CKDIR: o->checkpoint_dir = optarg; break;
+        case O_DEVICE: *device = optarg; break;
+        case O_TF32: *tf32 = 1; break;
+        case O_NOGRAPH: o->graphs = 0; break;
+        case O_DDIR: o->dump_dir = optarg; break;
+        case O_DSTEPS: if (parse_count("--dump-steps", optarg, 1, INT_MAX, &v)) return 1; o->dump_steps = (int)v; break;
+        case O_EPOCHS: if (parse_count("--epochs", optarg, 1, INT_MAX, &v)) return 1; o->epochs = (int)v; break;
+        case O_BATCH: if (parse_count("--batch-size", optarg, 1, INT_MAX / CIFAR_IMAGE_BYTES, &v)) return 1; o->batch = (int)v; break;
+        case O_THREADS: if (parse_count("--threads", optarg, 1, INT_MAX, &v)) return 1; o->threads = (int)v; break;
+        case O_LTRAIN: if (parse_count("--limit-train", optarg, 1, LLONG_MAX, &v)) return 1; o->limit_train = (size_t)v; break;
+        case O_LTEST: if (parse_count("--limit-test", optarg, 1, LLONG_MAX, &v)) return 1; o->limit_test = (size_t)v; break;
+        case O_EVERY: if (parse_count("--log-every", optarg, 0, INT_MAX, &v)) return 1; o->log_every = (int)v; break;
+        case O_SEED: if (parse_count("--seed", optarg, 0, LLONG_MAX, &v)) return 1; o->seed = (uint64_t)v; break;
+        case O_LR: {
+            char *end;
+            o->lr = strtod(optarg, &end);
+            if (end == optarg || *end || !(o->lr > 0)) {
+                fprintf(stderr, "cifar-train: --lr: '%s' is not a positive number\n", optarg);
+                return 1;
+            }
+            break;
+        }
+        case O_VERSION: print_version(); return 2;
+        case O_HELP: fputs(usage, stdout); return 2;
+        default:
+            fprintf(stderr, "cifar-train: unknown or incomplete option '%s'\n%s", argv[optind - 1], usage);
+            return 1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "cifar-train: unexpected argument '%s'\n%s", argv[optind], usage);
+        return 1;
+    }
+    if (!o->dump_steps != !o->dump_dir) {
+        fprintf(stderr, "cifar-train: --dump-steps and --dump-dir go together\n");
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct train_options o;
+    train_options_default(&o);
+    o.generator = "cifar-train (slurm-batchai) " TRAINER_VERSION;
+    const char *model = NULL;
+    int evaluate = argc > 1 && strcmp(argv[1], "evaluate") == 0;
+    if (evaluate) {
+        if (argc < 3 || argv[2][0] == '-') {
+            fprintf(stderr, "cifar-train: evaluate needs a model file\n%s", usage);
+            return 1;
+        }
+        model = argv[2];
+        argv += 2;
+        argc -= 2;
+        argv[0] = "cifar-train evaluate";
+    }
+    const char *device = NULL;
+    int tf32 = 0;
+    int p = parse(argc, argv, &o, &device, &tf32);
+    if (p)
+        return p == 2 ? 0 : 1;
+    if (!evaluate)
+        train_catch_signals();
+    if (!(o.kernels = choose_device(device)) || init_collectives(&o, device != NULL) != 0)
+        return 1;
+    if (device_open(o.kernels, tf32) != 0) {
+        coll_finalize();
+        return 1;
+    }
+    int rc = evaluate ? evaluate_run(model, &o) : train_run(&o);
+    device_close(o.kernels);
+    coll_finalize();
+    return rc;
+}

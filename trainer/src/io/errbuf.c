@@ -1,0 +1,16 @@
+/* Error messages into a caller's buffer: see errbuf.h. */
+#include "io/errbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+void set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!err || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
