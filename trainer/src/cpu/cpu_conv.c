@@ -146,14 +146,13 @@ static int own_wino_takes(const struct conv_shape *s)
  * descriptor to use (the caller destroys it), d its descriptors.
  *
  * Winograd F(4x4, 3x3) does the forward and input-gradient passes of the layers whose channel counts are
- * multiples of 16 faster than the direct NHWC convolutions (trainer/README.md). oneDNN's (jit_wino_4x3)
+ * multiples of 16 faster than the direct NHWC convolutions (docs/benchmarks.md). oneDNN's (jit_wino_4x3)
  * exists only for its blocked layout and AVX-512, and is faster even counting the reorders of activations
  * to and from that layout. Where oneDNN has none (AVX2 CPUs), ours runs (cpu_wino.h), on NHWC; elsewhere
  * (conv2d_1's 3 input channels, CPUs without AVX2) the direct convolution on NHWC. The choice is the
  * libraries' and the CPU's answer for each shape. The kernel gradient is direct everywhere: oneDNN's
- * Winograd one was slower than the direct one on NHWC on a Zen 5 core (conv2d_2's backward 6.6-6.9 ->
- * 5.2-5.5 ms per batch of 32, conv2d_4's 3.9-4.3 -> 3.6-3.8, at 1 thread), which also spares reordering the
- * layer's input. */
+ * Winograd one was slower than the direct one on NHWC (conv2d_2's backward by about a fifth at one thread;
+ * docs/benchmarks.md, "where the time goes"), which also spares reordering the layer's input. */
 static int choose(const struct conv_shape *s, struct conv_descs *d, dnnl_primitive_desc_t *pd)
 {
     *pd = NULL;

@@ -1,11 +1,12 @@
 /* cpu_conv: the CPU table's 3x3 convolutions on oneDNN convolution primitives and, where oneDNN has no
  * Winograd, on our own (kernels_cpu's Conv2D layer is these, where the CUDA table uses im2col + SGEMM).
  *
- * Why (measured on the 2-core AMD EPYC Zen 4 of trainer/README.md, batch 32, one thread, the model's 11
- * convolution passes): im2col + SGEMM 84 ms per batch (the column matrix of conv2d_2 alone is 33 MB);
- * oneDNN's direct convolutions on NHWC 36 ms; Winograd F(4x4, 3x3) (jit_wino_4x3) for the layers with
- * 16k channels 23 ms. oneDNN's Winograd exists only for its blocked activation layout and AVX-512, so those
- * layers reorder activations from and to NHWC around each call (~0.1 ms per 4 MB tensor). On CPUs with
+ * Why (docs/benchmarks.md, "trainer: CPU speed", has the figures and the machine): for the model's 11
+ * convolution passes at batch 32, oneDNN's direct convolutions on NHWC take less than half the time of
+ * im2col + SGEMM (the column matrix of conv2d_2 alone is 33 MB), and Winograd F(4x4, 3x3) (jit_wino_4x3)
+ * for the layers with 16k channels about a third less again. oneDNN's Winograd exists only for its blocked
+ * activation layout and AVX-512, so those layers reorder activations from and to NHWC around each call
+ * (a small cost next to the convolution's). On CPUs with
  * AVX2 but not AVX-512 the forward and input-gradient passes of those layers run cpu_wino.h's Winograd
  * F(4x4, 3x3) on NHWC instead (oneDNN's direct AVX2 convolutions already ran near the FMA peak, and so did
  * PyTorch's). conv2d_1 (3 input channels), the kernel gradients, and every layer on CPUs without AVX2 run

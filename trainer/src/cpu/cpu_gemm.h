@@ -1,11 +1,11 @@
 /* cpu_gemm: the CPU SGEMM behind kernels_cpu.gemm, choosing per shape between oneDNN's dnnl_sgemm and
  * OpenBLAS's cblas_sgemm.
  *
- * Why two: on these AMD EPYC (Zen 4, AVX-512) machines oneDNN dispatches its AVX-512 kernels by itself and
+ * Why two: on AVX-512 CPUs oneDNN dispatches its AVX-512 kernels by itself and
  * runs this model's im2col shapes at 1.3-2.5x OpenBLAS (which environments often hold to AVX2 with
  * OPENBLAS_CORETYPE=Haswell), while OpenBLAS is ahead for the dense layer's small-M, transposed-B product.
  * The rule is fixed (no run-time autotuning) so that results are reproducible run to run; see
- * trainer/README.md for the measurements behind it. */
+ * docs/benchmarks.md ("trainer: GEMM choice") for the measurements behind it. */
 #ifndef TRAINER_CPU_GEMM_H
 #define TRAINER_CPU_GEMM_H
 

@@ -122,8 +122,8 @@ static void act_md(dnnl_memory_desc_t *md, int h, int w, int c, dnnl_format_tag_
 }
 
 /* The convolution primitive of layer L: Winograd where both channel counts are multiples of 16 and oneDNN
- * has it for this CPU, else direct (conv2d_1's 3 input channels: 0.93 ms per 32 images with Winograd, 0.30
- * direct). Every layout is the primitive's choice: asked for a given one, oneDNN falls back to its
+ * has it for this CPU, else direct (conv2d_1's 3 input channels: Winograd took three times as long as
+ * direct there). Every layout is the primitive's choice: asked for a given one, oneDNN falls back to its
  * reference convolution where no fast kernel takes it (AVX2 and NHWC: 100x slower). */
 static dnnl_primitive_desc_t conv_pd(const struct model_layer *L, int ih, int iw, int ic, int relu)
 {
@@ -198,8 +198,8 @@ static int add_pool(const struct model_layer *L, int in)
 
 /* Whether the row-by-row pass runs a convolution of the rows the chain would take on our own Winograd
  * (cpu_conv.h: CPUs with AVX2 and no AVX-512). The chain then has only oneDNN's direct convolutions, and
- * the row-by-row pass is faster: 5078 against 2950 img/s at one thread on the Zen 5 with oneDNN held to
- * AVX2 (trainer/README.md). */
+ * the row-by-row pass is faster, by about 1.7x at one thread with oneDNN held to AVX2 (docs/benchmarks.md,
+ * "AVX2 code paths"). */
 static int rows_run_own_winograd(void)
 {
     int h = MODEL_IN_H, w = MODEL_IN_W, c = MODEL_IN_C;
@@ -335,7 +335,7 @@ static void infer_run(const float *params, const float *x, int B, float *y)
     for (int t = 0; t < threads; t++)
         if (!plan.lane[t])
             plan.lane[t] = lane_create();
-    /* Reordering Winograd's kernels (a transform) took 0.63 ms per call for this model, so it happens only
+    /* Reordering Winograd's kernels (a transform) costs a sixth of a batch's inference, so it happens only
      * when the kernels differ from the ones the last reorder read (a compare of 260 KB). */
     if (kernels_changed(params))
         run_steps(plan.kern, plan.nkern, plan.stream, plan.kern_args, 0);

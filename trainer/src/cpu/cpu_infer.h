@@ -2,9 +2,9 @@
  * from the input to the Flatten (convolutions with their ReLU, poolings, the Dropouts that inference
  * skips), as one chain of oneDNN inference primitives run image by image.
  *
- * Why (measured on the 2-core Zen 5 of trainer/README.md, batch 32, one thread): row by row, each
- * convolution reorders its NHWC input into oneDNN's blocked layout and its output back (0.68 ms of the
- * 5.7 ms a batch took), and works on the whole batch at once, whose activations (4 MB at conv2d_2) fall
+ * Why (docs/benchmarks.md, "Inference: the inference engine", batch 32, one thread): row by row, each
+ * convolution reorders its NHWC input into oneDNN's blocked layout and its output back (an eighth of a
+ * batch's time), and works on the whole batch at once, whose activations (4 MB at conv2d_2) fall
  * out of the core's L2 cache. Here activations stay in the layout each primitive chooses from the first
  * convolution to the Flatten, and one image goes through the chain at a time, where oneDNN picks its
  * Winograd F(2x2, 3x3) kernel for a batch of one (jit_fp32_wino_2x3, AVX-512; elsewhere the direct
