@@ -1022,19 +1022,6 @@ out:
     return rc;
 }
 
-int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag)
-{
-    char *text = NULL;
-    size_t len = 0;
-
-    memset(job, 0, sizeof *job);
-    if (bai_job_read(path, &text, &len, diag) != 0)
-        return -1;
-    int rc = bai_job_parse(text, len, job, diag);
-    free(text);
-    return rc;
-}
-
 int bai_job_task_count(const struct bai_job *job)
 {
     const struct bai_toolkit_settings *t = &job->toolkit;

@@ -142,10 +142,6 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
  * NUL-terminated buffer. I/O faults are recorded with the path and strerror. */
 int bai_job_read(const char *path, char **text, size_t *len, struct bai_diag *diag);
 
-/* Read the file at `path` (a regular file of at most BAI_JOB_MAX_BYTES) and parse it. I/O faults are
- * recorded with the path and strerror. */
-int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag);
-
 /* The number of tasks the main step runs: processCount, else workerCount+parameterServerCount for
  * tensorFlow, else 1 for customToolkit, else nodeCount. */
 int bai_job_task_count(const struct bai_job *job);

@@ -158,23 +158,14 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
      * so the default job name (and with it the log directory) comes out the same everywhere. */
     struct bai_source src = {.path = alloc.job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
                              .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS};
-    if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
-        bai_error("batchai: %s is not a valid Batch AI job file; nothing was submitted", path);
+    if (bai_load(&l, ac, av, &src, BAI_JOB_HOST, NULL) != 0) {
+        bai_error("batchai: %s cannot run on this cluster (batchai-job validate says the same); nothing was "
+                  "submitted", path);
         goto out;
     }
     loaded = true;
-    struct bai_diag diag = {0};
-    if (bai_plan_check_host(&l.plan, &diag) != 0) {
-        char prefix[4096];
-        snprintf(prefix, sizeof prefix, "%s: ", path);
-        bai_log_diag(&diag, prefix);
-        bai_diag_free(&diag);
-        bai_error("batchai: %s cannot run on this cluster; nothing was submitted", path);
-        goto out;
-    }
-    bai_diag_free(&diag);
-    memcpy(alloc.digest, l.digest, sizeof alloc.digest);
-    alloc.log_dir = strdup(l.plan.log_dir);
+    memcpy(alloc.digest, l.file.digest, sizeof alloc.digest);
+    alloc.log_dir = strdup(l.file.plan.log_dir);
     if (!alloc.log_dir) {
         bai_error("batchai: out of memory");
         goto out;
@@ -188,7 +179,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
                                                                                    : NULL;
     if (limit_var && !getenv(limit_var)) {
         char limit[32];
-        bai_format_time(l.plan.time_limit_seconds, limit, sizeof limit);
+        bai_format_time(l.file.plan.time_limit_seconds, limit, sizeof limit);
         if (setenv(limit_var, limit, 0) != 0) {
             bai_error("batchai: setenv: %s", strerror(errno));
             goto out;
@@ -196,7 +187,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     }
 
     if (strcmp(program_invocation_short_name, "sbatch") == 0 && stdin_is_free()) {
-        script = bai_render_script(&l.plan);
+        script = bai_render_script(&l.file.plan);
         if (!script) {
             bai_error("batchai: out of memory rendering the batch script");
             goto out;

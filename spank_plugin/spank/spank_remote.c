@@ -250,36 +250,27 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     struct bai_source src = {.path = job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
                              .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS,
                              .digest = have_digest ? digest : NULL};
-    if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
+    if (bai_load(&l, ac, av, &src, BAI_JOB_POLICY, NULL) != 0) {
         bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;
     }
     loaded = true;
-    struct bai_diag diag = {0};
-    if (bai_plan_check_policy(&l.plan, &diag) != 0) {
-        char prefix[PATH_MAX + 8];
-        snprintf(prefix, sizeof prefix, "%s: ", job_file);
-        bai_log_diag(&diag, prefix);
-        bai_diag_free(&diag);
-        goto out;
-    }
-    bai_diag_free(&diag);
     if (check_prolog(l.site.job_root, jobid, node) != 0)
         goto out;
 
     if (stepid == SLURM_BATCH_SCRIPT &&
         spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_SCRIPT, script, sizeof script) == ESPANK_SUCCESS &&
         strcmp(script, "generated") != 0) {
-        if (nnodes != (uint32_t)l.job.node_count) {
+        if (nnodes != (uint32_t)l.file.job.node_count) {
             bai_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
                       "submit with --nodes=%d or without a script",
-                      jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
+                      jobid, nnodes, job_file, l.file.job.node_count, l.file.job.node_count);
             goto out;
         }
-        if (bai_plan_has_node_steps(&l.plan) && run_node_steps(sp, &l.plan, jobid) != 0)
+        if (bai_plan_has_node_steps(&l.file.plan) && run_node_steps(sp, &l.file.plan, jobid) != 0)
             goto out;
     }
-    if (set_env(sp, &l.plan, jobid_s, jobid) != 0)
+    if (set_env(sp, &l.file.plan, jobid_s, jobid) != 0)
         goto out;
     if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS) {
         bai_error("batchai: job %u: cannot get the task's rank", jobid);
