@@ -18,11 +18,6 @@
 
 #define BAI_OPTION_NAME "batchai-job"
 
-/* Names of the job control variables the allocator sets: the prolog/epilog see them in their environment
- * with a "SPANK_" prefix, the tasks in the job environment with a "SLURM_SPANK_" prefix. */
-#define BAI_CTL_JOB_FILE "BATCHAI_JOB_FILE"   /* the job file's absolute path */
-#define BAI_CTL_SCRIPT   "BATCHAI_SCRIPT"     /* "generated" (the plugin's script ran) or "user" */
-
 /* slurm_error() for every message of the plugin: the formatted line has its control characters (a line
  * break, an escape sequence, from a path or a message the user chose) written as \n, \t or \xHH and is cut
  * at 2 KiB, so that nothing a user names can forge or garble a line of slurmd's log. */
@@ -41,13 +36,6 @@ int bai_site_load(int ac, char **av, struct bai_settings *site);
 
 /* Log every fault of `d` through slurm_error as "batchai: <prefix><message>". */
 void bai_log_diag(const struct bai_diag *d, const char *prefix);
-
-/* Names of the job control variables: BAI_CTL_DIGEST carries the SHA-256 of the job file the allocator
- * validated; the nodes refuse a file whose content differs (swapped after submission). */
-#define BAI_CTL_DIGEST   "BATCHAI_JOB_DIGEST"
-/* The log directory ("%j" pattern) sbatch planned: a prolog that cannot use the file (changed, unreadable)
- * still makes it, as the user, so that the batch step's output, and the reason, have a place. */
-#define BAI_CTL_LOG_DIR  "BATCHAI_LOG_DIR"
 
 /* Where a job file comes from, and how the plugin's reader (a child process) gets it. */
 struct bai_source {

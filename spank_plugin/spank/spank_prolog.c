@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "handoff.h"
 #include "spank_common.h"
 #include "spank_user.h"
 
@@ -136,12 +137,11 @@ static void node_job_close(struct node_job *nj)
 static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
 {
     char why[BAI_WHY_MAX];
-    /* The allocator's job control variable holds the absolute path; without it (srun --batchai-job making
-     * its own allocation) the option's value must be absolute. (spank_job_control_getenv() crashes in this
-     * context on Slurm 22.05: it dlclose()s a NULL handle.) */
-    const char *opt = getenv("SPANK_" BAI_CTL_JOB_FILE);
-    if (!opt)
-        opt = bai_option_value(sp);
+    /* The allocator handed over the absolute path; without it (srun --batchai-job making its own
+     * allocation) the option's value must be absolute. */
+    struct bai_handoff h;
+    bai_handoff_get(sp, &h);
+    const char *opt = h.job_file[0] ? h.job_file : bai_option_value(sp);
     if (!opt || opt[0] != '/') {
         fail(nj, "the job file's absolute path is unknown: submit with sbatch --batchai-job=FILE");
         return -1;
@@ -151,13 +151,12 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     long long read_by = bai_now_ms() + BAI_PROLOG_DEADLINE_MS / 2;
     struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid,
                              .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
-                             .digest = getenv("SPANK_" BAI_CTL_DIGEST)};
+                             .digest = h.digest[0] ? h.digest : NULL};
     if (bai_load(&nj->l, ac, av, &src, BAI_JOB_POLICY, why) != 0) {
         fail(nj, "%s", why);
         /* The log directory sbatch planned (the user's word, used only by the user's child): where the batch
          * step's output, and with it the reason, can still go. */
-        const char *log = getenv("SPANK_" BAI_CTL_LOG_DIR);
-        nj->log_dir = log && log[0] == '/' ? bai_expand_jobid(log, nj->jobid_s) : NULL;
+        nj->log_dir = h.log_dir[0] ? bai_expand_jobid(h.log_dir, nj->jobid_s) : NULL;
         return -1;
     }
     nj->loaded = true;
