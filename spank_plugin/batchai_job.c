@@ -13,6 +13,7 @@
 #include "load.h"
 #include "monitor.h"
 #include "plugstack.h"
+#include "toolkits.h"
 
 #ifndef BAI_VERSION
 #define BAI_VERSION "unknown"
@@ -92,7 +93,7 @@ static int cmd_validate(const struct cli *cli, int argc, char **argv)
             continue;
         }
         printf("%s: valid (%s, %d node%s)\n", argv[i],
-               o.job.aml ? "Azure ML command job" : bai_toolkit_property(o.job.toolkit.kind), o.job.node_count,
+               o.job.aml ? "Azure ML command job" : o.job.toolkit.kind->property, o.job.node_count,
                o.job.node_count == 1 ? "" : "s");
         bai_opened_free(&o);
     }

@@ -6,7 +6,7 @@
 spank_plugin_CFLAGS := $(CJSON_CFLAGS) $(YAML_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -Ispank_plugin/spank -DBAI_VERSION='"$(VERSION)"'
 
 JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c yamltree.c job.c azureml.c azureml_plan.c \
-                                                 settings.c translate.c render.c sbuf.c load.c \
+                                                 settings.c toolkits.c translate.c render.c sbuf.c load.c \
                                                  sha256.c)
 BAIJOB_SRCS := spank_plugin/batchai_job.c spank_plugin/plugstack.c spank_plugin/monitor.c spank_plugin/check_site.c \
                spank_plugin/spank/rootfs.c
