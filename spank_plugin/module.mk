@@ -37,4 +37,5 @@ INSTALL_RULES += install-batchai-job
 .PHONY: install-batchai-job
 
 -include tests/jobfile/jobfile.mk
+-include tests/spank/spank.mk
 -include spank_plugin/plugin.mk
