@@ -36,8 +36,9 @@ static char *beside(const char *file, const char *name)
 }
 
 /* slurm.conf: the last PlugStackConfig=VALUE (keys are case-insensitive, several may share a line), following
- * `Include FILE` lines. *value is replaced (newly allocated). */
-static void find_plugstack_config(const char *conf, int depth, char **value)
+ * `Include FILE` lines, a relative FILE being beside slurm.conf (`top`) at any depth, as get_extra_conf_path()
+ * has it. *value is replaced (newly allocated). */
+static void find_plugstack_config(const char *top, const char *conf, int depth, char **value)
 {
     char line[PATH_MAX];
     FILE *f = depth < MAX_DEPTH ? fopen(conf, "re") : NULL;
@@ -49,17 +50,21 @@ static void find_plugstack_config(const char *conf, int depth, char **value)
             *hash = '\0';
         char *w = strtok_r(line, SEP, &save);
         if (w && strcasecmp(w, "include") == 0) {
-            char *arg = strtok_r(NULL, SEP, &save), *inc = arg ? beside(conf, arg) : NULL;
+            char *arg = strtok_r(NULL, SEP, &save), *inc = arg ? beside(top, arg) : NULL;
             if (inc)
-                find_plugstack_config(inc, depth + 1, value);
+                find_plugstack_config(top, inc, depth + 1, value);
             free(inc);
             continue;
         }
         for (; w; w = strtok_r(NULL, SEP, &save)) {
             static const char key[] = "PlugStackConfig=";
             if (strncasecmp(w, key, sizeof key - 1) == 0 && w[sizeof key - 1]) {
+                /* s_p_parse_file takes a value in double quotes too. */
+                const char *v = w + sizeof key - 1;
+                size_t n = strlen(v);
+                bool quoted = n >= 2 && v[0] == '"' && v[n - 1] == '"';
                 free(*value);
-                *value = strdup(w + sizeof key - 1);
+                *value = quoted ? strndup(v + 1, n - 2) : strdup(v);
             }
         }
     }
@@ -131,7 +136,7 @@ int bai_site_from_slurm(struct bai_settings *site, char *origin, size_t size, st
 
     if (!conf || !*conf)
         conf = BAI_SLURM_CONF;
-    find_plugstack_config(conf, 0, &stack);
+    find_plugstack_config(conf, conf, 0, &stack);
     if (!stack)
         stack = beside(conf, "plugstack.conf");
     if (stack && scan_stack(stack, 0, &fd)) {

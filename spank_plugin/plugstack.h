@@ -2,7 +2,8 @@
  * sbatch here would.
  *
  * slurm.conf is $SLURM_CONF, else BAI_SLURM_CONF (Debian's /etc/slurm/slurm.conf); its PlugStackConfig
- * (the last one, following `Include` lines) names the plugin stack, else plugstack.conf beside slurm.conf.
+ * (the last one, following `Include` lines, whose relative paths are beside slurm.conf, as in Slurm's
+ * parse_config.c) names the plugin stack, else plugstack.conf beside slurm.conf.
  * In the stack, as Slurm reads it (src/common/spank.c): '#' starts a comment, a line is `required` or
  * `optional`, a plugin path and its arguments, or `include PATTERN` (glob(3), relative to the including
  * file's directory). The first line whose plugin's file name is spank_batchai.so gives the settings; a

@@ -17,8 +17,11 @@ container=$PWD/tests/jobfiles/valid/chainer.json
 
 # 1. PlugStackConfig in a file slurm.conf includes; the plugin's line in a file the stack includes.
 mkdir -p "$tmp/a/stack/conf.d"
-printf 'ClusterName=t  # a comment\nInclude extra.conf\n' >"$tmp/a/slurm.conf"
-printf 'SlurmctldPort=1 plugstackconfig=%s\n' "$tmp/a/stack/plug.conf" >"$tmp/a/extra.conf"
+# A nested Include's relative path is beside slurm.conf too, as in Slurm.
+mkdir -p "$tmp/a/inc"
+printf 'ClusterName=t  # a comment\nInclude inc/extra.conf\n' >"$tmp/a/slurm.conf"
+printf 'include inc/more.conf\n' >"$tmp/a/inc/extra.conf"
+printf 'SlurmctldPort=1 plugstackconfig="%s"\n' "$tmp/a/stack/plug.conf" >"$tmp/a/inc/more.conf"
 printf '# no plugin here\noptional /usr/lib/other/spank_other.so allow_mount_command=no\ninclude conf.d/*.conf\n' \
     >"$tmp/a/stack/plug.conf"
 printf '\nrequired /usr/lib/slurm/spank_batchai.so allow_mount_command=yes container_runtime=none # site\n' \
