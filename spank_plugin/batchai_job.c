@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "check_site.h"
-#include "job.h"
+#include "load.h"
 #include "monitor.h"
-#include "settings.h"
-#include "translate.h"
+#include "plugstack.h"
+#include "toolkits.h"
 
 #ifndef BAI_VERSION
 #define BAI_VERSION "unknown"
@@ -40,31 +40,45 @@ static const char usage_text[] =
     "Options:\n"
     "  -s, --settings FILE     site settings file (key=value lines, as the plugin's plugstack arguments)\n"
     "  -o, --set KEY=VALUE     one site setting (repeatable; applied after --settings)\n"
+    "      --no-host           skip the checks of this host (share directories exist, images are staged),\n"
+    "                          as a node does: for a file written for another cluster\n"
     "  -n, --name NAME         job name (default: the file name without .json or .job.json)\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
+    "Without --settings or --set, the settings are the plugin's: the arguments of the spank_batchai.so line\n"
+    "of the plugin stack that Slurm reads here (PlugStackConfig of $SLURM_CONF or " BAI_SLURM_CONF ",\n"
+    "else plugstack.conf beside it, with its include lines), so validate and translate answer as sbatch.\n"
     "Settings keys and defaults: spank_batchai(8); the commands in full: batchai-job(1).\n"
     "Exit status: 0 success, 1 invalid job or failed command, 2 usage error.\n";
 
 struct cli {
     struct bai_settings site;
     const char *name;
+    enum bai_job_level level;
 };
 
-static int load_job(const char *path, struct bai_job *job)
+/* Open the file as sbatch's plugin does, only reading it directly; faults go to stderr prefixed with the path
+ * as the user typed it. */
+static int open_job(const struct cli *cli, const char *path, struct bai_opened *o)
 {
     struct bai_diag diag = { 0 };
     char prefix[4200];
-    int rc = bai_job_load(path, job, &diag);
+    /* Absolute, as the plugin has it: an Azure ML job's code, data and logs are found from its file. */
+    char cwd[4096], *abs = NULL;
+    if (path[0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, path) < 0)
+        abs = NULL;
+    struct bai_job_source src = { .path = path, .job_file = abs ? abs : path, .job_name = cli->name };
+    int rc = bai_job_open(&src, &cli->site, cli->level, &bai_job_read_direct, o, &diag);
 
     snprintf(prefix, sizeof prefix, "%s: ", path);
     bai_diag_print(&diag, stderr, prefix);
     bai_diag_free(&diag);
+    free(abs);
     return rc;
 }
 
-static int cmd_validate(int argc, char **argv)
+static int cmd_validate(const struct cli *cli, int argc, char **argv)
 {
     int bad = 0;
 
@@ -73,48 +87,31 @@ static int cmd_validate(int argc, char **argv)
         return 2;
     }
     for (int i = 0; i < argc; i++) {
-        struct bai_job job;
-        if (load_job(argv[i], &job) != 0) {
+        struct bai_opened o;
+        if (open_job(cli, argv[i], &o) != 0) {
             bad++;
             continue;
         }
         printf("%s: valid (%s, %d node%s)\n", argv[i],
-               job.aml ? "Azure ML command job" : bai_toolkit_property(job.toolkit.kind), job.node_count,
-               job.node_count == 1 ? "" : "s");
-        bai_job_free(&job);
+               o.job.aml ? "Azure ML command job" : o.job.toolkit.kind->property, o.job.node_count,
+               o.job.node_count == 1 ? "" : "s");
+        bai_opened_free(&o);
     }
     return bad ? 1 : 0;
 }
 
-static int cmd_translate(struct cli *cli, int argc, char **argv)
+static int cmd_translate(const struct cli *cli, int argc, char **argv)
 {
-    struct bai_translate_opts opts = { cli->name, NULL };
-    struct bai_diag diag = { 0 };
-    struct bai_plan plan;
-    struct bai_job job;
-    char *script;
+    struct bai_opened o;
     int rc = 1;
 
     if (argc != 1) {
         fprintf(stderr, "batchai-job translate: expected exactly one FILE\n");
         return 2;
     }
-    /* Absolute, as the plugin has it: an Azure ML job's code, data and logs are found from its file. */
-    char cwd[4096], *abs = NULL;
-    if (argv[0][0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, argv[0]) < 0)
-        abs = NULL;
-    opts.job_file = abs ? abs : argv[0];
-    if (load_job(argv[0], &job) != 0) {
-        free(abs);
+    if (open_job(cli, argv[0], &o) != 0)
         return 1;
-    }
-    if (bai_translate(&job, &cli->site, &opts, &plan, &diag) != 0) {
-        char prefix[4200];
-        snprintf(prefix, sizeof prefix, "%s: ", argv[0]);
-        bai_diag_print(&diag, stderr, prefix);
-        goto out;
-    }
-    script = bai_render_script(&plan);
+    char *script = bai_render_script(&o.plan);
     if (!script) {
         fprintf(stderr, "batchai-job: out of memory\n");
     } else {
@@ -122,11 +119,7 @@ static int cmd_translate(struct cli *cli, int argc, char **argv)
         rc = fflush(stdout) == 0 ? 0 : 1;
         free(script);
     }
-    bai_plan_free(&plan);
-out:
-    bai_diag_free(&diag);
-    bai_job_free(&job);
-    free(abs);
+    bai_opened_free(&o);
     return rc;
 }
 
@@ -160,9 +153,12 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         { "settings", required_argument, NULL, 's' }, { "set", required_argument, NULL, 'o' },
         { "name", required_argument, NULL, 'n' },     { "help", no_argument, NULL, 'h' },
-        { "version", no_argument, NULL, 'V' },        { NULL, 0, NULL, 0 },
+        { "version", no_argument, NULL, 'V' },        { "no-host", no_argument, NULL, 'H' },
+        { NULL, 0, NULL, 0 },
     };
-    struct cli cli = { .name = NULL };
+    struct cli cli = { .name = NULL, .level = BAI_JOB_HOST };
+    char origin[PATH_MAX + 200] = "";
+    bool help = false;
     struct bai_diag diag = { 0 };
     const char *settings_file = NULL, *sets[64];
     size_t n_sets = 0;
@@ -184,15 +180,25 @@ int main(int argc, char **argv)
             sets[n_sets++] = optarg;
             break;
         case 'n': cli.name = optarg; break;
-        case 'h': fputs(usage_text, stdout); rc = 0; goto out;
+        case 'H': cli.level = BAI_JOB_POLICY; break;
+        case 'h': help = true; break;
         case 'V': printf("batchai-job %s\n", BAI_VERSION); rc = 0; goto out;
         default: fputs(usage_text, stderr); goto out;
         }
     }
-    if (settings_file && bai_settings_load_file(&cli.site, settings_file, &diag) != 0)
-        goto settings_error;
-    for (size_t i = 0; i < n_sets; i++)
-        bai_settings_apply(&cli.site, sets[i], "--set", false, &diag);
+    if (settings_file || n_sets) {
+        snprintf(origin, sizeof origin, "the command line (--settings, --set) and the defaults");
+        if (settings_file && bai_settings_load_file(&cli.site, settings_file, &diag) != 0)
+            goto settings_error;
+        for (size_t i = 0; i < n_sets; i++)
+            bai_settings_apply(&cli.site, sets[i], "--set", false, &diag);
+    } else
+        (void)bai_site_from_slurm(&cli.site, origin, sizeof origin, &diag);
+    if (help) {
+        printf("%s\nSettings here: %s.\n", usage_text, origin);
+        rc = 0;
+        goto out;
+    }
     if (bai_diag_total(&diag))
         goto settings_error;
     if (optind >= argc) {
@@ -203,7 +209,7 @@ int main(int argc, char **argv)
     int n = argc - optind;
     char **rest = argv + optind;
     if (strcmp(cmd, "validate") == 0)
-        rc = cmd_validate(n, rest);
+        rc = cmd_validate(&cli, n, rest);
     else if (strcmp(cmd, "translate") == 0)
         rc = cmd_translate(&cli, n, rest);
     else if (strcmp(cmd, "submit") == 0)
@@ -226,6 +232,7 @@ int main(int argc, char **argv)
     goto out;
 settings_error:
     bai_diag_print(&diag, stderr, "batchai-job: settings: ");
+    fprintf(stderr, "batchai-job: settings from %s\n", origin);
     rc = 2;
 out:
     bai_diag_free(&diag);

@@ -1,14 +1,15 @@
 # spank_plugin/: three parts.
 #   jobfile/   the job-file library: parse, validate, site settings, translation into a plan and a batch
 #              script. Pure C: it knows nothing of Slurm, and it is what the fuzzer and the goldens test.
-#   .          the batchai-job command (batchai_job.c, monitor.c).
+#   .          the batchai-job command (batchai_job.c, plugstack.c, monitor.c, check_site.c).
 #   spank/     the SPANK plugin, one file per context (spank_plugin/plugin.mk).
 spank_plugin_CFLAGS := $(CJSON_CFLAGS) $(YAML_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -Ispank_plugin/spank -DBAI_VERSION='"$(VERSION)"'
 
 JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c yamltree.c job.c azureml.c azureml_plan.c \
-                                                 settings.c translate.c render.c sbuf.c \
+                                                 settings.c toolkits.c translate.c render.c sbuf.c load.c \
                                                  sha256.c)
-MONITOR_SRCS := spank_plugin/monitor.c spank_plugin/check_site.c spank_plugin/spank/rootfs.c
+BAIJOB_SRCS := spank_plugin/batchai_job.c spank_plugin/plugstack.c spank_plugin/monitor.c spank_plugin/check_site.c \
+               spank_plugin/spank/rootfs.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a
 JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a
 
@@ -19,11 +20,11 @@ $(JOBLIB_SAN): $(call san-of,$(JOBLIB_SRCS))
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,AR)$(AR) rcs $@ $^
 
-$(BUILD)/bin/batchai-job: $(call obj-of,spank_plugin/batchai_job.c $(MONITOR_SRCS)) $(JOBLIB)
+$(BUILD)/bin/batchai-job: $(call obj-of,$(BAIJOB_SRCS)) $(JOBLIB)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(LDHARDEN) -o $@ $^ $(JOBLIB_LIBS) -lm
 # The same command built with sanitizers: the golden tests run it.
-$(BUILD)/san/bin/batchai-job: $(call san-of,spank_plugin/batchai_job.c $(MONITOR_SRCS)) $(JOBLIB_SAN)
+$(BUILD)/san/bin/batchai-job: $(call san-of,$(BAIJOB_SRCS)) $(JOBLIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^ $(JOBLIB_LIBS) -lm
 
@@ -36,4 +37,5 @@ INSTALL_RULES += install-batchai-job
 .PHONY: install-batchai-job
 
 -include tests/jobfile/jobfile.mk
+-include tests/spank/spank.mk
 -include spank_plugin/plugin.mk

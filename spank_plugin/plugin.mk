@@ -3,8 +3,8 @@
 # installed (libslurm-dev): the plugin must match the Slurm it is loaded by.
 ifneq ($(HAVE_SLURM),)
 
-SPANK_SRCS := $(addprefix spank_plugin/spank/,spank_dispatch.c spank_common.c spank_alloc.c spank_remote.c \
-                                              spank_prolog.c spank_user.c rootfs.c)
+SPANK_SRCS := $(addprefix spank_plugin/spank/,spank_dispatch.c spank_common.c handoff.c spank_alloc.c \
+                                              spank_remote.c spank_prolog.c spank_user.c rootfs.c)
 SPANK_OBJS := $(call obj-of,$(SPANK_SRCS))
 SPANK_SO   := $(BUILD)/lib/spank_batchai.so
 SPANK_LDS  := spank_plugin/spank/spank_batchai.lds
@@ -27,7 +27,16 @@ SLURM_HAS_INIT_FAILURE_MODE := $(shell $(CC) -std=c11 -fsyntax-only -isystem $(S
 $(call obj-of,spank_plugin/spank/spank_dispatch.c): spank_plugin_CFLAGS += \
     $(if $(SLURM_HAS_INIT_FAILURE_MODE),-DBAI_HAVE_INIT_FAILURE_MODE)
 
-$(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS)
+# handoff.[ch] alone spell the allocator's handoff to the nodes (handoff.h): the plugin is not built while
+# another file under spank/ names a job control variable, reads one through SPANK_/SLURM_SPANK_, or sets one.
+HANDOFF_CHECK := $(BUILD)/stamp/handoff-names
+HANDOFF_PATTERN := "(SLURM_)?SPANK_|BATCHAI_(JOB_FILE|JOB_DIGEST|LOG_DIR|SCRIPT)|spank_job_control_[a-z]+ ?\(
+$(HANDOFF_CHECK): $(filter-out %/handoff.c %/handoff.h,$(wildcard spank_plugin/spank/*.[ch]))
+	$(Q)if grep -nE '$(HANDOFF_PATTERN)' $^; then \
+	    echo "spank_plugin/plugin.mk: only spank/handoff.c may name the handoff's variables (above)" >&2; exit 1; fi
+	@mkdir -p $(@D) && touch $@
+
+$(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS) $(HANDOFF_CHECK)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) -shared $(LDHARDEN) -Wl,-z,noexecstack -Wl,--version-script=$(SPANK_LDS) -o $@ \
 		$(SPANK_OBJS) $(JOBLIB) $(JOBLIB_LIBS)

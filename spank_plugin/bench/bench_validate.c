@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "job.h"
+#include "load.h"
 
 static double now(void)
 {
@@ -23,15 +23,16 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < iterations; i++) {
         struct bai_diag diag = { 0 };
-        struct bai_job job;
+        struct bai_opened job;
+        struct bai_job_source src = {.path = argv[1]};
         double t0 = now(), dt;
-        int rc = bai_job_load(argv[1], &job, &diag);
+        int rc = bai_job_open(&src, NULL, BAI_JOB_PARSE, &bai_job_read_direct, &job, &diag);
         dt = now() - t0;
         if (rc != 0) {
             bai_diag_print(&diag, stderr, "bench_validate: ");
             return 1;
         }
-        bai_job_free(&job);
+        bai_opened_free(&job);
         bai_diag_free(&diag);
         total += dt;
         best = dt < best ? dt : best;

@@ -17,25 +17,8 @@
 
 #include "azureml.h"
 #include "jsonv.h"
+#include "toolkits.h"
 #include "yamltree.h"
-
-static const char *const toolkit_props[] = {
-    [BAI_TK_HOROVOD] = "horovodSettings",
-    [BAI_TK_CUSTOM_MPI] = "customMpiSettings",
-    [BAI_TK_CUSTOM_TOOLKIT] = "customToolkitSettings",
-    [BAI_TK_PYTORCH] = "pyTorchSettings",
-    [BAI_TK_TENSORFLOW] = "tensorFlowSettings",
-    [BAI_TK_CNTK] = "cntkSettings",
-    [BAI_TK_CAFFE] = "caffeSettings",
-    [BAI_TK_CAFFE2] = "caffe2Settings",
-    [BAI_TK_CHAINER] = "chainerSettings",
-};
-#define N_TOOLKITS (sizeof toolkit_props / sizeof toolkit_props[0])
-
-const char *bai_toolkit_property(enum bai_toolkit kind)
-{
-    return (size_t)kind < N_TOOLKITS ? toolkit_props[kind] : "unknown";
-}
 
 /* ---- text-level checks, before any JSON parsing ---- */
 
@@ -631,28 +614,6 @@ static const struct tk_field tk_fields[] = {
     TK_INT("parameterServerCount", ps_count),
 };
 
-/* Per toolkit: the properties it takes; a leading '!' marks a required one. */
-static const char *const *const tk_keys[] = {
-    [BAI_TK_HOROVOD] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath",
-                                              "commandLineArgs", "processCount", NULL },
-    [BAI_TK_CUSTOM_MPI] = (const char *const[]){ "!commandLine", "processCount", NULL },
-    [BAI_TK_CUSTOM_TOOLKIT] = (const char *const[]){ "commandLine", NULL }, /* optional in 2018-05-01 */
-    [BAI_TK_PYTORCH] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
-                                              "processCount", "communicationBackend", NULL },
-    [BAI_TK_TENSORFLOW] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath",
-                                                 "masterCommandLineArgs", "workerCommandLineArgs",
-                                                 "parameterServerCommandLineArgs", "workerCount",
-                                                 "parameterServerCount", NULL },
-    [BAI_TK_CNTK] = (const char *const[]){ "languageType", "configFilePath", "pythonScriptFilePath",
-                                           "pythonInterpreterPath", "commandLineArgs", "processCount", NULL },
-    [BAI_TK_CAFFE] = (const char *const[]){ "configFilePath", "pythonScriptFilePath", "pythonInterpreterPath",
-                                            "commandLineArgs", "processCount", NULL },
-    [BAI_TK_CAFFE2] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
-                                             NULL },
-    [BAI_TK_CHAINER] = (const char *const[]){ "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
-                                              "processCount", NULL },
-};
-
 static const struct tk_field *tk_field(const char *key)
 {
     for (size_t i = 0; i < sizeof tk_fields / sizeof tk_fields[0]; i++)
@@ -661,79 +622,19 @@ static const struct tk_field *tk_field(const char *key)
     return NULL;
 }
 
-static bool one_of(const char *s, const char *const options[])
-{
-    for (size_t i = 0; options[i]; i++)
-        if (strcasecmp(s, options[i]) == 0)
-            return true;
-    return false;
-}
-
-/* Rules between fields that the Batch AI documentation states for single toolkits. */
-static void check_toolkit_rules(struct bai_diag *d, const char *path, struct bai_toolkit_settings *t,
-                                int node_count)
-{
-    static const char *const backends[] = { "TCP", "Gloo", "MPI", NULL };
-    static const char *const languages[] = { "BrainScript", "Python", NULL };
-    char child[JV_PATH_MAX];
-
-    switch (t->kind) {
-    case BAI_TK_PYTORCH:
-        jv_child(child, path, "communicationBackend");
-        if (t->communication_backend && !one_of(t->communication_backend, backends))
-            bai_diag_add(d, child, "expected one of \"TCP\", \"Gloo\", \"MPI\"");
-        break;
-    case BAI_TK_TENSORFLOW:
-        jv_child(child, path, "parameterServerCount");
-        if (node_count > 0 && t->ps_count > node_count)
-            bai_diag_add(d, child, "expected at most nodeCount (%d) parameter servers, got %d", node_count,
-                         t->ps_count);
-        break;
-    case BAI_TK_CNTK:
-        jv_child(child, path, "languageType");
-        if (t->language_type && !one_of(t->language_type, languages)) {
-            bai_diag_add(d, child, "expected \"BrainScript\" or \"Python\"");
-        } else if ((t->language_type && strcasecmp(t->language_type, "Python") == 0) ||
-                   (!t->language_type && t->python_script && !t->config_file)) {
-            /* Batch AI took a Python script with no languageType as Python (the official CNTK Python recipe
-             * gives none): say so, for the translation. */
-            if (!t->language_type && !(t->language_type = strdup("Python")))
-                bai_diag_add(d, path, "out of memory");
-            if (!t->python_script)
-                bai_diag_add(d, path, "languageType \"Python\" needs pythonScriptFilePath");
-            if (t->config_file)
-                bai_diag_add(d, path, "configFilePath can only be given with languageType \"BrainScript\"");
-        } else {
-            if (!t->config_file)
-                bai_diag_add(d, path, "languageType \"BrainScript\" (the default) needs configFilePath");
-            if (t->python_script || t->python_interpreter)
-                bai_diag_add(d, path, "pythonScriptFilePath and pythonInterpreterPath need languageType \"Python\"");
-        }
-        break;
-    case BAI_TK_CAFFE:
-        if (!t->config_file == !t->python_script)
-            bai_diag_add(d, path, "expected exactly one of configFilePath and pythonScriptFilePath");
-        if (t->python_interpreter && !t->python_script)
-            bai_diag_add(d, path, "pythonInterpreterPath needs pythonScriptFilePath");
-        break;
-    default:
-        break;
-    }
-}
-
-static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, enum bai_toolkit kind,
+static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, const struct bai_toolkit *kind,
                           struct bai_toolkit_settings *t, int node_count)
 {
-    const char *known[16];
+    const char *known[sizeof tk_fields / sizeof tk_fields[0] + 1];
     size_t n = 0;
 
     t->kind = kind;
-    for (const char *const *k = tk_keys[kind]; *k; k++)
+    for (const char *const *k = kind->keys; *k && n < sizeof known / sizeof known[0] - 1; k++)
         known[n++] = *k + (**k == '!');
     known[n] = NULL;
     if (!jv_object(d, v, path, known))
         return;
-    for (const char *const *k = tk_keys[kind]; *k; k++) {
+    for (const char *const *k = kind->keys; *k; k++) {
         bool required = **k == '!';
         const char *key = *k + required;
         const struct tk_field *f = tk_field(key);
@@ -753,7 +654,8 @@ static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, 
             }
         }
     }
-    check_toolkit_rules(d, path, t, node_count);
+    if (kind->rules)
+        kind->rules(d, path, t, node_count);
 }
 
 /* ---- lists of small objects ---- */
@@ -918,22 +820,26 @@ static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, stru
     parse_dirs(d, v, path, true, &job->outputs, &job->n_outputs);
     parse_env(d, v, path, job);
 
-    for (size_t k = 0; k < N_TOOLKITS; k++) {
-        const cJSON *t = jv_get(v, toolkit_props[k]);
+    for (size_t k = 0; k < bai_toolkit_count; k++) {
+        const struct bai_toolkit *tk = &bai_toolkits[k];
+        const cJSON *t = jv_get(v, tk->property);
         if (!t)
             continue;
         if (found++) {
             bai_diag_add(d, path, "expected exactly one toolkit setting, got both %s and %s",
-                         bai_toolkit_property(job->toolkit.kind), toolkit_props[k]);
+                         job->toolkit.kind->property, tk->property);
             continue;
         }
-        jv_child(child, path, toolkit_props[k]);
-        parse_toolkit(d, t, child, (enum bai_toolkit)k, &job->toolkit, job->node_count);
+        jv_child(child, path, tk->property);
+        parse_toolkit(d, t, child, tk, &job->toolkit, job->node_count);
     }
-    if (!found)
-        bai_diag_add(d, path, "expected exactly one toolkit setting (horovodSettings, customMpiSettings, "
-                     "customToolkitSettings, pyTorchSettings, tensorFlowSettings, cntkSettings, caffeSettings, "
-                     "caffe2Settings or chainerSettings), got none");
+    if (!found) {
+        char names[1024] = "";
+        for (size_t k = 0, n = 0; k < bai_toolkit_count; k++)
+            n += (size_t)snprintf(names + n, n < sizeof names ? sizeof names - n : 0, "%s%s",
+                                  k == 0 ? "" : k + 1 == bai_toolkit_count ? " or " : ", ", bai_toolkits[k].property);
+        bai_diag_add(d, path, "expected exactly one toolkit setting (%s), got none", names);
+    }
 }
 
 int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_diag *diag)
@@ -1022,19 +928,6 @@ out:
     return rc;
 }
 
-int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag)
-{
-    char *text = NULL;
-    size_t len = 0;
-
-    memset(job, 0, sizeof *job);
-    if (bai_job_read(path, &text, &len, diag) != 0)
-        return -1;
-    int rc = bai_job_parse(text, len, job, diag);
-    free(text);
-    return rc;
-}
-
 int bai_job_task_count(const struct bai_job *job)
 {
     const struct bai_toolkit_settings *t = &job->toolkit;
@@ -1043,17 +936,7 @@ int bai_job_task_count(const struct bai_job *job)
         return bai_aml_task_count(job);
     if (t->process_count > 0)
         return t->process_count;
-    switch (t->kind) {
-    case BAI_TK_TENSORFLOW:
-        if (job->node_count == 1 && !t->worker_count && !t->ps_count)
-            return 1;
-        return (t->worker_count ? t->worker_count : job->node_count) + (t->ps_count ? t->ps_count : 1);
-    case BAI_TK_CUSTOM_TOOLKIT:
-    case BAI_TK_CAFFE2:
-        return 1;
-    default:
-        return job->node_count;
-    }
+    return t->kind->task_count ? t->kind->task_count(job) : job->node_count;
 }
 
 static bool read_2digits(const char **p, int max, int *out)

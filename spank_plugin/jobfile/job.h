@@ -43,24 +43,10 @@
 #define BAI_JOB_MAX_DAYS   3650
 #define BAI_JOB_DEFAULT_WALL_SECONDS (7L * 24 * 3600) /* Batch AI's default: 7.00:00:00 */
 
-enum bai_toolkit {
-    BAI_TK_HOROVOD,
-    BAI_TK_CUSTOM_MPI,
-    BAI_TK_CUSTOM_TOOLKIT,
-    BAI_TK_PYTORCH,
-    BAI_TK_TENSORFLOW,
-    BAI_TK_CNTK,
-    BAI_TK_CAFFE,
-    BAI_TK_CAFFE2,
-    BAI_TK_CHAINER,
-};
-
-/* The JSON property name of a toolkit, e.g. "horovodSettings". */
-const char *bai_toolkit_property(enum bai_toolkit kind);
-
 /* The settings of the one toolkit the job names. Fields not used by a kind stay NULL / 0. */
+struct bai_toolkit;
 struct bai_toolkit_settings {
-    enum bai_toolkit kind;
+    const struct bai_toolkit *kind; /* its row of bai_toolkits[] (toolkits.h); NULL for an Azure ML job */
     char *python_script;      /* pythonScriptFilePath */
     char *python_interpreter; /* pythonInterpreterPath */
     char *command_line_args;  /* commandLineArgs */
@@ -142,12 +128,8 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
  * NUL-terminated buffer. I/O faults are recorded with the path and strerror. */
 int bai_job_read(const char *path, char **text, size_t *len, struct bai_diag *diag);
 
-/* Read the file at `path` (a regular file of at most BAI_JOB_MAX_BYTES) and parse it. I/O faults are
- * recorded with the path and strerror. */
-int bai_job_load(const char *path, struct bai_job *job, struct bai_diag *diag);
-
-/* The number of tasks the main step runs: processCount, else workerCount+parameterServerCount for
- * tensorFlow, else 1 for customToolkit, else nodeCount. */
+/* The number of tasks the main step runs: processCount, else the toolkit's count (toolkits.h:
+ * workerCount+parameterServerCount for tensorFlow, 1 for customToolkit and caffe2), else nodeCount. */
 int bai_job_task_count(const struct bai_job *job);
 
 /* Parse a Batch AI duration into seconds: .NET TimeSpan style "d.hh:mm:ss" or "hh:mm:ss" (hours 0-23,

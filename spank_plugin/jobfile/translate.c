@@ -12,6 +12,7 @@
 #include "azureml.h"
 #include "jsonv.h"
 #include "sbuf.h"
+#include "toolkits.h"
 
 #define JOB_MOUNT_ROOT_VAR "AZ_BATCHAI_JOB_MOUNT_ROOT"
 #define MOUNT_ROOT_VAR "AZ_BATCHAI_MOUNT_ROOT"
@@ -286,8 +287,8 @@ static void plan_env(struct bai_plan *plan, const struct bai_job *job, const str
 
 /* One srun step: options, then the command, evaluated by /bin/sh inside each task so that per-task values
  * (AZ_BATCHAI_TASK_INDEX, RANK) expand where they are true, as they did under Batch AI's launcher. */
-static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi, int ntasks,
-                 const char *extra_opts, const char *prelude, const char *command)
+void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi,
+                   int ntasks, const char *extra_opts, const char *prelude, const char *command)
 {
     struct sbuf cmd = { 0 };
     char *text;
@@ -327,12 +328,6 @@ static void step(struct sbuf *b, const struct bai_plan *plan, const struct bai_s
     free(text);
 }
 
-void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi,
-                   int ntasks, const char *extra_opts, const char *prelude, const char *command)
-{
-    step(b, plan, site, mpi, ntasks, extra_opts, prelude, command);
-}
-
 /* The rendezvous port is the job's own, 20000 + job id mod 10000 (below Linux's ephemeral ports): with one
  * fixed port, two jobs whose first node is the same node met at one rendezvous, or the second failed to bind. */
 void bai_pytorch_rendezvous(struct sbuf *b, int world_size)
@@ -341,120 +336,11 @@ void bai_pytorch_rendezvous(struct sbuf *b, int world_size)
                  "export MASTER_ADDR MASTER_PORT=$((20000 + SLURM_JOB_ID %% 10000)) WORLD_SIZE=%d", world_size);
 }
 
-/* "<python> <script> <args>" as shell text; NULL on OOM. The interpreter and the script are one word each,
- * in double quotes, where only the $NAME / ${NAME} references that bai_shell_path_ok() lets through expand
- * (per task, as Batch AI expanded them); the arguments are the user's shell text. */
-static char *python_command(const struct bai_toolkit_settings *t, const struct bai_settings *site, const char *args)
-{
-    return fmt("exec \"%s\" \"%s\"%s%s", t->python_interpreter ? t->python_interpreter : site->python,
-               t->python_script, args && *args ? " " : "", args && *args ? args : "");
-}
-
-/* The bundled trainer: a command line that is one plain `cifar-train` training run (contrib/cifar/job.json),
- * with no shell operator that could put another process between Slurm and it. */
-static bool bundled_trainer(const struct bai_job *job)
-{
-    const struct bai_toolkit_settings *t = &job->toolkit;
-    const char *c = t->command_line;
-    if ((t->kind != BAI_TK_CUSTOM_MPI && t->kind != BAI_TK_CUSTOM_TOOLKIT) || !c)
-        return false;
-    c += strspn(c, " \t");
-    return strncmp(c, "cifar-train", 11) == 0 && (c[11] == ' ' || !c[11]) && !strpbrk(c, ";&|<>`()\n\\") &&
-           strncmp(c + 11 + strspn(c + 11, " \t"), "evaluate", 8) != 0;
-}
-
-/* Its step: exec'd, so that the signals Slurm sends the step reach cifar-train itself (a shell between them
- * would die of SIGUSR1 or SIGTERM and take the task with it), and resuming by default from the newest
- * checkpoint it finds, so that a requeued job carries on (an explicit --resume later on the line wins). */
-static char *bundled_trainer_command(const char *command_line)
-{
-    const char *c = command_line + strspn(command_line, " \t");
-    return fmt("exec cifar-train --resume auto%s", c + 11);
-}
-
+/* The main step: the toolkit's (toolkits.h). */
 static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site)
 {
-    const struct bai_toolkit_settings *t = &job->toolkit;
     struct sbuf b = { 0 };
-    char *cmd = NULL, *ps = NULL;
-    int n = bai_job_task_count(job);
-
-    switch (t->kind) {
-    case BAI_TK_HOROVOD:
-    case BAI_TK_CHAINER:
-        cmd = python_command(t, site, t->command_line_args);
-        step(&b, plan, site, true, n, NULL, NULL, cmd);
-        break;
-    case BAI_TK_CUSTOM_MPI:
-        cmd = bundled_trainer(job) ? bundled_trainer_command(t->command_line) : NULL;
-        step(&b, plan, site, true, n, NULL, NULL, cmd ? cmd : t->command_line);
-        break;
-    case BAI_TK_CUSTOM_TOOLKIT: /* commandLine is optional: a job of preparation alone runs `true` */
-        cmd = bundled_trainer(job) ? bundled_trainer_command(t->command_line) : NULL;
-        step(&b, plan, site, false, 1, "--nodes=1", NULL, cmd ? cmd : t->command_line ? t->command_line : "true");
-        break;
-    case BAI_TK_PYTORCH: {
-        bool mpi = t->communication_backend && strcasecmp(t->communication_backend, "MPI") == 0;
-        cmd = python_command(t, site, t->command_line_args);
-        if (!mpi && n > 1) {
-            /* TCP/Gloo: torch.distributed's rendezvous on the first node; a task's rank is its Slurm task id. */
-            bai_pytorch_rendezvous(&b, n);
-            sb_printf(&b, " AZ_BATCHAI_PYTORCH_BACKEND=%s\n"
-                          "export AZ_BATCHAI_PYTORCH_INIT_METHOD=tcp://$MASTER_ADDR:$MASTER_PORT\n",
-                      t->communication_backend ? t->communication_backend : "gloo");
-            step(&b, plan, site, false, n, NULL, "RANK=$SLURM_PROCID", cmd);
-        } else {
-            step(&b, plan, site, mpi, n, NULL, NULL, cmd);
-        }
-        break;
-    }
-    case BAI_TK_TENSORFLOW: {
-        int workers = t->worker_count ? t->worker_count : job->node_count;
-        int nps = t->ps_count ? t->ps_count : 1;
-        if (n == 1) {
-            cmd = python_command(t, site, t->master_args);
-            step(&b, plan, site, false, 1, NULL, NULL, cmd);
-            break;
-        }
-        /* Parameter servers and workers as two steps; the job ends when the workers do. Both are laid out
-         * cyclically over the job's nodes, as batchai_hosts lists them: task i of each role runs on node
-         * i mod N, where its AZ_BATCHAI_*_HOSTS entry says it is. */
-        ps = python_command(t, site, t->ps_args);
-        cmd = python_command(t, site, t->worker_args);
-        sb_printf(&b, "AZ_BATCHAI_PS_HOSTS=$(batchai_hosts %d 2222) AZ_BATCHAI_WORKER_HOSTS=$(batchai_hosts %d 2223)\n"
-                      "export AZ_BATCHAI_PS_HOSTS AZ_BATCHAI_WORKER_HOSTS\n", nps, workers);
-        step(&b, plan, site, false, nps, "--exact --distribution=cyclic", NULL, ps);
-        sb_puts(&b, " &\nps_step=$!\n");
-        step(&b, plan, site, false, workers, "--exact --distribution=cyclic", NULL, cmd);
-        sb_puts(&b, "\nrc=$?\nkill \"$ps_step\" 2>/dev/null\n(exit $rc)");
-        break;
-    }
-    case BAI_TK_CNTK:
-        if (t->language_type && strcasecmp(t->language_type, "Python") == 0)
-            cmd = python_command(t, site, t->command_line_args);
-        else
-            cmd = fmt("exec cntk configFile=\"%s\"%s%s", t->config_file, t->command_line_args ? " " : "",
-                      t->command_line_args ? t->command_line_args : "");
-        step(&b, plan, site, true, n, NULL, NULL, cmd);
-        break;
-    case BAI_TK_CAFFE:
-        if (t->python_script)
-            cmd = python_command(t, site, t->command_line_args);
-        else
-            cmd = fmt("exec caffe train --solver=\"%s\"%s%s", t->config_file, t->command_line_args ? " " : "",
-                      t->command_line_args ? t->command_line_args : "");
-        step(&b, plan, site, n > 1, n, NULL, NULL, cmd);
-        break;
-    case BAI_TK_CAFFE2:
-        cmd = python_command(t, site, t->command_line_args);
-        step(&b, plan, site, false, 1, NULL, NULL, cmd);
-        break;
-    }
-    if ((!cmd && ((t->kind != BAI_TK_CUSTOM_MPI && t->kind != BAI_TK_CUSTOM_TOOLKIT) || bundled_trainer(job))) ||
-        (t->kind == BAI_TK_TENSORFLOW && n > 1 && !ps))
-        b.failed = true;
-    free(cmd);
-    free(ps);
+    job->toolkit.kind->main_step(&b, plan, job, site, bai_job_task_count(job));
     return sb_finish(&b);
 }
 
@@ -569,7 +455,7 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
     plan->origin.node_count = job->node_count;
     plan->origin.process_count_given = job->toolkit.process_count != 0;
     plan->origin.default_wall_time = job->max_wall_seconds == BAI_JOB_DEFAULT_WALL_SECONDS;
-    plan->origin.toolkit = bai_toolkit_property(job->toolkit.kind);
+    plan->origin.toolkit = job->aml ? NULL : job->toolkit.kind->property;
     plan->origin.aml = job->aml != NULL;
     plan->origin.out_err_prefix = xstrdup_or_null(job->std_out_err_prefix);
     plan->origin.cluster_id = xstrdup_or_null(job->cluster_id);
@@ -615,7 +501,7 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
     plan->prep_command = xstrdup_or_null(job->prep_command);
     if (!job->aml) {
         plan->main_step = plan_main_step(plan, job, site);
-        plan->signal_before_limit = bundled_trainer(job) ? BAI_TRAINER_WARNING_SECONDS : 0;
+        plan->signal_before_limit = bai_runs_bundled_trainer(job) ? BAI_TRAINER_WARNING_SECONDS : 0;
     }
     if ((!plan->main_step && bai_diag_total(d) == before) || (job->prep_command && !plan->prep_command))
         bai_diag_add(d, "", "out of memory");

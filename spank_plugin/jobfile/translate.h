@@ -139,7 +139,7 @@ void bai_format_time(long seconds, char *buf, size_t size);
 
 void bai_plan_free(struct bai_plan *plan);
 
-/* For the job formats' translators (azureml_plan.c). One srun step of the plan, appended to b: its options
+/* For the job formats' and toolkits' translators (azureml_plan.c, toolkits.c). One srun step of the plan, appended to b: its options
  * (--mpi, --ntasks, extra_opts, --chdir, the container), then the command evaluated by /bin/sh in each task
  * after `export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID<prelude>`. */
 struct sbuf;

@@ -19,14 +19,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "handoff.h"
 #include "spank_common.h"
 
 static struct {
-    char *job_file;    /* absolute path of the job file, NULL when the option is not used */
-    char digest[65];   /* SHA-256 of the content validated here */
-    char *log_dir;     /* the plan's log directory ("%j" pattern) */
-    int script_fd;     /* the memfd holding the rendered script now on stdin, or -1 */
-} alloc = {.job_file = NULL, .script_fd = -1, .log_dir = NULL};
+    struct bai_handoff handoff; /* job_file "" when the option is not used */
+    int script_fd;              /* the memfd holding the rendered script now on stdin, or -1 */
+} alloc = {.script_fd = -1};
 
 /* The value of --batchai-job[=]VALUE on our own command line, or NULL. getopt_long accepts unambiguous
  * prefixes, so "--batchai" is the shortest spelling taken (shorter ones collide with --batch). Scanning
@@ -134,7 +133,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     struct bai_loaded l;
     bool loaded = false;
     char *script = NULL;
-    char *path = NULL;
+    char *path = NULL, *abs = NULL;
     int rc = -1;
 
     if (bai_option_register(sp) != 0)
@@ -149,36 +148,32 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
         rc = 0;
         goto out;
     }
-    alloc.job_file = bai_abspath(path, NULL);
-    if (!alloc.job_file) {
+    abs = bai_abspath(path, NULL);
+    if (!abs) {
         bai_error("batchai: out of memory");
+        goto out;
+    }
+    if (strlen(abs) >= sizeof alloc.handoff.job_file) {
+        bai_error("batchai: the path of %s is too long", path);
         goto out;
     }
     /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
      * so the default job name (and with it the log directory) comes out the same everywhere. */
-    struct bai_source src = {.path = alloc.job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
+    struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1,
                              .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS};
-    if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
-        bai_error("batchai: %s is not a valid Batch AI job file; nothing was submitted", path);
+    if (bai_load(&l, ac, av, &src, BAI_JOB_HOST, NULL) != 0) {
+        bai_error("batchai: %s cannot run on this cluster (batchai-job validate says the same); nothing was "
+                  "submitted", path);
         goto out;
     }
     loaded = true;
-    struct bai_diag diag = {0};
-    if (bai_plan_check_host(&l.plan, &diag) != 0) {
-        char prefix[4096];
-        snprintf(prefix, sizeof prefix, "%s: ", path);
-        bai_log_diag(&diag, prefix);
-        bai_diag_free(&diag);
-        bai_error("batchai: %s cannot run on this cluster; nothing was submitted", path);
+    if (strlen(l.file.plan.log_dir) >= sizeof alloc.handoff.log_dir) {
+        bai_error("batchai: %s: the log directory's path is too long", path);
         goto out;
     }
-    bai_diag_free(&diag);
-    memcpy(alloc.digest, l.digest, sizeof alloc.digest);
-    alloc.log_dir = strdup(l.plan.log_dir);
-    if (!alloc.log_dir) {
-        bai_error("batchai: out of memory");
-        goto out;
-    }
+    strcpy(alloc.handoff.job_file, abs);
+    memcpy(alloc.handoff.digest, l.file.digest, sizeof alloc.handoff.digest);
+    strcpy(alloc.handoff.log_dir, l.file.plan.log_dir);
 
     /* A job with its own script still gets the file's wall-clock limit (Batch AI's default: 7 days) unless
      * the user typed --time or set the variable: sbatch reads SBATCH_TIMELIMIT after the script's #SBATCH
@@ -188,7 +183,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
                                                                                    : NULL;
     if (limit_var && !getenv(limit_var)) {
         char limit[32];
-        bai_format_time(l.plan.time_limit_seconds, limit, sizeof limit);
+        bai_format_time(l.file.plan.time_limit_seconds, limit, sizeof limit);
         if (setenv(limit_var, limit, 0) != 0) {
             bai_error("batchai: setenv: %s", strerror(errno));
             goto out;
@@ -196,7 +191,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     }
 
     if (strcmp(program_invocation_short_name, "sbatch") == 0 && stdin_is_free()) {
-        script = bai_render_script(&l.plan);
+        script = bai_render_script(&l.file.plan);
         if (!script) {
             bai_error("batchai: out of memory rendering the batch script");
             goto out;
@@ -208,6 +203,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
 out:
     free(script);
     free(path);
+    free(abs);
     if (loaded)
         bai_loaded_free(&l);
     return rc;
@@ -217,19 +213,12 @@ int bai_alloc_post_opt(spank_t sp, int ac, char **av)
 {
     (void)ac;
     (void)av;
-    if (!alloc.job_file)
+    if (!alloc.handoff.job_file[0])
         return 0;
     /* sbatch has read its script by now: if it came from our memfd, its offset moved. */
     bool generated = alloc.script_fd >= 0 && lseek(alloc.script_fd, 0, SEEK_CUR) > 0;
-    if (spank_job_control_setenv(sp, BAI_CTL_JOB_FILE, alloc.job_file, 1) != ESPANK_SUCCESS ||
-        spank_job_control_setenv(sp, BAI_CTL_DIGEST, alloc.digest, 1) != ESPANK_SUCCESS ||
-        spank_job_control_setenv(sp, BAI_CTL_LOG_DIR, alloc.log_dir, 1) != ESPANK_SUCCESS ||
-        spank_job_control_setenv(sp, BAI_CTL_SCRIPT, generated ? "generated" : "user", 1) !=
-            ESPANK_SUCCESS) {
-        bai_error("batchai: cannot pass the job file's path to the nodes");
-        return -1;
-    }
-    return 0;
+    alloc.handoff.script = generated ? BAI_SCRIPT_GENERATED : BAI_SCRIPT_USER;
+    return bai_handoff_put(sp, &alloc.handoff);
 }
 
 int bai_alloc_exit(spank_t sp, int ac, char **av)
@@ -237,9 +226,7 @@ int bai_alloc_exit(spank_t sp, int ac, char **av)
     (void)sp;
     (void)ac;
     (void)av;
-    free(alloc.job_file);
-    free(alloc.log_dir);
-    alloc.job_file = alloc.log_dir = NULL;
+    memset(&alloc.handoff, 0, sizeof alloc.handoff);
     if (alloc.script_fd >= 0)
         close(alloc.script_fd);
     alloc.script_fd = -1;

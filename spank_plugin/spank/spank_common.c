@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "sha256.h"
 
 void bai_error(const char *fmt, ...)
 {
@@ -304,12 +303,16 @@ static int read_as_user(const struct bai_source *src, char **text, size_t *len, 
     return -1;
 }
 
-int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, const char *job_name,
+static int read_user(void *arg, const char *path, char **text, size_t *len, struct bai_diag *diag)
+{
+    (void)path; /* the source's */
+    return read_as_user(arg, text, len, diag);
+}
+
+int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, enum bai_job_level level,
              char *why)
 {
     struct bai_diag diag = {0};
-    char *text = NULL;
-    size_t len = 0;
     int rc = -1;
 
     memset(l, 0, sizeof *l);
@@ -318,53 +321,33 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *s
     if (bai_site_load(ac, av, &l->site) != 0) {
         if (why)
             snprintf(why, BAI_WHY_MAX, "the plugin's plugstack.conf line has errors (see the slurmd log)");
-        goto out;
+        return -1;
     }
     l->have_site = true;
-
-    if (read_as_user(src, &text, &len, &diag) != 0)
-        goto fail;
-    bai_sha256_hex(text, len, l->digest);
-    if (src->digest && strcmp(src->digest, l->digest) != 0) {
-        bai_diag_add(&diag, NULL, "the file changed after it was submitted; submit it again");
-        goto fail;
-    }
-    if (bai_job_parse(text, len, &l->job, &diag) != 0)
-        goto fail;
-    l->have_job = true;
-
-    struct bai_translate_opts opts = {.job_name = job_name, .job_file = src->path};
-    if (bai_translate(&l->job, &l->site, &opts, &l->plan, &diag) != 0)
-        goto fail;
-    l->have_plan = true;
-    rc = 0;
-    goto out;
-fail: {
-    char prefix[PATH_MAX + 8];
-    snprintf(prefix, sizeof prefix, "%s: ", src->path);
-    bai_log_diag(&diag, prefix);
-    if (why) {
-        char first[BAI_WHY_MAX] = "";
-        bai_diag_each(&diag, first_message, first);
-        snprintf(why, BAI_WHY_MAX, "%.200s: %s", src->path, first);
-    }
-}
-out:
-    if (text)
-        explicit_bzero(text, len); /* secrets' values */
-    free(text);
-    bai_diag_free(&diag);
-    if (rc != 0)
+    struct bai_job_source js = {.path = src->path, .digest = src->digest};
+    struct bai_job_reader reader = {read_user, (void *)src};
+    if (bai_job_open(&js, &l->site, level, &reader, &l->file, &diag) == 0) {
+        l->have_file = true;
+        rc = 0;
+    } else {
+        char prefix[PATH_MAX + 8];
+        snprintf(prefix, sizeof prefix, "%s: ", src->path);
+        bai_log_diag(&diag, prefix);
+        if (why) {
+            char first[BAI_WHY_MAX] = "";
+            bai_diag_each(&diag, first_message, first);
+            snprintf(why, BAI_WHY_MAX, "%.200s: %s", src->path, first);
+        }
         bai_loaded_free(l);
+    }
+    bai_diag_free(&diag);
     return rc;
 }
 
 void bai_loaded_free(struct bai_loaded *l)
 {
-    if (l->have_plan)
-        bai_plan_free(&l->plan);
-    if (l->have_job)
-        bai_job_free(&l->job);
+    if (l->have_file)
+        bai_opened_free(&l->file);
     if (l->have_site)
         bai_settings_free(&l->site);
     memset(l, 0, sizeof *l);

@@ -12,17 +12,11 @@
 #include "spank_slurm.h"
 
 #include "diag.h"
-#include "job.h"
+#include "load.h"
 #include "settings.h"
 #include "rootfs.h"
-#include "translate.h"
 
 #define BAI_OPTION_NAME "batchai-job"
-
-/* Names of the job control variables the allocator sets: the prolog/epilog see them in their environment
- * with a "SPANK_" prefix, the tasks in the job environment with a "SLURM_SPANK_" prefix. */
-#define BAI_CTL_JOB_FILE "BATCHAI_JOB_FILE"   /* the job file's absolute path */
-#define BAI_CTL_SCRIPT   "BATCHAI_SCRIPT"     /* "generated" (the plugin's script ran) or "user" */
 
 /* slurm_error() for every message of the plugin: the formatted line has its control characters (a line
  * break, an escape sequence, from a path or a message the user chose) written as \n, \t or \xHH and is cut
@@ -43,16 +37,9 @@ int bai_site_load(int ac, char **av, struct bai_settings *site);
 /* Log every fault of `d` through slurm_error as "batchai: <prefix><message>". */
 void bai_log_diag(const struct bai_diag *d, const char *prefix);
 
-/* Names of the job control variables: BAI_CTL_DIGEST carries the SHA-256 of the job file the allocator
- * validated; the nodes refuse a file whose content differs (swapped after submission). */
-#define BAI_CTL_DIGEST   "BATCHAI_JOB_DIGEST"
-/* The log directory ("%j" pattern) sbatch planned: a prolog that cannot use the file (changed, unreadable)
- * still makes it, as the user, so that the batch step's output, and the reason, have a place. */
-#define BAI_CTL_LOG_DIR  "BATCHAI_LOG_DIR"
-
-/* Where a job file comes from. */
+/* Where a job file comes from, and how the plugin's reader (a child process) gets it. */
 struct bai_source {
-    const char *path;
+    const char *path;        /* absolute */
     uid_t uid;               /* read by a child that has fully become uid/gid; (uid_t)-1: a child that
                               * keeps the caller's identity (the caller already is the user) */
     gid_t gid;
@@ -61,20 +48,19 @@ struct bai_source {
     const char *digest;      /* the SHA-256 (hex) the content must have, or NULL */
 };
 
-/* A job file loaded and translated: job, site settings and the plan (which points into job). */
+/* The site settings and the job file opened with them. */
 struct bai_loaded {
     struct bai_settings site;
-    struct bai_job job;
-    struct bai_plan plan;
-    char digest[65];         /* SHA-256 of the content read */
-    bool have_site, have_job, have_plan;
+    struct bai_opened file;  /* file.plan from BAI_JOB_POLICY on */
+    bool have_site, have_file;
 };
 
-/* Read the job file, check its digest, parse, validate and translate it with the site settings. Root never
- * opens a user's file: a child reads it, as src->uid when set (O_NONBLOCK, regular files only, at most
- * BAI_JOB_MAX_BYTES), and is killed at src->deadline_ms. `job_name` may be NULL (file's base
- * name). Faults are logged with the path; the first is also copied to `why` (BAI_WHY_MAX, may be NULL). */
-int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, const char *job_name,
+/* The site settings from the plugstack arguments, then bai_job_open (load.h) at `level` with the reader
+ * above: root never opens a user's file; a child reads it, as src->uid when set (O_NONBLOCK, regular files
+ * only, at most BAI_JOB_MAX_BYTES), and is killed at src->deadline_ms. The allocator opens at BAI_JOB_HOST,
+ * the nodes at BAI_JOB_POLICY. Faults are logged with the path; the first is also copied to `why`
+ * (BAI_WHY_MAX, may be NULL). */
+int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, enum bai_job_level level,
              char *why);
 
 void bai_loaded_free(struct bai_loaded *l);

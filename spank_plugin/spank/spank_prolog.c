@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "handoff.h"
 #include "spank_common.h"
 #include "spank_user.h"
 
@@ -65,7 +66,7 @@ static int prepare_as_user(struct node_job *nj)
         fail(nj, "pipe: %s", strerror(errno));
         return -1;
     }
-    struct bai_user_setup u = {.plan = nj->loaded && nj->job_dir_ok ? &nj->l.plan : NULL, .jobid = nj->jobid_s,
+    struct bai_user_setup u = {.plan = nj->loaded && nj->job_dir_ok ? &nj->l.file.plan : NULL, .jobid = nj->jobid_s,
                                .node = nj->node, .log_dir = nj->log_dir, .status_fd = p[1]};
     int code = bai_run_as_user(nj->uid, nj->gid, p[1], nj->deadline_ms, bai_user_setup, &u);
     close(p[1]);
@@ -136,12 +137,11 @@ static void node_job_close(struct node_job *nj)
 static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
 {
     char why[BAI_WHY_MAX];
-    /* The allocator's job control variable holds the absolute path; without it (srun --batchai-job making
-     * its own allocation) the option's value must be absolute. (spank_job_control_getenv() crashes in this
-     * context on Slurm 22.05: it dlclose()s a NULL handle.) */
-    const char *opt = getenv("SPANK_" BAI_CTL_JOB_FILE);
-    if (!opt)
-        opt = bai_option_value(sp);
+    /* The allocator handed over the absolute path; without it (srun --batchai-job making its own
+     * allocation) the option's value must be absolute. */
+    struct bai_handoff h;
+    bai_handoff_get(sp, &h);
+    const char *opt = h.job_file[0] ? h.job_file : bai_option_value(sp);
     if (!opt || opt[0] != '/') {
         fail(nj, "the job file's absolute path is unknown: submit with sbatch --batchai-job=FILE");
         return -1;
@@ -151,35 +151,21 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     long long read_by = bai_now_ms() + BAI_PROLOG_DEADLINE_MS / 2;
     struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid,
                              .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
-                             .digest = getenv("SPANK_" BAI_CTL_DIGEST)};
-    if (bai_load(&nj->l, ac, av, &src, NULL, why) != 0) {
+                             .digest = h.digest[0] ? h.digest : NULL};
+    if (bai_load(&nj->l, ac, av, &src, BAI_JOB_POLICY, why) != 0) {
         fail(nj, "%s", why);
         /* The log directory sbatch planned (the user's word, used only by the user's child): where the batch
          * step's output, and with it the reason, can still go. */
-        const char *log = getenv("SPANK_" BAI_CTL_LOG_DIR);
-        nj->log_dir = log && log[0] == '/' ? bai_expand_jobid(log, nj->jobid_s) : NULL;
+        nj->log_dir = h.log_dir[0] ? bai_expand_jobid(h.log_dir, nj->jobid_s) : NULL;
         return -1;
     }
     nj->loaded = true;
-    nj->job_dir = bai_expand_jobid(nj->l.plan.job_dir, nj->jobid_s);
-    nj->log_dir = bai_expand_jobid(nj->l.plan.log_dir, nj->jobid_s);
+    nj->job_dir = bai_expand_jobid(nj->l.file.plan.job_dir, nj->jobid_s);
+    nj->log_dir = bai_expand_jobid(nj->l.file.plan.log_dir, nj->jobid_s);
     if (!nj->job_dir || !nj->log_dir) {
         fail(nj, "out of memory");
         return -1;
     }
-    struct bai_diag diag = {0};
-    if (bai_plan_check_policy(&nj->l.plan, &diag) != 0) {
-        char first[BAI_WHY_MAX] = "";
-        char prefix[PATH_MAX + 8];
-        snprintf(prefix, sizeof prefix, "%s: ", opt);
-        bai_log_diag(&diag, prefix);
-        if (diag.count)
-            snprintf(first, sizeof first, "%s", diag.msg[0]);
-        bai_diag_free(&diag);
-        fail(nj, "%.200s: %s", opt, first);
-        return -1;
-    }
-    bai_diag_free(&diag);
     return 0;
 }
 

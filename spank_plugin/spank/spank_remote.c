@@ -25,6 +25,7 @@
 
 #include <slurm/slurm.h>
 
+#include "handoff.h"
 #include "spank_common.h"
 #include "spank_prolog.h"
 
@@ -200,8 +201,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     const char *opt = bai_option_value(sp);
     uint32_t jobid, stepid, nnodes, rank;
     char rank_s[16];
-    char jobid_s[16], node[256] = "node", submit_dir[PATH_MAX] = "", path[PATH_MAX] = "";
-    char script[32] = "", digest[80] = "";
+    char jobid_s[16], node[256] = "node", submit_dir[PATH_MAX] = "";
     struct bai_loaded l;
     bool loaded = false;
     char *job_file = NULL;
@@ -224,8 +224,10 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
 
     /* The allocator passed the absolute path and the content's digest; a relative option value (srun inside
      * the job) is relative to the submit directory. */
-    if (spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_JOB_FILE, path, sizeof path) == ESPANK_SUCCESS && path[0] == '/')
-        job_file = strdup(path);
+    struct bai_handoff h;
+    bai_handoff_get(sp, &h);
+    if (h.job_file[0])
+        job_file = strdup(h.job_file);
     else {
         (void)spank_getenv(sp, "SLURM_SUBMIT_DIR", submit_dir, sizeof submit_dir);
         job_file = bai_abspath(opt, submit_dir);
@@ -244,42 +246,30 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         }
         goto out;
     }
-    bool have_digest = spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_DIGEST, digest, sizeof digest) == ESPANK_SUCCESS;
     /* This process already is the user: a child of it reads the file (O_NONBLOCK, regular files only) and is
      * killed at the deadline, so a file system that never answers cannot hang the task. */
     struct bai_source src = {.path = job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
                              .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS,
-                             .digest = have_digest ? digest : NULL};
-    if (bai_load(&l, ac, av, &src, NULL, NULL) != 0) {
+                             .digest = h.digest[0] ? h.digest : NULL};
+    if (bai_load(&l, ac, av, &src, BAI_JOB_POLICY, NULL) != 0) {
         bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;
     }
     loaded = true;
-    struct bai_diag diag = {0};
-    if (bai_plan_check_policy(&l.plan, &diag) != 0) {
-        char prefix[PATH_MAX + 8];
-        snprintf(prefix, sizeof prefix, "%s: ", job_file);
-        bai_log_diag(&diag, prefix);
-        bai_diag_free(&diag);
-        goto out;
-    }
-    bai_diag_free(&diag);
     if (check_prolog(l.site.job_root, jobid, node) != 0)
         goto out;
 
-    if (stepid == SLURM_BATCH_SCRIPT &&
-        spank_getenv(sp, "SLURM_SPANK_" BAI_CTL_SCRIPT, script, sizeof script) == ESPANK_SUCCESS &&
-        strcmp(script, "generated") != 0) {
-        if (nnodes != (uint32_t)l.job.node_count) {
+    if (stepid == SLURM_BATCH_SCRIPT && h.script == BAI_SCRIPT_USER) {
+        if (nnodes != (uint32_t)l.file.job.node_count) {
             bai_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
                       "submit with --nodes=%d or without a script",
-                      jobid, nnodes, job_file, l.job.node_count, l.job.node_count);
+                      jobid, nnodes, job_file, l.file.job.node_count, l.file.job.node_count);
             goto out;
         }
-        if (bai_plan_has_node_steps(&l.plan) && run_node_steps(sp, &l.plan, jobid) != 0)
+        if (bai_plan_has_node_steps(&l.file.plan) && run_node_steps(sp, &l.file.plan, jobid) != 0)
             goto out;
     }
-    if (set_env(sp, &l.plan, jobid_s, jobid) != 0)
+    if (set_env(sp, &l.file.plan, jobid_s, jobid) != 0)
         goto out;
     if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS) {
         bai_error("batchai: job %u: cannot get the task's rank", jobid);

@@ -46,7 +46,8 @@ st=$(wait_job "$id")
 logs=$(log_dir "$id" meta)
 [ "$st" = COMPLETED ] || fail "job $id ended $st: $(cat "$logs/stdout.txt" "$logs/stderr.txt")"
 [ "$(grep -c "main-intact" "$logs/stdout.txt")" = 2 ] || fail "main step: $(cat "$logs/stdout.txt")"
-cat "$logs"/stdout-job_prep-*.txt | grep -q "prep-intact" || fail "preparation: $(cat "$logs"/stdout-job_prep-*.txt)"
+# grep reads the files itself: `cat | grep -q` fails under pipefail when grep quits before cat is done.
+grep -q "prep-intact" "$logs"/stdout-job_prep-*.txt || fail "preparation: $(cat "$logs"/stdout-job_prep-*.txt)"
 assert_no_pwn "values"
 
 # 2. Strings that would reach the script as code are refused by sbatch, naming the field.

@@ -8,6 +8,12 @@
 # (the 32 of $shared/reference/azureml/jobs/ and ours) gets its reviewed verdict: it translates to exactly
 # golden/azureml-<name>.script, or is refused with exactly golden/azureml-<name>.err naming the field the
 # verdict gives; paths of the shared folder and of this tree read SHARED and TOP in the goldens.
+# A valid file that the site's policy refuses (a key-vault secret) has golden/<name>.err instead: validate and
+# translate both refuse it with exactly those faults. The site is the test's, not this host's: every run names
+# its settings, and --no-host leaves out the host's checks (share directories, staged images), as a node
+# does. The two answers the command once gave unlike sbatch are pinned here too (issue 27): under
+# allow_mount_command=no a mountCommand is refused, and under container_runtime=none a container, by validate
+# and translate alike.
 # UPDATE_GOLDEN=1 rewrites the golden files instead of comparing (review the diff).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -37,17 +43,45 @@ hostile=$out/hostile
 if ! "$BUILD/tests/gen_hostile" "$hostile"; then
     echo "FAIL: gen_hostile could not write the hostile job files"; exit 1
 fi
+# The site of every run below: the defaults, with mountCommand allowed so that its script is shown.
+site=(--no-host -o allow_mount_command=yes)
+# refused NAME FILE SETTINGS...: validate and translate both exit 1 with the same faults, golden/NAME.err.
+refused() {
+    local name=$1 f=$2; shift 2
+    local dir base rc_v rc_t
+    dir=$(dirname "$f") base=$(basename "$f")
+    (cd "$dir" && "$bin" "$@" validate "$base") >"$out/v" 2>"$out/$name.err"; rc_v=$?
+    (cd "$dir" && "$bin" "$@" translate "$base") >"$out/t" 2>"$out/$name.terr"; rc_t=$?
+    if [ $rc_v -ne 1 ] || [ $rc_t -ne 1 ] || [ -s "$out/v" ] || [ -s "$out/t" ]; then
+        echo "FAIL $f ($*): validate exit $rc_v, translate exit $rc_t; both must refuse it"
+        cat "$out/v" "$out/$name.err" "$out/t"; return 1
+    fi
+    if ! cmp -s "$out/$name.err" "$out/$name.terr"; then
+        echo "FAIL $f ($*): validate and translate give different faults"
+        diff -u "$out/$name.err" "$out/$name.terr"; return 1
+    fi
+    check "$name.err" "$out/$name.err"
+}
+for args in "policy-mount-command tests/jobfiles/valid/custom-toolkit-unmanaged-fs.json -o allow_mount_command=no" \
+            "policy-runtime-none tests/jobfiles/valid/chainer.json -o container_runtime=none"; do
+    # shellcheck disable=SC2086 # the words of $args
+    if refused $args --no-host; then pass=$((pass + 1)); echo "ok   $args"; else fail=$((fail + 1)); fi
+done
 valid=( "$shared"/reference/batchai/recipes/*.json contrib/*/job.json tests/jobfiles/valid/*.json )
 for f in "${valid[@]}"; do
     dir=$(dirname "$f") base=$(basename "$f" .json)
     case $f in contrib/*) base=contrib-$(basename "$dir") ;; esac
+    if [ -f "$golden/$base.err" ]; then
+        if refused "$base" "$f" "${site[@]}"; then pass=$((pass + 1)); echo "ok   $f (refused)"; else fail=$((fail + 1)); fi
+        continue
+    fi
     # Run from the file's directory so messages and names do not depend on where the tree is.
-    if ! (cd "$dir" && "$bin" validate "$(basename "$f")") >"$out/v" 2>&1; then
+    if ! (cd "$dir" && "$bin" "${site[@]}" validate "$(basename "$f")") >"$out/v" 2>&1; then
         echo "FAIL $f: does not validate"; cat "$out/v"; fail=$((fail + 1)); continue
     fi
     # translate is given the path from the repository's parent, so a job.json is named after its directory.
     rel=$(basename "$(dirname "$f")")/$(basename "$f")
-    if ! (cd "$dir/.." && "$bin" translate "$rel") >"$out/$base.script" 2>"$out/err"; then
+    if ! (cd "$dir/.." && "$bin" "${site[@]}" translate "$rel") >"$out/$base.script" 2>"$out/err"; then
         echo "FAIL $f: does not translate"; cat "$out/err"; fail=$((fail + 1)); continue
     fi
     if ! bash -n "$out/$base.script" 2>"$out/err"; then
@@ -60,7 +94,7 @@ for f in "${valid[@]}"; do
 done
 # Validation only: the scripts of files at the size limit would be as large as they are.
 for f in "$hostile"/valid/*.json "$hostile"/valid/*.yml; do
-    if (cd "$(dirname "$f")" && "$bin" validate "$(basename "$f")") >"$out/v" 2>&1; then
+    if (cd "$(dirname "$f")" && "$bin" "${site[@]}" validate "$(basename "$f")") >"$out/v" 2>&1; then
         pass=$((pass + 1)); echo "ok   $(basename "$f")"
     else
         echo "FAIL $(basename "$f"): does not validate"; head -n 5 "$out/v"; fail=$((fail + 1))
@@ -69,7 +103,7 @@ done
 for f in tests/jobfiles/invalid/*.json "$hostile"/invalid/*.json "$hostile"/invalid/*.yml; do
     base=$(basename "$f" .json)
     base=${base%.yml}
-    (cd "$(dirname "$f")" && "$bin" validate "$(basename "$f")") >/dev/null 2>"$out/$base.err"
+    (cd "$(dirname "$f")" && "$bin" "${site[@]}" validate "$(basename "$f")") >/dev/null 2>"$out/$base.err"
     rc=$?
     if [ $rc -ne 1 ]; then
         echo "FAIL $f: exit $rc, expected 1"; cat "$out/$base.err"; fail=$((fail + 1)); continue
@@ -92,7 +126,7 @@ while read -r file verdict field; do
     f=$top/$aml/$file
     [ -f "$f" ] || f=$refs/$file
     base=azureml-${file%.y*ml}
-    (cd "$(dirname "$f")" && "$bin" -s "$top/$aml/site.conf" translate "$file") >"$out/$base.script" 2>"$out/$base.err"
+    (cd "$(dirname "$f")" && "$bin" --no-host -s "$top/$aml/site.conf" translate "$file") >"$out/$base.script" 2>"$out/$base.err"
     rc=$?
     sed -i "s|$refs|SHARED/reference/azureml/jobs|g; s|$top|TOP|g" "$out/$base.script" "$out/$base.err"
     if [ "$verdict" = translates ]; then

@@ -1,0 +1,39 @@
+/* What the allocator hands to the nodes about a Batch AI job.
+ *
+ * sbatch's plugin validated the file; the nodes must know which file, what its content was, where its logs
+ * go and whose script runs. Slurm carries this as job control variables (spank_job_control_setenv in the
+ * allocator), which the prolog and epilog see in their environment as SPANK_<NAME> and the job's steps as
+ * SLURM_SPANK_<NAME>. handoff.c alone spells those names and knows which context sees which spelling; the
+ * build fails when another file under spank/ names them (spank_plugin/plugin.mk).
+ *
+ * Every value comes from the user's side (sbatch runs as the user, and a user can set the variables
+ * themselves, e.g. with srun --export): the nodes use them only as claims to check, never as trusted facts.
+ */
+#ifndef BAI_HANDOFF_H
+#define BAI_HANDOFF_H
+
+#include <limits.h>
+
+#include "spank_slurm.h"
+
+enum bai_script_origin {
+    BAI_SCRIPT_UNKNOWN = 0, /* not handed over (srun --batchai-job making its own allocation) */
+    BAI_SCRIPT_GENERATED,   /* the batch script is the one the plugin rendered */
+    BAI_SCRIPT_USER,        /* the user gave their own script */
+};
+
+struct bai_handoff {
+    char job_file[PATH_MAX]; /* the job file's absolute path; "" when not handed over */
+    char digest[65];         /* SHA-256 (hex) of the content the allocator validated; "" when not handed over */
+    char log_dir[PATH_MAX];  /* the plan's log directory ("%j" pattern), absolute; "" when not handed over */
+    enum bai_script_origin script;
+};
+
+/* Allocator, in init_post_opt: hand h over. Returns 0, or -1 after logging. */
+int bai_handoff_put(spank_t sp, const struct bai_handoff *h);
+
+/* Any other context: what the allocator handed over, as this context sees it. A value that is missing, too
+ * long for its field or, for the paths, not absolute is left empty. Never fails. */
+void bai_handoff_get(spank_t sp, struct bai_handoff *h);
+
+#endif
