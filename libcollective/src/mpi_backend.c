@@ -1,4 +1,5 @@
-/* Host-memory collectives over MPI (coll_g.data), called from the progress thread only.
+/* coll_mpi_backend (backend.h): host-memory collectives over MPI (coll_g.data), called from the progress
+ * thread only (or the caller's thread in a process without MPI, where each is a local copy or nothing).
  *
  * Every collective is MPI's nonblocking one, completed by finish() without spinning. Allreduce sums with
  * MPI_Iallreduce, then divides for COLL_AVERAGE, so an element's result depends only
@@ -21,15 +22,17 @@
 static void *scratch;
 static size_t scratch_size;
 
-static MPI_Datatype mpi_type(int64_t dtype)
+static MPI_Datatype mpi_type(enum coll_dtype dtype)
 {
     switch (dtype) {
     case COLL_FLOAT32: return MPI_FLOAT;
     case COLL_INT32: return MPI_INT32_T;
     case COLL_INT64: return MPI_INT64_T;
     case COLL_UINT8: return MPI_UINT8_T;
+    case COLL_FLOAT16:
+    case COLL_BFLOAT16: break; /* refused before they get here (queue.c) */
     }
-    return MPI_DATATYPE_NULL; /* float16/bfloat16 are refused before they get here */
+    return MPI_DATATYPE_NULL;
 }
 
 int coll_mpi_error(char *err, const char *call, int rc)
@@ -75,25 +78,27 @@ static int scratch_reserve(size_t bytes, char *err)
     return COLL_OK;
 }
 
-void coll_host_release(void)
+void coll_mpi_release(void)
 {
     free(scratch);
     scratch = NULL;
     scratch_size = 0;
 }
 
-static void divide(void *buf, size_t count, int64_t dtype, int n)
+static void divide(void *buf, size_t count, enum coll_dtype dtype, int n)
 {
     switch (dtype) {
     case COLL_FLOAT32: for (size_t i = 0; i < count; i++) ((float *)buf)[i] /= (float)n; break;
     case COLL_INT32: for (size_t i = 0; i < count; i++) ((int32_t *)buf)[i] /= n; break;
     case COLL_INT64: for (size_t i = 0; i < count; i++) ((int64_t *)buf)[i] /= n; break;
     case COLL_UINT8: for (size_t i = 0; i < count; i++) ((uint8_t *)buf)[i] /= (uint8_t)n; break;
+    case COLL_FLOAT16:
+    case COLL_BFLOAT16: break; /* device memory only: never here */
     }
 }
 
 /* Rank-ordered float32 allreduce of count (<= MPI_PIECE) elements; see the top of the file. */
-static int ordered_allreduce_f32(const float *send, float *recv, size_t count, int64_t op, char *err)
+static int ordered_allreduce_f32(const float *send, float *recv, size_t count, enum coll_op op, char *err)
 {
     int n = coll_g.size, me = coll_g.rank, rc;
     int *counts = malloc(4 * (size_t)n * sizeof(int));
@@ -133,9 +138,9 @@ out:
     return rc;
 }
 
-int coll_host_allreduce(const void *send, void *recv, size_t count, int64_t dtype, int64_t op, char *err)
+static int allreduce(const void *send, void *recv, size_t count, enum coll_dtype dtype, enum coll_op op, char *err)
 {
-    size_t es = coll_dtype_size((enum coll_dtype)dtype);
+    size_t es = coll_dtype_size(dtype);
     if (!coll_g.use_mpi) {
         if (send != recv && count)
             memcpy(recv, send, count * es);
@@ -161,11 +166,11 @@ int coll_host_allreduce(const void *send, void *recv, size_t count, int64_t dtyp
     return COLL_OK;
 }
 
-int coll_host_broadcast(void *buf, size_t count, int64_t dtype, int root, char *err)
+static int broadcast(void *buf, size_t count, enum coll_dtype dtype, int root, char *err)
 {
     if (!coll_g.use_mpi)
         return COLL_OK;
-    size_t es = coll_dtype_size((enum coll_dtype)dtype);
+    size_t es = coll_dtype_size(dtype);
     for (size_t off = 0; off < count; off += MPI_PIECE) {
         size_t n = count - off < MPI_PIECE ? count - off : MPI_PIECE;
         MPI_Request req;
@@ -176,9 +181,9 @@ int coll_host_broadcast(void *buf, size_t count, int64_t dtype, int root, char *
     return COLL_OK;
 }
 
-int coll_host_allgather(const void *send, void *recv, size_t count, int64_t dtype, char *err)
+static int allgather(const void *send, void *recv, size_t count, enum coll_dtype dtype, char *err)
 {
-    size_t es = coll_dtype_size((enum coll_dtype)dtype);
+    size_t es = coll_dtype_size(dtype);
     char *own = (char *)recv + (size_t)coll_g.rank * count * es;
     if (!coll_g.use_mpi) {
         if (send != own && count)
@@ -196,7 +201,7 @@ int coll_host_allgather(const void *send, void *recv, size_t count, int64_t dtyp
     return finish(rc, &req, "MPI_Iallgather", err);
 }
 
-int coll_host_barrier(char *err)
+int coll_mpi_barrier(char *err)
 {
     if (!coll_g.use_mpi)
         return COLL_OK;
@@ -204,3 +209,37 @@ int coll_host_barrier(char *err)
     int rc = MPI_Ibarrier(coll_g.data, &req);
     return finish(rc, &req, "MPI_Ibarrier", err);
 }
+
+static int host_alloc(void **p, size_t bytes, char *err)
+{
+    if (!(*p = malloc(bytes ? bytes : 1))) {
+        snprintf(err, COLL_ERRLEN, "libcollective: no memory for %zu bytes of host scratch", bytes);
+        return COLL_ERR_NOMEM;
+    }
+    return COLL_OK;
+}
+
+static int host_copy(void *dst, const void *src, size_t bytes, char *err)
+{
+    (void)err;
+    memcpy(dst, src, bytes);
+    return COLL_OK;
+}
+
+/* Each call above returns complete: nothing is ever queued. */
+static int host_sync(char *err)
+{
+    (void)err;
+    return COLL_OK;
+}
+
+const struct coll_backend coll_mpi_backend = {
+    .name = "MPI",
+    .alloc = host_alloc,
+    .free = free,
+    .copy = host_copy,
+    .allreduce = allreduce,
+    .broadcast = broadcast,
+    .allgather = allgather,
+    .sync = host_sync,
+};
