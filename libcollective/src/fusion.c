@@ -9,21 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Grown on demand up to the threshold; kept between steps as Horovod keeps its fusion buffer. */
-static char *host_buf;
-static size_t host_cap;
-static void *dev_buf;
-static size_t dev_cap;
+/* One fusion buffer per kind of memory (0 host, 1 device), grown on demand up to the threshold and kept
+ * between steps as Horovod keeps its own. */
+static struct fusion_buf {
+    void *p;
+    size_t cap;
+} fusion_buf[2];
+
+/* The backend that runs collectives on this request's memory (backend.h). */
+static const struct coll_backend *backend_of(const struct coll_request *r)
+{
+    return r->d.device ? &coll_g.nccl->ops : &coll_mpi_backend;
+}
 
 void coll_fusion_release(void)
 {
-    free(host_buf);
-    host_buf = NULL;
-    host_cap = 0;
-    if (dev_buf && coll_g.nccl)
-        coll_g.nccl->free(dev_buf);
-    dev_buf = NULL;
-    dev_cap = 0;
+    if (fusion_buf[0].p)
+        coll_mpi_backend.free(fusion_buf[0].p);
+    if (fusion_buf[1].p && coll_g.nccl)
+        coll_g.nccl->ops.free(fusion_buf[1].p);
+    memset(fusion_buf, 0, sizeof fusion_buf);
 }
 
 static size_t bytes_of(const struct coll_request *r)
@@ -58,95 +63,57 @@ static size_t group_size(struct coll_request **w, size_t n)
     return k;
 }
 
-static int device_done(int rc, char *err)
-{
-    return rc ? rc : coll_g.nccl->sync(err);
-}
-
 static int run_one(struct coll_request *r, char *err)
 {
     const struct coll_desc *d = &r->d;
-    size_t count = (size_t)d->count;
-    const struct coll_nccl_plugin *dev = d->device ? coll_g.nccl : NULL;
+    const struct coll_backend *b = backend_of(r);
+    const size_t count = (size_t)d->count;
+    const enum coll_dtype type = (enum coll_dtype)d->dtype;
+    int rc;
     switch (d->kind) {
     case COLL_KIND_ALLREDUCE:
-        if (!count)
-            return COLL_OK;
-        return dev ? device_done(dev->allreduce(r->send, r->recv, count, (enum coll_dtype)d->dtype,
-                                                (enum coll_op)d->op, err), err)
-                   : coll_host_allreduce(r->send, r->recv, count, d->dtype, d->op, err);
-    case COLL_KIND_BROADCAST:
-        if (!count)
-            return COLL_OK;
-        return dev ? device_done(dev->broadcast(r->recv, count, (enum coll_dtype)d->dtype, (int)d->root, err), err)
-                   : coll_host_broadcast(r->recv, count, d->dtype, (int)d->root, err);
-    case COLL_KIND_ALLGATHER:
-        if (!count)
-            return COLL_OK;
-        return dev ? device_done(dev->allgather(r->send, r->recv, count, (enum coll_dtype)d->dtype, err), err)
-                   : coll_host_allgather(r->send, r->recv, count, d->dtype, err);
+        rc = count ? b->allreduce(r->send, r->recv, count, type, (enum coll_op)d->op, err) : COLL_OK;
+        break;
+    case COLL_KIND_BROADCAST: rc = count ? b->broadcast(r->recv, count, type, (int)d->root, err) : COLL_OK; break;
+    case COLL_KIND_ALLGATHER: rc = count ? b->allgather(r->send, r->recv, count, type, err) : COLL_OK; break;
     case COLL_KIND_BARRIER:
-    case COLL_KIND_FINALIZE:
-        return coll_host_barrier(err);
+    case COLL_KIND_FINALIZE: return coll_mpi_barrier(err);
+    default:
+        snprintf(err, COLL_ERRLEN, "libcollective: unknown collective kind %lld", (long long)d->kind);
+        return COLL_ERR_ARG;
     }
-    snprintf(err, COLL_ERRLEN, "libcollective: unknown collective kind %lld", (long long)d->kind);
-    return COLL_ERR_ARG;
+    return rc ? rc : b->sync(err);
 }
 
-static int run_fused_host(struct coll_request **w, size_t k, size_t total, char *err)
+/* k fusable allreduces of `total` bytes: packed into the fusion buffer of their memory, reduced with one
+ * collective, unpacked. */
+static int run_fused(struct coll_request **w, size_t k, size_t total, char *err)
 {
-    if (total > host_cap) {
-        char *p = realloc(host_buf, total);
-        if (!p) {
-            snprintf(err, COLL_ERRLEN, "libcollective: no memory for a %zu-byte fusion buffer", total);
-            return COLL_ERR_NOMEM;
-        }
-        host_buf = p;
-        host_cap = total;
-    }
-    size_t off = 0;
-    for (size_t i = 0; i < k; i++) {
-        memcpy(host_buf + off, w[i]->send, bytes_of(w[i]));
-        off += bytes_of(w[i]);
-    }
-    size_t es = coll_dtype_size((enum coll_dtype)w[0]->d.dtype);
-    int rc = coll_host_allreduce(host_buf, host_buf, total / es, w[0]->d.dtype, w[0]->d.op, err);
-    if (rc)
-        return rc;
-    off = 0;
-    for (size_t i = 0; i < k; i++) {
-        memcpy(w[i]->recv, host_buf + off, bytes_of(w[i]));
-        off += bytes_of(w[i]);
-    }
-    return COLL_OK;
-}
-
-static int run_fused_device(struct coll_request **w, size_t k, size_t total, char *err)
-{
-    const struct coll_nccl_plugin *dev = coll_g.nccl;
+    const struct coll_backend *b = backend_of(w[0]);
+    struct fusion_buf *f = &fusion_buf[w[0]->d.device != 0];
     int rc;
-    if (total > dev_cap) {
-        if (dev_buf)
-            dev->free(dev_buf);
-        dev_buf = NULL;
-        dev_cap = 0;
-        if ((rc = dev->alloc(&dev_buf, total, err)))
+    if (total > f->cap) {
+        if (f->p)
+            b->free(f->p);
+        f->p = NULL;
+        f->cap = 0;
+        if ((rc = b->alloc(&f->p, total, err)))
             return rc;
-        dev_cap = total;
+        f->cap = total;
     }
+    char *buf = f->p;
     size_t off = 0;
-    for (size_t i = 0; i < k; i++, off += bytes_of(w[i - 1]))
-        if ((rc = dev->copy((char *)dev_buf + off, w[i]->send, bytes_of(w[i]), err)))
+    for (size_t i = 0; i < k; off += bytes_of(w[i]), i++)
+        if ((rc = b->copy(buf + off, w[i]->send, bytes_of(w[i]), err)))
             return rc;
-    size_t es = coll_dtype_size((enum coll_dtype)w[0]->d.dtype);
-    if ((rc = dev->allreduce(dev_buf, dev_buf, total / es, (enum coll_dtype)w[0]->d.dtype,
-                             (enum coll_op)w[0]->d.op, err)))
+    const size_t es = coll_dtype_size((enum coll_dtype)w[0]->d.dtype);
+    if ((rc = b->allreduce(buf, buf, total / es, (enum coll_dtype)w[0]->d.dtype, (enum coll_op)w[0]->d.op, err)))
         return rc;
     off = 0;
-    for (size_t i = 0; i < k; i++, off += bytes_of(w[i - 1]))
-        if ((rc = dev->copy(w[i]->recv, (char *)dev_buf + off, bytes_of(w[i]), err)))
+    for (size_t i = 0; i < k; off += bytes_of(w[i]), i++)
+        if ((rc = b->copy(w[i]->recv, buf + off, bytes_of(w[i]), err)))
             return rc;
-    return dev->sync(err);
+    return b->sync(err);
 }
 
 void coll_fusion_run(struct coll_request **w, size_t n)
@@ -168,7 +135,7 @@ void coll_fusion_run(struct coll_request **w, size_t n)
             size_t total = 0;
             for (size_t i = 0; i < k; i++)
                 total += bytes_of(w[i]);
-            rc = w[0]->d.device ? run_fused_device(w, k, total, err) : run_fused_host(w, k, total, err);
+            rc = run_fused(w, k, total, err);
         }
         for (size_t i = 0; i < k; i++)
             coll_complete(w[i], rc, err);

@@ -147,7 +147,7 @@ int coll_finalize(void)
     rc = rc ? rc : rc_all;
     coll_progress_stop();
     coll_fusion_release();
-    coll_host_release();
+    coll_mpi_release();
     coll_device_close();
     if (coll_g.use_mpi) {
         free_comms();

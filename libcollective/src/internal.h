@@ -3,8 +3,9 @@
  * Data flow: the public calls (queue.c) turn every collective into a request with a sequence number and
  * queue it. The progress thread (progress.c) announces new requests to rank 0, whose coordinator
  * (coordinator.c, with check.c and stall.c) grants a sequence number once every rank has reached it; the
- * granted requests are grouped and run (fusion.c) over MPI (mpi_backend.c) or NCCL (device.c loading the
- * plugin built from nccl_backend.c). Only the progress thread calls MPI after coll_init().
+ * granted requests are grouped and run (fusion.c) through the backend of their memory (backend.h): MPI
+ * for host memory (mpi_backend.c), NCCL for device memory (device.c loads the plugin built from
+ * nccl_backend.c). Only the progress thread calls MPI after coll_init().
  */
 #ifndef COLL_INTERNAL_H
 #define COLL_INTERNAL_H
@@ -16,9 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "nccl_plugin.h"
 
-#define COLL_ERRLEN 512
+#define COLL_ERRLEN COLL_BACKEND_ERRLEN /* every message buffer, the backends' included */
 /* A stuck job ends after 10 minutes by default: far above any step, checkpoint or evaluation of a
  * training job (a rank waits in a collective while rank 0 saves), and small against a Slurm time limit
  * (a Batch AI job's default is 7 days). */
@@ -104,13 +106,11 @@ int coll_env_read(struct coll_env *env);                      /* COLL_ERR_ARG na
 int coll_launcher_detect(int *launched);                      /* launched: started by mpirun/srun with PMI */
 int coll_launcher_local(int *local_rank, int *local_size); /* 1 if the launcher told us, else 0 */
 
-/* mpi_backend.c: host-memory collectives on coll_g.data. err gets the MPI message on failure. */
+/* mpi_backend.c: the host-memory backend on coll_g.data (backend.h). err gets the MPI message on failure. */
+extern const struct coll_backend coll_mpi_backend;
 int coll_mpi_error(char *err, const char *call, int rc);
-int coll_host_allreduce(const void *send, void *recv, size_t count, int64_t dtype, int64_t op, char *err);
-int coll_host_broadcast(void *buf, size_t count, int64_t dtype, int root, char *err);
-int coll_host_allgather(const void *send, void *recv, size_t count, int64_t dtype, char *err);
-int coll_host_barrier(char *err);
-void coll_host_release(void); /* frees scratch memory */
+int coll_mpi_barrier(char *err); /* barriers carry no data: MPI runs them whatever the memory */
+void coll_mpi_release(void);     /* frees the reduction scratch */
 
 /* device.c: loads the NCCL plugin and answers whether a pointer is device memory. */
 int coll_device_open(void); /* after rank/size/local rank are known; sets coll_g.nccl and coll_g.device */

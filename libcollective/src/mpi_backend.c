@@ -1,13 +1,18 @@
-/* Host-memory collectives over MPI (coll_g.data), called from the progress thread only.
+/* coll_mpi_backend (backend.h): host-memory collectives over MPI (coll_g.data), called from the progress
+ * thread only (or the caller's thread in a process without MPI, where each is a local copy or nothing).
  *
- * Every collective is MPI's nonblocking one, completed by finish() without spinning. Allreduce sums with
- * MPI_Iallreduce, then divides for COLL_AVERAGE, so an element's result depends only
- * on the ranks' values of that element. With two ranks any MPI algorithm computes a+b, which IEEE
- * addition makes exact regardless of order. With three or more, MPI's algorithms add in an order that
- * depends on the message size (ring chunks, segments), so a fused buffer and the same tensor alone could
- * differ in the last bit. For float32 on more than two ranks we therefore reduce with MPI_Alltoallv +
- * MPI_Allgatherv, adding each element in rank order 0, 1, ..., n-1: the same bandwidth as a ring
- * (2(n-1)/n of the data per rank) and bit-identical whatever the fusion. Integers are exact either way. */
+ * Every collective is nonblocking, completed by wait_all() without spinning. A float32 allreduce is our own
+ * reduce-scatter + allgather over point-to-point messages (split_allreduce_f32): each rank sums its 1/n of
+ * the elements, adding the ranks' values of an element in rank order 0, 1, ..., n-1, divides them there for
+ * COLL_AVERAGE, and sends the result to the others. An element's result thus depends only on the ranks'
+ * values of that element, never on the message size, so a fused buffer and the same tensor alone agree to
+ * the bit (with two ranks a+b is exact in any order, and equal to what MPI_Allreduce gives). Why not
+ * MPI_Iallreduce: with more than two ranks its order of addition depends on the message size (ring chunks,
+ * segments); and Open MPI 4.1's libnbc picks its binomial algorithm for fewer than 4 ranks or an in-place
+ * buffer, where rank 0 receives and reduces the whole buffer into a temporary it mallocs (and page-faults
+ * in) on every call, then sends it all back. Split, each rank reduces and moves 1/n, into a kept scratch
+ * (a third less progress-thread CPU per training step at 2 ranks: libcollective/README.md). Other types
+ * (exact in any order) go through MPI_Iallreduce, then divide. */
 #include "internal.h"
 
 #include <limits.h>
@@ -21,15 +26,17 @@
 static void *scratch;
 static size_t scratch_size;
 
-static MPI_Datatype mpi_type(int64_t dtype)
+static MPI_Datatype mpi_type(enum coll_dtype dtype)
 {
     switch (dtype) {
     case COLL_FLOAT32: return MPI_FLOAT;
     case COLL_INT32: return MPI_INT32_T;
     case COLL_INT64: return MPI_INT64_T;
     case COLL_UINT8: return MPI_UINT8_T;
+    case COLL_FLOAT16:
+    case COLL_BFLOAT16: break; /* refused before they get here (queue.c) */
     }
-    return MPI_DATATYPE_NULL; /* float16/bfloat16 are refused before they get here */
+    return MPI_DATATYPE_NULL;
 }
 
 int coll_mpi_error(char *err, const char *call, int rc)
@@ -42,23 +49,26 @@ int coll_mpi_error(char *err, const char *call, int rc)
     return COLL_ERR_BACKEND;
 }
 
-/* Completes the nonblocking collective that `call` started (returning rc) without spinning: Open MPI's
- * blocking collectives poll the shared-memory queues flat out while a peer is late, on the core that
+/* Completes nonblocking requests (finish: the one that `call` started, returning rc) without spinning:
+ * Open MPI's blocking collectives poll the shared-memory queues flat out while a peer is late, on the core that
  * this rank's compute thread needs (20-27% of it in top at 2 ranks x 1 thread). Testing and napping
  * (coll_nap) costs a few wake-ups per collective instead. */
-static int finish(int rc, MPI_Request *req, const char *call, char *err)
+static int wait_all(int n, MPI_Request *reqs, const char *call, char *err)
 {
-    if (rc != MPI_SUCCESS)
-        return coll_mpi_error(err, call, rc);
     double nap = 0;
     for (;;) {
-        int done = 0;
-        if ((rc = MPI_Test(req, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        int done = 0, rc;
+        if ((rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
             return coll_mpi_error(err, call, rc);
         if (done)
             return COLL_OK;
         coll_nap(&nap);
     }
+}
+
+static int finish(int rc, MPI_Request *req, const char *call, char *err)
+{
+    return rc != MPI_SUCCESS ? coll_mpi_error(err, call, rc) : wait_all(1, req, call, err);
 }
 
 static int scratch_reserve(size_t bytes, char *err)
@@ -75,67 +85,107 @@ static int scratch_reserve(size_t bytes, char *err)
     return COLL_OK;
 }
 
-void coll_host_release(void)
+void coll_mpi_release(void)
 {
     free(scratch);
     scratch = NULL;
     scratch_size = 0;
 }
 
-static void divide(void *buf, size_t count, int64_t dtype, int n)
+static void divide(void *buf, size_t count, enum coll_dtype dtype, int n)
 {
     switch (dtype) {
     case COLL_FLOAT32: for (size_t i = 0; i < count; i++) ((float *)buf)[i] /= (float)n; break;
     case COLL_INT32: for (size_t i = 0; i < count; i++) ((int32_t *)buf)[i] /= n; break;
     case COLL_INT64: for (size_t i = 0; i < count; i++) ((int64_t *)buf)[i] /= n; break;
     case COLL_UINT8: for (size_t i = 0; i < count; i++) ((uint8_t *)buf)[i] /= (uint8_t)n; break;
+    case COLL_FLOAT16:
+    case COLL_BFLOAT16: break; /* device memory only: never here */
     }
 }
 
-/* Rank-ordered float32 allreduce of count (<= MPI_PIECE) elements; see the top of the file. */
-static int ordered_allreduce_f32(const float *send, float *recv, size_t count, int64_t op, char *err)
+/* Starts a nonblocking send (or receive) of n floats with `peer` on coll_g.data; n == 0 posts nothing. */
+static int post(int is_send, float *buf, int n, int peer, MPI_Request *reqs, int *nreq, char *err)
 {
-    int n = coll_g.size, me = coll_g.rank, rc;
-    int *counts = malloc(4 * (size_t)n * sizeof(int));
-    if (!counts) {
-        snprintf(err, COLL_ERRLEN, "libcollective: no memory for %d-rank count tables", n);
-        return COLL_ERR_NOMEM;
+    if (!n)
+        return COLL_OK;
+    int rc = is_send ? MPI_Isend(buf, n, MPI_FLOAT, peer, 0, coll_g.data, &reqs[*nreq])
+                     : MPI_Irecv(buf, n, MPI_FLOAT, peer, 0, coll_g.data, &reqs[*nreq]);
+    if (rc != MPI_SUCCESS)
+        return coll_mpi_error(err, is_send ? "MPI_Isend (allreduce)" : "MPI_Irecv (allreduce)", rc);
+    (*nreq)++;
+    return COLL_OK;
+}
+
+/* own = part[0] + part[1] + ... + part[n-1], added in rank order, then divided by `divide` unless it is 0.
+ * part[0] or part[1] may be own itself (each element is read before it is written); a later one may not. */
+static void sum_parts(float *own, const float *const *part, int n, size_t len, float divide)
+{
+    for (int i = 1; i < n; i++) {
+        const float *a = i == 1 ? part[0] : own, *b = part[i];
+        if (i == n - 1 && divide != 0)
+            for (size_t k = 0; k < len; k++)
+                own[k] = (a[k] + b[k]) / divide;
+        else
+            for (size_t k = 0; k < len; k++)
+                own[k] = a[k] + b[k];
     }
-    int *displs = counts + n, *rcounts = counts + 2 * n, *rdispls = counts + 3 * n;
+}
+
+/* Rank-ordered float32 allreduce of count (<= MPI_PIECE) elements, see the top of the file: a reduce-scatter
+ * and an allgather, each of point-to-point messages straight between the ranks' buffers and a kept scratch. */
+static int split_allreduce_f32(const float *send, float *recv, size_t count, enum coll_op op, char *err)
+{
+    const int n = coll_g.size, me = coll_g.rank;
+    int rc = COLL_OK, nreq = 0;
+    int *counts = malloc(2 * (size_t)n * sizeof(int));
+    MPI_Request *reqs = malloc(2 * (size_t)n * sizeof *reqs);
+    const float **part = malloc((size_t)n * sizeof *part);
+    if (!counts || !reqs || !part) {
+        snprintf(err, COLL_ERRLEN, "libcollective: no memory for %d-rank allreduce tables", n);
+        rc = COLL_ERR_NOMEM;
+        goto out;
+    }
+    int *displs = counts + n;
     for (int j = 0; j < n; j++) {
         displs[j] = (int)(count * (size_t)j / (size_t)n);
         counts[j] = (int)(count * (size_t)(j + 1) / (size_t)n) - displs[j];
     }
-    size_t mine = (size_t)counts[me];
-    for (int i = 0; i < n; i++) {
-        rcounts[i] = (int)mine;
-        rdispls[i] = (int)(mine * (size_t)i);
-    }
+    const size_t mine = (size_t)counts[me];
     if ((rc = scratch_reserve(mine * (size_t)n * sizeof(float), err)))
         goto out;
-    const float *parts = scratch;
-    MPI_Request req;
-    rc = MPI_Ialltoallv(send, counts, displs, MPI_FLOAT, scratch, rcounts, rdispls, MPI_FLOAT, coll_g.data, &req);
-    if ((rc = finish(rc, &req, "MPI_Ialltoallv", err)))
+    /* Reduce-scatter: chunk j of this rank's data goes to rank j; chunk `me` of every rank comes here. */
+    for (int i = 0; i < n && !rc; i++) {
+        part[i] = i == me ? send + displs[me] : (const float *)scratch + (size_t)i * mine;
+        if (i != me && !(rc = post(0, (float *)part[i], (int)mine, i, reqs, &nreq, err)))
+            rc = post(1, (float *)(send + displs[i]), counts[i], i, reqs, &nreq, err);
+    }
+    if (rc || (rc = wait_all(nreq, reqs, "MPI_Isend/MPI_Irecv (allreduce)", err)))
         goto out;
     float *own = recv + displs[me];
-    if (mine)
-        memcpy(own, parts, mine * sizeof(float));
-    for (int i = 1; i < n; i++)
-        for (size_t k = 0; k < mine; k++)
-            own[k] += parts[(size_t)i * mine + k];
-    if (op == COLL_AVERAGE)
-        divide(own, mine, COLL_FLOAT32, n);
-    rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, recv, counts, displs, MPI_FLOAT, coll_g.data, &req);
-    rc = finish(rc, &req, "MPI_Iallgatherv", err);
+    if (mine && me >= 2 && part[me] == own) { /* in place: sum_parts overwrites own before it adds part[me] */
+        part[me] = (const float *)scratch + (size_t)me * mine;
+        memcpy((float *)part[me], own, mine * sizeof(float));
+    }
+    sum_parts(own, part, n, mine, op == COLL_AVERAGE ? (float)n : 0.0f);
+    /* Allgather: the reduced chunk to every rank, theirs into recv (the sends above are complete, so an
+     * in-place recv may now be written). */
+    nreq = 0;
+    for (int i = 0; i < n && !rc; i++)
+        if (i != me && !(rc = post(0, recv + displs[i], counts[i], i, reqs, &nreq, err)))
+            rc = post(1, own, (int)mine, i, reqs, &nreq, err);
+    if (!rc)
+        rc = wait_all(nreq, reqs, "MPI_Isend/MPI_Irecv (allreduce)", err);
 out:
+    free(part);
+    free(reqs);
     free(counts);
     return rc;
 }
 
-int coll_host_allreduce(const void *send, void *recv, size_t count, int64_t dtype, int64_t op, char *err)
+static int allreduce(const void *send, void *recv, size_t count, enum coll_dtype dtype, enum coll_op op, char *err)
 {
-    size_t es = coll_dtype_size((enum coll_dtype)dtype);
+    size_t es = coll_dtype_size(dtype);
     if (!coll_g.use_mpi) {
         if (send != recv && count)
             memcpy(recv, send, count * es);
@@ -146,8 +196,8 @@ int coll_host_allreduce(const void *send, void *recv, size_t count, int64_t dtyp
         const char *s = (const char *)send + off * es;
         char *r = (char *)recv + off * es;
         int rc;
-        if (dtype == COLL_FLOAT32 && coll_g.size > 2) {
-            if ((rc = ordered_allreduce_f32((const float *)s, (float *)r, n, op, err)))
+        if (dtype == COLL_FLOAT32 && coll_g.size > 1) {
+            if ((rc = split_allreduce_f32((const float *)s, (float *)r, n, op, err)))
                 return rc;
             continue;
         }
@@ -161,11 +211,11 @@ int coll_host_allreduce(const void *send, void *recv, size_t count, int64_t dtyp
     return COLL_OK;
 }
 
-int coll_host_broadcast(void *buf, size_t count, int64_t dtype, int root, char *err)
+static int broadcast(void *buf, size_t count, enum coll_dtype dtype, int root, char *err)
 {
     if (!coll_g.use_mpi)
         return COLL_OK;
-    size_t es = coll_dtype_size((enum coll_dtype)dtype);
+    size_t es = coll_dtype_size(dtype);
     for (size_t off = 0; off < count; off += MPI_PIECE) {
         size_t n = count - off < MPI_PIECE ? count - off : MPI_PIECE;
         MPI_Request req;
@@ -176,9 +226,9 @@ int coll_host_broadcast(void *buf, size_t count, int64_t dtype, int root, char *
     return COLL_OK;
 }
 
-int coll_host_allgather(const void *send, void *recv, size_t count, int64_t dtype, char *err)
+static int allgather(const void *send, void *recv, size_t count, enum coll_dtype dtype, char *err)
 {
-    size_t es = coll_dtype_size((enum coll_dtype)dtype);
+    size_t es = coll_dtype_size(dtype);
     char *own = (char *)recv + (size_t)coll_g.rank * count * es;
     if (!coll_g.use_mpi) {
         if (send != own && count)
@@ -196,7 +246,7 @@ int coll_host_allgather(const void *send, void *recv, size_t count, int64_t dtyp
     return finish(rc, &req, "MPI_Iallgather", err);
 }
 
-int coll_host_barrier(char *err)
+int coll_mpi_barrier(char *err)
 {
     if (!coll_g.use_mpi)
         return COLL_OK;
@@ -204,3 +254,37 @@ int coll_host_barrier(char *err)
     int rc = MPI_Ibarrier(coll_g.data, &req);
     return finish(rc, &req, "MPI_Ibarrier", err);
 }
+
+static int host_alloc(void **p, size_t bytes, char *err)
+{
+    if (!(*p = malloc(bytes ? bytes : 1))) {
+        snprintf(err, COLL_ERRLEN, "libcollective: no memory for %zu bytes of host scratch", bytes);
+        return COLL_ERR_NOMEM;
+    }
+    return COLL_OK;
+}
+
+static int host_copy(void *dst, const void *src, size_t bytes, char *err)
+{
+    (void)err;
+    memcpy(dst, src, bytes);
+    return COLL_OK;
+}
+
+/* Each call above returns complete: nothing is ever queued. */
+static int host_sync(char *err)
+{
+    (void)err;
+    return COLL_OK;
+}
+
+const struct coll_backend coll_mpi_backend = {
+    .name = "MPI",
+    .alloc = host_alloc,
+    .free = free,
+    .copy = host_copy,
+    .allreduce = allreduce,
+    .broadcast = broadcast,
+    .allgather = allgather,
+    .sync = host_sync,
+};

@@ -23,7 +23,7 @@ _Static_assert(sizeof(ncclUniqueId) == COLL_NCCL_ID_BYTES, "COLL_NCCL_ID_BYTES m
 
 static int cuda_fail(cudaError_t e, const char *call, char *err)
 {
-    snprintf(err, COLL_PLUGIN_ERRLEN, "libcollective: %s failed: %s (%s)", call, cudaGetErrorString(e),
+    snprintf(err, COLL_BACKEND_ERRLEN, "libcollective: %s failed: %s (%s)", call, cudaGetErrorString(e),
              cudaGetErrorName(e));
     return COLL_ERR_BACKEND;
 }
@@ -31,7 +31,7 @@ static int cuda_fail(cudaError_t e, const char *call, char *err)
 static int nccl_fail(ncclResult_t r, const char *call, char *err)
 {
     const char *last = comm ? ncclGetLastError(comm) : ncclGetLastError(NULL);
-    snprintf(err, COLL_PLUGIN_ERRLEN, "libcollective: %s failed: %s%s%s", call, ncclGetErrorString(r),
+    snprintf(err, COLL_BACKEND_ERRLEN, "libcollective: %s failed: %s%s%s", call, ncclGetErrorString(r),
              last && *last ? ": " : "", last ? last : "");
     return COLL_ERR_BACKEND;
 }
@@ -68,7 +68,7 @@ static size_t nccl_type(enum coll_dtype t, ncclDataType_t *out)
     ncclDataType_t var;                                                                                       \
     const size_t var##_bytes = nccl_type(t, &var);                                                            \
     if (!var##_bytes) {                                                                                       \
-        snprintf(err, COLL_PLUGIN_ERRLEN, "libcollective: data type %d has no NCCL equivalent", (int)(t));   \
+        snprintf(err, COLL_BACKEND_ERRLEN, "libcollective: data type %d has no NCCL equivalent", (int)(t));   \
         return COLL_ERR_ARG;                                                                                  \
     }
 
@@ -253,13 +253,17 @@ static const struct coll_nccl_plugin plugin = {
     .open = open_comm,
     .close = close_comm,
     .is_device_ptr = is_device_ptr,
-    .alloc = alloc,
-    .free = release,
-    .copy = copy,
-    .allreduce = allreduce,
-    .broadcast = broadcast,
-    .allgather = allgather,
-    .sync = sync_stream,
+    .ops =
+        {
+            .name = "NCCL",
+            .alloc = alloc,
+            .free = release,
+            .copy = copy,
+            .allreduce = allreduce,
+            .broadcast = broadcast,
+            .allgather = allgather,
+            .sync = sync_stream,
+        },
     .abort = abort_comm,
 };
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
+#include <pthread.h>
 #include <signal.h>
 #include <dirent.h>
 #include <ctype.h>
@@ -189,10 +190,18 @@ static int any_failed(int failed)
 
 /* ---- stopping: signals and non-finite numbers (train.h) ---- */
 
-static volatile sig_atomic_t stop_signal; /* set by the handler, read at step boundaries */
+static volatile sig_atomic_t stop_signal; /* set by the handler or take_stop_signals, read at step boundaries */
+static sigset_t stop_signals;               /* SIGTERM, SIGINT, SIGUSR1 */
 
 static void on_stop_signal(int sig) { stop_signal = sig; }
 
+/* The stop signals are blocked in the calling thread (main, before it starts any) and so in every thread
+ * started after it: OpenMP's, CUDA's, MPI's, libcollective's. A handler must never interrupt a compute
+ * thread: oneDNN's JIT sgemm runs with its stack pointer moved into a heap buffer, and the kernel pushes
+ * the signal frame below it, over malloc's chunk headers ("corrupted size vs. prev_size" in dnnl_sgemm's
+ * free; a no-op SIGUSR2 handler and a stream of SIGUSR2 at the compute thread crash 3 runs of 3). Blocked
+ * signals stay pending until take_stop_signals() reads them at a step boundary. The handler remains for
+ * threads a library started before main (OpenBLAS's pool), which never run oneDNN. */
 void train_catch_signals(void)
 {
     struct sigaction sa;
@@ -200,9 +209,23 @@ void train_catch_signals(void)
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
+    sigemptyset(&stop_signals);
+    sigaddset(&stop_signals, SIGTERM);
+    sigaddset(&stop_signals, SIGINT);
+    sigaddset(&stop_signals, SIGUSR1);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGUSR1, &sa, NULL);
+    pthread_sigmask(SIG_BLOCK, &stop_signals, NULL);
+}
+
+/* Consumes the stop signals pending on this thread or the process, without waiting. */
+static void take_stop_signals(void)
+{
+    const struct timespec now = {0, 0};
+    int sig;
+    while ((sig = sigtimedwait(&stop_signals, NULL, &now)) > 0)
+        stop_signal = sig;
 }
 
 static const char *stop_signal_name(void)
@@ -221,6 +244,7 @@ enum { STOP_SIGNAL = 1, STOP_NONFINITE = 2 };
  * allreduce failed (said). */
 static int agree_stop(int nonfinite)
 {
+    take_stop_signals();
     int32_t v[2] = {stop_signal != 0, nonfinite != 0};
     if (coll_size() > 1 && coll_allreduce(v, v, 2, COLL_INT32, COLL_SUM) != COLL_OK) {
         fprintf(stderr, "cifar-train: allreduce failed: %s\n", coll_last_error());

@@ -70,7 +70,8 @@ int train_run(const struct train_options *o);
 
 /* Installs the SIGTERM / SIGINT / SIGUSR1 handlers that train_run's stop reads; main() calls it first, so that
  * a signal that comes while MPI starts or the data loads stops the run at its first step instead of killing
- * it. */
+ * it. It also blocks them in the calling thread and every thread started later (no handler may interrupt a
+ * compute thread: train.c says why); train_run reads them, pending, at each step boundary. */
 void train_catch_signals(void);
 
 /* `cifar-train evaluate`: prints "Test loss: ..." and "Test accuracy: ..." on rank 0. */
