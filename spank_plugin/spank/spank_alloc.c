@@ -1,7 +1,7 @@
 /* Allocator context: sbatch/salloc with --batchai-job=FILE.
  *
  * sbatch calls slurm_spank_init before it reads its options or its script, and no SPANK call can set the
- * node or task count afterwards (see shared/docs/architecture.md). So init finds the path in
+ * node or task count afterwards (see docs/architecture.md). So init finds the path in
  * /proc/self/cmdline itself, validates and translates the file, and, when the user gave no script,
  * puts the rendered script (whose #SBATCH lines carry the allocation) on standard input, where sbatch
  * reads a missing script from. Options typed on the command line are applied after #SBATCH lines, so
