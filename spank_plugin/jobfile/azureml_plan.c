@@ -228,7 +228,7 @@ void bai_aml_plan(struct bai_plan *plan, const struct bai_job *job, const struct
             struct sbuf *s = io->output ? &out : &in;
             const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
             char *staged = NULL;
-            if (asprintf(&staged, "%s/temp/%s/%s", plan->job_dir, io->output ? "outputs" : "inputs", io->name) < 0)
+            if (asprintf(&staged, "%s/%s/%s", plan->job_temp, io->output ? "outputs" : "inputs", io->name) < 0)
                 staged = NULL;
             if (staged && asprintf(&value, "%s%s%s", staged, io->file ? "/" : "", io->file ? base : "") < 0)
                 value = NULL;

@@ -54,6 +54,7 @@ struct bai_plan {
     int nice;            /* 0: none */
     char *log_dir;       /* "%j"-pattern host path: <resolved stdOutErrPathPrefix>/<job_name>/%j/stdouterr */
     char *job_dir;       /* "%j"-pattern: <job_root>/%j */
+    char *job_temp;      /* "%j"-pattern: <job_temp>/%j, AZ_BATCHAI_JOB_TEMP (node-local scratch) */
     /* nodes */
     char *container;     /* srun container option as shell text, its value quoted:
                           * "--container='/var/lib/batchai/images/x'", or NULL */
