@@ -34,7 +34,7 @@ const struct bai_setting bai_setting_table[] = {
               "Every component of DIR must be root's and writable by root alone (checked on the nodes; see "
               "SECURITY)." },
     { "job_temp", "DIR", BAI_SET_PATH, FIELD(job_temp), .def = "/tmp/batchai",
-      .help = "Node-local scratch, like the BasePath of Slurm's job_container/tmpfs: `DIR/<jobid>` is "
+      .help = "Node-local scratch, like the BasePath of Slurm's job_container/tmpfs: `DIR/<jobid>.<node>` is "
               "`AZ_BATCHAI_JOB_TEMP`, the user's, made by the prolog and removed by the epilog.\n"
               "DIR itself must be root's and writable by root alone; its parents too, except that a "
               "root-owned sticky directory (`/tmp`) may be one. The prolog makes DIR when it is missing; where "

@@ -577,7 +577,7 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
     plan->origin.shm_size = xstrdup_or_null(job->shm_size);
     plan->job_name = opts && opts->job_name ? strdup(opts->job_name) : default_job_name(opts ? opts->job_file : NULL);
     plan->job_dir = fmt("%s/%%j", site->job_root);
-    plan->job_temp = fmt("%s/%%j", site->job_temp);
+    plan->job_temp = fmt("%s/%%j.%%N", site->job_temp);
     if (!plan->job_name || !plan->job_dir || !plan->job_temp) {
         bai_diag_add(d, "", "out of memory");
         goto out;
@@ -586,7 +586,7 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
         bai_diag_add(d, "", "job_root \"%.80s\": expected letters, digits and / . _ - @ +", site->job_root);
         goto out;
     }
-    if (!safe_host_path(plan->job_temp)) {
+    if (!safe_host_path(site->job_temp)) { /* the "/%j.%N" after it is ours */
         bai_diag_add(d, "", "job_temp \"%.80s\": expected letters, digits and / . _ - @ +", site->job_temp);
         goto out;
     }
@@ -632,13 +632,13 @@ out:
     return 0;
 }
 
-char *bai_expand_jobid(const char *pattern, const char *jobid)
+static char *expand(const char *pattern, char token, const char *value)
 {
     struct sbuf b = { 0 };
 
     for (const char *p = pattern; *p; p++) {
-        if (p[0] == '%' && p[1] == 'j') {
-            sb_puts(&b, jobid);
+        if (p[0] == '%' && p[1] == token) {
+            sb_puts(&b, value);
             p++;
         } else {
             sb_printf(&b, "%c", *p);
@@ -647,6 +647,16 @@ char *bai_expand_jobid(const char *pattern, const char *jobid)
     if (!b.s)
         sb_puts(&b, "");
     return sb_finish(&b);
+}
+
+char *bai_expand_jobid(const char *pattern, const char *jobid)
+{
+    return expand(pattern, 'j', jobid);
+}
+
+char *bai_expand_node(const char *pattern, const char *node)
+{
+    return expand(pattern, 'N', node);
 }
 
 void bai_format_time(long seconds, char *buf, size_t size)

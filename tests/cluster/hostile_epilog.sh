@@ -2,7 +2,7 @@
 # Hostile user vs the epilog's clean-up (security finding 6): the job leaves, inside its job directory, a
 # link to a directory of the user's, a link to root's victim directory, a hard link to a file of the
 # user's, and (where this host lets root bind-mount) a mount of another directory, all in its job temp
-# (<job_temp>/<jobid>). The epilog removes it as the user, by fds, following no link and crossing no mount:
+# (<job_temp>/<jobid>.<node>). The epilog removes it as the user, by fds, following no link and crossing no mount:
 # what lies behind them all survives, and the directory itself goes (moved aside in job_temp when a mount
 # point kept it).
 . "$(dirname "$0")/lib.sh"
@@ -15,8 +15,11 @@ write_job e.json <<JSON
   "customToolkitSettings": {"commandLine": "cd \$AZ_BATCHAI_JOB_TEMP && ln -s $WORK/precious p && ln -s $VICTIM v && ln $WORK/kept.txt k && mkdir m && touch ready && while [ ! -e $WORK/go ]; do sleep 0.1; done"}}}
 JSON
 id=$(submit --batchai-job=e.json)
-temp=$CL/scratch/batchai/$id
-for i in $(seq 300); do [ -e "$temp/ready" ] && break; sleep 0.1; done
+for i in $(seq 300); do
+    temp=$(ls -d "$CL/scratch/batchai/$id".n? 2>/dev/null | head -n 1 || true)
+    [ -n "$temp" ] && [ -e "$temp/ready" ] && break
+    sleep 0.1
+done
 [ -e "$temp/ready" ] || fail "job $id did not start: $(cat "$(log_dir "$id" e)/stderr.txt" 2>/dev/null)"
 mounted=0
 if mount --bind "$CL/mnt-src" "$temp/m" 2>/dev/null; then mounted=1; fi
@@ -27,7 +30,7 @@ if [ $mounted = 1 ]; then
     [ "$(cat "$CL/mnt-src/file" 2>/dev/null)" = keep ] || fail "the epilog deleted through a mount point"
     # The mount point kept the job temp: root moved it aside, so that no later job with this id finds it,
     # and said so.
-    stale=$(ls -d "$CL/scratch/batchai/.stale-$id-"* 2>/dev/null | head -n 1)
+    stale=$(ls -d "$CL/scratch/batchai/.stale-${temp##*/}-"* 2>/dev/null | head -n 1)
     [ -n "$stale" ] && [ -d "$stale/m" ] || fail "what the mount kept was not moved aside: $(ls -a "$CL/scratch/batchai")"
     umount "$stale/m" || true
     [ ! -e "$temp" ] || fail "the job temp $temp is still there for the next job $id"

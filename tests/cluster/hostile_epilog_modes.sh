@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hostile user vs the epilog's clean-up (the root-path review's open case): the job leaves, in its job temp
-# (<job_temp>/<jobid>) and in its job directory (<job_root>/<jobid>), a mode-000 directory holding a
+# (<job_temp>/<jobid>.<node>) and in its job directory (<job_root>/<jobid>), a mode-000 directory holding a
 # mode-000 directory with a file, a read-only directory with a file, a tree 600 levels deep with a file at
 # the bottom, and finally makes both directories themselves mode 000. The epilog still removes all of it,
 # secrets.env included, and logs no failure.
@@ -17,7 +17,7 @@ logs=$(log_dir "$id" m)
 [ "$st" = COMPLETED ] || fail "job $id ended $st: $(cat "$logs/stderr.txt")"
 assert_grep LEFT-IT-ALL "$logs/stdout.txt"
 assert_nodes_idle
-for d in "$CL/jobs/$id" "$CL/scratch/batchai/$id"; do
+for d in "$CL/jobs/$id" "$CL/scratch/batchai/$id".n1 "$CL/scratch/batchai/$id".n2; do
     for i in $(seq 50); do [ -e "$d" ] || break; sleep 0.1; done
     [ ! -e "$d" ] || fail "the epilog left $d: $(find "$d" -maxdepth 3 | head)"
     ! ls -d "$(dirname "$d")"/.stale-* 2>/dev/null || fail "the epilog had to move leftovers aside: $(ls -a "$(dirname "$d")")"

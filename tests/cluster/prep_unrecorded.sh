@@ -27,7 +27,7 @@ assert_grep "attempt 1: job preparation finished with exit code 0" "$logs/execut
 ! grep -qs MAIN-RAN "$logs/stdout.txt" || fail "the main step ran"
 ! grep -h "main step started" "$logs"/execution-n*.log || fail "a node logged that the main step started"
 assert_nodes_idle
-for d in "$CL/jobs/$id" "$CL/scratch/batchai/$id"; do
+for d in "$CL/jobs/$id" "$CL/scratch/batchai/$id".n1 "$CL/scratch/batchai/$id".n2; do
     for i in $(seq 50); do [ -e "$d" ] || break; sleep 0.1; done
     [ ! -e "$d" ] || fail "job $id left $d"
 done
