@@ -88,13 +88,15 @@ static char *io_source(const struct bai_plan *plan, const struct bai_job *job, c
     return NULL;
 }
 
-/* The "%j"-pattern as a double-quoted shell word of the batch script. */
+/* The "%j"/"%N"-pattern as a double-quoted shell word of a step (where SLURMD_NODENAME is the step's node). */
 static void quoted_pattern(struct sbuf *b, const char *pattern)
 {
-    char *s = bai_expand_jobid(pattern, "${SLURM_JOB_ID}");
+    char *j = bai_expand_jobid(pattern, "${SLURM_JOB_ID}");
+    char *s = j ? bai_expand_node(j, "${SLURMD_NODENAME}") : NULL;
 
     sb_printf(b, "\"%s\"", s ? s : "");
     b->failed |= !s;
+    free(j);
     free(s);
 }
 
@@ -228,7 +230,7 @@ void bai_aml_plan(struct bai_plan *plan, const struct bai_job *job, const struct
             struct sbuf *s = io->output ? &out : &in;
             const char *base = strrchr(src, '/') ? strrchr(src, '/') + 1 : src;
             char *staged = NULL;
-            if (asprintf(&staged, "%s/temp/%s/%s", plan->job_dir, io->output ? "outputs" : "inputs", io->name) < 0)
+            if (asprintf(&staged, "%s/%s/%s", plan->job_temp, io->output ? "outputs" : "inputs", io->name) < 0)
                 staged = NULL;
             if (staged && asprintf(&value, "%s%s%s", staged, io->file ? "/" : "", io->file ? base : "") < 0)
                 value = NULL;

@@ -30,10 +30,16 @@ const struct bai_setting bai_setting_table[] = {
     { "mount_root", "DIR", BAI_SET_PATH, FIELD(mount_root), .def = "/srv/batchai/mounts",
       .help = "`AZ_BATCHAI_MOUNT_ROOT`, the cluster-level mounts." },
     { "job_root", "DIR", BAI_SET_PATH, FIELD(job_root), .def = "/var/lib/batchai/jobs",
-      .help = "The per-job directories: `DIR/<jobid>/mounts` is `AZ_BATCHAI_JOB_MOUNT_ROOT` and "
-              "`DIR/<jobid>/temp` is `AZ_BATCHAI_JOB_TEMP`.\n"
+      .help = "The per-job directories: `DIR/<jobid>/mounts` is `AZ_BATCHAI_JOB_MOUNT_ROOT`.\n"
               "Every component of DIR must be root's and writable by root alone (checked on the nodes; see "
               "SECURITY)." },
+    { "job_temp", "DIR", BAI_SET_PATH, FIELD(job_temp), .def = "/tmp/batchai",
+      .help = "Node-local scratch, like the BasePath of Slurm's job_container/tmpfs: `DIR/<jobid>.<node>` is "
+              "`AZ_BATCHAI_JOB_TEMP`, the user's, made by the prolog and removed by the epilog.\n"
+              "DIR itself must be root's and writable by root alone; its parents too, except that a "
+              "root-owned sticky directory (`/tmp`) may be one. The prolog makes DIR when it is missing; where "
+              "users can write the parent, have it made at boot (tmpfiles.d: `d /tmp/batchai 0755 root root`) "
+              "so that no user takes the name first (the jobs would then fail, naming it)." },
     { "container_runtime", "oci|pyxis|none", BAI_SET_CHOICE, FIELD(runtime), .def = "oci",
       .help = "How `containerSettings` run: `oci`, Slurm's `--container` with staged OCI bundles; `pyxis`, "
               "`--container-image`; `none` refuses jobs with a container." },

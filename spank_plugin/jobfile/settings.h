@@ -37,6 +37,7 @@ struct bai_settings {
     char *shares_root;
     char *mount_root;
     char *job_root;
+    char *job_temp;
     char *image_root;
     char *partition;          /* NULL: Slurm's default partition */
     char *python;

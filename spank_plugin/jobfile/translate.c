@@ -251,7 +251,7 @@ static void plan_env(struct bai_plan *plan, const struct bai_job *job, const str
     rc |= add_env(plan, cap, JOB_MOUNT_ROOT_VAR, fmt("%s/mounts", plan->job_dir), 0);
     rc |= add_env(plan, cap, MOUNT_ROOT_VAR, strdup(site->mount_root), 0);
     rc |= add_env(plan, cap, "AZ_BATCHAI_STDOUTERR_DIR", strdup(plan->log_dir), 0);
-    rc |= add_env(plan, cap, "AZ_BATCHAI_JOB_TEMP", fmt("%s/temp", plan->job_dir), 0);
+    rc |= add_env(plan, cap, "AZ_BATCHAI_JOB_TEMP", strdup(plan->job_temp), 0);
     rc |= add_env(plan, cap, "AZ_BATCHAI_SHARED_JOB_TEMP", fmt("%s/shared", job_out), 0);
     rc |= add_env(plan, cap, "AZ_BATCHAI_NUM_GPUS", fmt("%d", site->gpus_per_node), 0);
     rc |= add_env(plan, cap, "AZ_BATCHAI_MPI_HOST_FILE", fmt("%s/hostfile", plan->job_dir), 0);
@@ -463,12 +463,17 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
     plan->origin.shm_size = xstrdup_or_null(job->shm_size);
     plan->job_name = opts && opts->job_name ? strdup(opts->job_name) : default_job_name(opts ? opts->job_file : NULL);
     plan->job_dir = fmt("%s/%%j", site->job_root);
-    if (!plan->job_name || !plan->job_dir) {
+    plan->job_temp = fmt("%s/%%j.%%N", site->job_temp);
+    if (!plan->job_name || !plan->job_dir || !plan->job_temp) {
         bai_diag_add(d, "", "out of memory");
         goto out;
     }
     if (!safe_host_path(plan->job_dir)) {
         bai_diag_add(d, "", "job_root \"%.80s\": expected letters, digits and / . _ - @ +", site->job_root);
+        goto out;
+    }
+    if (!safe_host_path(site->job_temp)) { /* the "/%j.%N" after it is ours */
+        bai_diag_add(d, "", "job_temp \"%.80s\": expected letters, digits and / . _ - @ +", site->job_temp);
         goto out;
     }
     if (!safe_host_path(plan->job_name) || strchr(plan->job_name, '/')) {
@@ -513,13 +518,13 @@ out:
     return 0;
 }
 
-char *bai_expand_jobid(const char *pattern, const char *jobid)
+static char *expand(const char *pattern, char token, const char *value)
 {
     struct sbuf b = { 0 };
 
     for (const char *p = pattern; *p; p++) {
-        if (p[0] == '%' && p[1] == 'j') {
-            sb_puts(&b, jobid);
+        if (p[0] == '%' && p[1] == token) {
+            sb_puts(&b, value);
             p++;
         } else {
             sb_printf(&b, "%c", *p);
@@ -528,6 +533,16 @@ char *bai_expand_jobid(const char *pattern, const char *jobid)
     if (!b.s)
         sb_puts(&b, "");
     return sb_finish(&b);
+}
+
+char *bai_expand_jobid(const char *pattern, const char *jobid)
+{
+    return expand(pattern, 'j', jobid);
+}
+
+char *bai_expand_node(const char *pattern, const char *node)
+{
+    return expand(pattern, 'N', node);
 }
 
 void bai_format_time(long seconds, char *buf, size_t size)
@@ -607,7 +622,7 @@ void bai_plan_free(struct bai_plan *plan)
         free(plan->env[i].where);
     }
     free(plan->mounts); free(plan->env);
-    free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir);
+    free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir); free(plan->job_temp);
     free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
     free(plan->workdir);
     free(plan->secrets_file);

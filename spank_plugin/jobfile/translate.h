@@ -54,6 +54,8 @@ struct bai_plan {
     int nice;            /* 0: none */
     char *log_dir;       /* "%j"-pattern host path: <resolved stdOutErrPathPrefix>/<job_name>/%j/stdouterr */
     char *job_dir;       /* "%j"-pattern: <job_root>/%j */
+    char *job_temp;      /* "%j"/"%N"-pattern: <job_temp>/%j.%N, AZ_BATCHAI_JOB_TEMP (node-local scratch, one
+                          * per node) */
     /* nodes */
     char *container;     /* srun container option as shell text, its value quoted:
                           * "--container='/var/lib/batchai/images/x'", or NULL */
@@ -133,6 +135,11 @@ extern const char bai_node_check[];
 
 /* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */
 char *bai_expand_jobid(const char *pattern, const char *jobid);
+
+/* Replace every "%N" in pattern with node, the node's name: the job temp is one per node, also where
+ * several slurmd share a host. The plugin passes SLURMD_NODENAME's value, the script "${SLURMD_NODENAME}"
+ * inside a step (never in the batch step's own code, which runs on the first node only). */
+char *bai_expand_node(const char *pattern, const char *node);
 
 /* Format seconds as Slurm's --time: "D-HH:MM:SS" (or "HH:MM:SS" under a day) into buf. */
 void bai_format_time(long seconds, char *buf, size_t size);

@@ -39,7 +39,36 @@ static int trusted(int fd, const char *shown, char *why)
     return 0;
 }
 
-int bai_trusted_dir_open(const char *path, bool create, char *why)
+/* A parent that users may write but not take over: root's, sticky, a directory (/tmp, mode 1777). Nobody but
+ * root can rename or remove root's entries in it, so a root-owned child found there stays where it is. */
+static bool sticky_parent(int fd)
+{
+    struct stat st;
+    return fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 && (st.st_mode & S_ISVTX);
+}
+
+/* Is `name` in the sticky parent dir_fd a real directory of root's on the parent's file system (no mount
+ * point)? Absent counts as yes (root makes it next). Never enters it. */
+static bool root_child(int dir_fd, const char *name, const char *shown, char *why)
+{
+    struct statx parent, child;
+    if (statx(dir_fd, "", AT_EMPTY_PATH, STATX_TYPE, &parent) != 0)
+        return say(why, "%s: %s", shown, strerror(errno)), false;
+    if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC,
+              STATX_TYPE | STATX_UID, &child) != 0)
+        return errno == ENOENT ? true : (say(why, "%s: %s", shown, strerror(errno)), false);
+    if (!S_ISDIR(child.stx_mode))
+        return say(why, "%s is not a directory (a name a user took first?)", shown), false;
+    if (child.stx_uid != 0)
+        return say(why, "%s is owned by uid %u, not root (a name a user took first?)", shown,
+                   (unsigned)child.stx_uid), false;
+    if (child.stx_dev_major != parent.stx_dev_major || child.stx_dev_minor != parent.stx_dev_minor)
+        return say(why, "%s is a mount point", shown), false;
+    return true;
+}
+
+/* bai_trusted_dir_open, and bai_scratch_dir_open when `sticky` allows sticky parents. */
+static int walk(const char *path, bool create, bool sticky, char *why)
 {
     char shown[4096];
     size_t shown_len = 0;
@@ -47,6 +76,7 @@ int bai_trusted_dir_open(const char *path, bool create, char *why)
     if (path[0] != '/')
         return say(why, "%s is not an absolute path", path);
     int fd = open("/", DIR_FLAGS);
+    bool parent_sticky = false; /* fd is a sticky parent accepted as such: only a trusted child may follow */
     if (fd < 0 || trusted(fd, "/", why) != 0)
         goto fail;
     for (const char *p = path; *p;) {
@@ -67,15 +97,24 @@ int bai_trusted_dir_open(const char *path, bool create, char *why)
             say(why, "%s: \".\" and \"..\" are not allowed", path);
             goto fail;
         }
+        /* Under a sticky parent a user may have taken the name first, even made it a mount point of a file
+         * system that never answers an open: what is there is judged before it is entered, from what the
+         * kernel already knows (AT_STATX_DONT_SYNC asks no file system server). */
+        if (parent_sticky && !root_child(fd, name, shown, why))
+            goto fail;
         int next = openat(fd, name, DIR_FLAGS);
         if (next < 0 && errno == ENOENT && create) {
-            /* The parent is trusted: nobody but root can create or swap this entry meanwhile. */
-            if (mkdirat(fd, name, 0755) != 0 && errno != EEXIST) {
+            /* The parent is trusted: nobody but root can create or swap this entry meanwhile; under a sticky
+             * parent nobody but root can remove or rename it once root made it. */
+            bool made = mkdirat(fd, name, 0755) == 0;
+            if (!made && errno != EEXIST) {
                 say(why, "cannot create %s: %s", shown, strerror(errno));
                 goto fail;
             }
+            if (!made && parent_sticky && !root_child(fd, name, shown, why))
+                goto fail;
             next = openat(fd, name, DIR_FLAGS);
-            if (next >= 0 && fchmod(next, 0755) != 0) { /* whatever the umask was */
+            if (next >= 0 && made && fchmod(next, 0755) != 0) { /* whatever the umask was */
                 say(why, "cannot set the mode of %s: %s", shown, strerror(errno));
                 close(next);
                 goto fail;
@@ -88,15 +127,33 @@ int bai_trusted_dir_open(const char *path, bool create, char *why)
         }
         close(fd);
         fd = next;
-        if (trusted(fd, shown, why) != 0)
-            goto fail;
         p += n;
+        while (*p == '/')
+            p++;
+        if (trusted(fd, shown, why) != 0) {
+            /* A sticky parent is passed through, never returned nor followed by another one. */
+            if (!sticky || parent_sticky || !*p || !sticky_parent(fd))
+                goto fail;
+            parent_sticky = true;
+            continue;
+        }
+        parent_sticky = false;
     }
     return fd;
 fail:
     if (fd >= 0)
         close(fd);
     return -1;
+}
+
+int bai_trusted_dir_open(const char *path, bool create, char *why)
+{
+    return walk(path, create, false, why);
+}
+
+int bai_scratch_dir_open(const char *path, char *why)
+{
+    return walk(path, true, true, why);
 }
 
 int bai_job_dir_check(int root_fd, const char *name, uid_t uid, char *why)

@@ -20,6 +20,13 @@
  * missing components are made (mode 0755, root) under such parents. Returns an O_DIRECTORY fd. */
 int bai_trusted_dir_open(const char *path, bool create, char *why);
 
+/* The same for a scratch base such as /tmp/batchai (the job_temp setting), made when missing, except that a
+ * parent may also be a root-owned sticky directory that users can write (/tmp): root's entries there cannot
+ * be renamed or removed by anyone else. The directory itself, and whatever follows a sticky parent, must be
+ * root's and writable by root alone: a name a user took first (a directory of theirs, a link, a FIFO) is
+ * refused, never used. */
+int bai_scratch_dir_open(const char *path, char *why);
+
 /* Make the directory `name` in root_fd for uid/gid, mode 0700. It appears only once it is theirs: it is made
  * under a private name, handed over through its fd, then renamed into place without replacing. An existing
  * `name` is accepted when it is a real directory owned by uid (another slurmd on the same host made it). */

@@ -151,8 +151,15 @@ pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg),
     }
     if (pid != 0)
         return pid;
-    /* A session of its own, so that a deadline kills everything it started; no fd of root's but keep_fd. */
+    /* A session of its own, so that a deadline kills everything it started; no fd of root's but keep_fd.
+     * 0-2 too go to /dev/null: from 23.11, slurmd runs the SPANK prolog and epilog through run_command, whose
+     * child's stdout and stderr are a pipe that slurmd reads until EOF, so a child killed at its deadline but
+     * stuck in the kernel (a FUSE read that never answers) would hold the pipe, and slurmd with it, for as
+     * long as it stays stuck (see SECURITY.md). */
     (void)setsid();
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+        _exit(126);
     if (keep_fd > 3)
         close_range(3, (unsigned)keep_fd - 1, 0);
     close_range(keep_fd >= 3 ? (unsigned)keep_fd + 1 : 3, ~0U, 0);

@@ -72,8 +72,10 @@ void bai_loaded_free(struct bai_loaded *l);
 long long bai_now_ms(void);
 
 /* Start fn(arg) in a child that has fully dropped to uid/gid (setgroups with the user's groups, setresgid,
- * setresuid; checked; uid (uid_t)-1 keeps the caller's identity), in a session of its own, with every file descriptor but 0-2 and keep_fd (-1: none)
- * closed, so no root fd leaks to it. fn's return value is the child's exit status. Returns the pid, or -1. */
+ * setresuid; checked; uid (uid_t)-1 keeps the caller's identity), in a session of its own, with 0-2 on
+ * /dev/null and every other file descriptor but keep_fd (-1: none, else >= 3) closed, so no fd of root's or
+ * slurmd's leaks to it or stays held by it. fn's return value is the child's exit status. Returns the pid,
+ * or -1. */
 pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg), void *arg);
 
 /* Wait for child `pid` until deadline_ms. Returns its exit status (0-255); -1 when it was killed by a

@@ -169,6 +169,54 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     return 0;
 }
 
+/* <job_temp>/<jobid>.<node>: this node's temp (AZ_BATCHAI_JOB_TEMP, one per node also where several slurmd
+ * share a host). The node's name is a plain file name (bai_marker_name checked it). */
+static void job_temp_name(const struct node_job *nj, char *out, size_t size)
+{
+    snprintf(out, size, "%s.%s", nj->jobid_s, nj->node);
+}
+
+/* This node's temp, the user's, 0700: made by root in the root-owned job_temp the same way as the job
+ * directory, so no name a user chose is ever used. */
+static int job_temp_create(struct node_job *nj, const struct bai_settings *site)
+{
+    char why[BAI_WHY_MAX], name[300];
+    job_temp_name(nj, name, sizeof name);
+    int fd = bai_scratch_dir_open(site->job_temp, why);
+    if (fd < 0) {
+        fail(nj, "job_temp %s cannot be used: %s (it must be root's and writable by root alone; see SECURITY.md)",
+             site->job_temp, why);
+        return -1;
+    }
+    int rc = bai_job_dir_create(fd, name, nj->uid, nj->gid, why);
+    if (rc != 0)
+        fail(nj, "job temp %s/%s: %s", site->job_temp, name, why);
+    close(fd);
+    return rc;
+}
+
+/* Remove <root_path>/<name> (root_fd), a directory of the job's user: a child that is the user removes its
+ * contents, crossing no mount and following no link; root then removes the emptied directory. What stays (a
+ * mount point inside, another user's directory, no time left) must not be found by the next job with this
+ * id, a requeue or a wrapped-around id of another user's: root moves it aside, still the user's and private. */
+static void job_tree_remove(const struct node_job *nj, int root_fd, const char *root_path, const char *name)
+{
+    char why[BAI_WHY_MAX];
+    char *dir = NULL;
+    if (bai_job_dir_check(root_fd, name, nj->uid, why) != 0 || asprintf(&dir, "%s/%s", root_path, name) < 0)
+        return;
+    int code = bai_run_as_user(nj->uid, nj->gid, -1, nj->deadline_ms, bai_user_remove_dir, dir);
+    if (code != 0 || (unlinkat(root_fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)) {
+        char stale[350];
+        snprintf(stale, sizeof stale, ".stale-%s-%lld", name, (long long)time(NULL));
+        bool moved = renameat2(root_fd, name, root_fd, stale, RENAME_NOREPLACE) == 0;
+        bai_error("batchai: job %u on %s: could not remove all of %s%s; %s%s/%s", nj->jobid, nj->node, dir,
+                  code == -2 ? " in time" : "", moved ? "what is left is in " : "it stays at ", root_path,
+                  moved ? stale : name);
+    }
+    free(dir);
+}
+
 int bai_slurmd_init(int ac, char **av)
 {
     struct bai_settings site;
@@ -179,6 +227,13 @@ int bai_slurmd_init(int ac, char **av)
     if (fd < 0)
         bai_error("batchai: job_root %s cannot be used: %s; every Batch AI job on this node will fail until "
                   "it is a directory tree that only root can write (see SECURITY.md)", site.job_root, why);
+    else
+        close(fd);
+    /* Made now, at slurmd's start, so that no user takes the name in a sticky parent (/tmp) first. */
+    fd = bai_scratch_dir_open(site.job_temp, why);
+    if (fd < 0)
+        bai_error("batchai: job_temp %s cannot be used: %s; every Batch AI job on this node will fail until it "
+                  "is a directory that only root can write (see SECURITY.md)", site.job_temp, why);
     else
         close(fd);
     bai_settings_free(&site);
@@ -198,6 +253,8 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
                 nj.job_dir_ok = true;
             else
                 fail(&nj, "job directory %s: %s", nj.job_dir, why);
+            if (nj.job_dir_ok && job_temp_create(&nj, &site) != 0)
+                nj.job_dir_ok = false;
         }
         if (nj.log_dir)
             (void)prepare_as_user(&nj);
@@ -216,26 +273,16 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
     struct bai_settings site = {0};
     char why[BAI_WHY_MAX];
     if (node_job_open(sp, ac, av, &nj, &site) == 0 && nj.root_fd >= 0) {
-        /* <job_root>/<jobid> is the job directory whatever the job file says, and the file may be gone. Its
-         * contents are the user's: a child that is the user removes them, crossing no mount and following no
-         * link; root then removes the emptied directory from job_root. */
-        char *job_dir = NULL;
-        if (bai_job_dir_check(nj.root_fd, nj.jobid_s, nj.uid, why) == 0 &&
-            asprintf(&job_dir, "%s/%s", site.job_root, nj.jobid_s) > 0) {
-            int code = bai_run_as_user(nj.uid, nj.gid, -1, nj.deadline_ms, bai_user_remove_dir, job_dir);
-            if (code != 0 || (unlinkat(nj.root_fd, nj.jobid_s, AT_REMOVEDIR) != 0 && errno != ENOENT)) {
-                /* What stayed (a mount point inside, another user's directory, no time left) must not be
-                 * found by the next job with this id, a requeue or a wrapped-around id of another user's:
-                 * root moves it aside inside job_root, still the user's and private. */
-                char stale[64];
-                snprintf(stale, sizeof stale, ".stale-%s-%lld", nj.jobid_s, (long long)time(NULL));
-                bool moved = renameat2(nj.root_fd, nj.jobid_s, nj.root_fd, stale, RENAME_NOREPLACE) == 0;
-                bai_error("batchai: job %u on %s: could not remove all of %s%s; %s%s/%s", nj.jobid, nj.node,
-                          job_dir, code == -2 ? " in time" : "", moved ? "what is left is in " : "it stays at ",
-                          site.job_root, moved ? stale : nj.jobid_s);
-            }
+        /* <job_root>/<jobid> and <job_temp>/<jobid>.<node> are the job's whatever the job file says, and the
+         * file may be gone. A job_temp that cannot be trusted now holds nothing root made. */
+        job_tree_remove(&nj, nj.root_fd, site.job_root, nj.jobid_s);
+        int temp_fd = bai_scratch_dir_open(site.job_temp, why);
+        if (temp_fd >= 0) {
+            char name[300];
+            job_temp_name(&nj, name, sizeof name);
+            job_tree_remove(&nj, temp_fd, site.job_temp, name);
+            close(temp_fd);
         }
-        free(job_dir);
         (void)unlinkat(nj.root_fd, nj.marker, 0);
     }
     bai_settings_free(&site);

@@ -178,14 +178,16 @@ static int run_node_steps(spank_t sp, const struct bai_plan *plan, uint32_t jobi
     return 0;
 }
 
-static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s, uint32_t jobid)
+static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s, uint32_t jobid, const char *node)
 {
     for (size_t i = 0; i < plan->n_env; i++) {
         const struct bai_plan_env *e = &plan->env[i];
         if (e->secret) /* only the steps that source the job's secrets file see them */
             continue;
-        char *v = bai_expand_jobid(e->value, jobid_s);
+        char *j = bai_expand_jobid(e->value, jobid_s);
+        char *v = j ? bai_expand_node(j, node) : NULL;
         spank_err_t err = v ? spank_setenv(sp, e->name, v, 1) : ESPANK_ERROR;
+        free(j);
         free(v);
         if (err != ESPANK_SUCCESS) {
             /* Name only: the value may be a secret. */
@@ -269,7 +271,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         if (bai_plan_has_node_steps(&l.file.plan) && run_node_steps(sp, &l.file.plan, jobid) != 0)
             goto out;
     }
-    if (set_env(sp, &l.file.plan, jobid_s, jobid) != 0)
+    if (set_env(sp, &l.file.plan, jobid_s, jobid, node) != 0)
         goto out;
     if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS) {
         bai_error("batchai: job %u: cannot get the task's rank", jobid);

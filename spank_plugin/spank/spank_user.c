@@ -134,9 +134,11 @@ int bai_user_setup(void *arg)
     for (size_t i = 0; i < plan->n_env && rc == 0; i++) {
         if (!env_is_dir(plan->env[i].name) || plan->env[i].secret)
             continue;
-        char *v = bai_expand_jobid(plan->env[i].value ? plan->env[i].value : "", u->jobid);
+        char *j = bai_expand_jobid(plan->env[i].value ? plan->env[i].value : "", u->jobid);
+        char *v = j ? bai_expand_node(j, u->node) : NULL;
         if (v && v[0] == '/' && !strchr(v, '$') && mkdir_p(v) != 0)
             rc = report(u, v);
+        free(j);
         free(v);
     }
     if (rc == 0 && plan->secrets_file) {

@@ -66,8 +66,10 @@ cluster_start() {
     trap cluster_stop EXIT
     trap 'exit 130' INT TERM
     "$LC" adduser "$TEST_USER" >/dev/null
+    # job_temp under a sticky directory users can write, as /tmp/batchai is by default.
+    install -d -m 1777 "$CL/scratch"
     lc_start "$CL" --plugin "$PLUGIN" \
-        --plugin-args "shares_root=$CL/shares job_root=$CL/jobs image_root=$CL/images $*" >/dev/null
+        --plugin-args "shares_root=$CL/shares job_root=$CL/jobs job_temp=$CL/scratch/batchai image_root=$CL/images $*" >/dev/null
     # shellcheck disable=SC1091
     . "$CL/env"
     export SLURM_CONF

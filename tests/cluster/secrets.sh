@@ -44,7 +44,7 @@ cat >"$WORK/envs.sh" <<'SH'
 #!/bin/sh
 env >"$HOME/batch.env"
 srun -n1 env >"$HOME/step.env"
-stat -c '%U %a' "$AZ_BATCHAI_JOB_TEMP/../secrets.env" >"$HOME/secrets.stat"
+stat -c '%U %a' "$AZ_BATCHAI_JOB_MOUNT_ROOT/../secrets.env" >"$HOME/secrets.stat"
 SH
 chown "$TEST_USER:" "$WORK/envs.sh"
 id=$(submit --batchai-job=sec.json -N2 -o "$WORK/envs-%j.out" envs.sh)

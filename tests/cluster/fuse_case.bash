@@ -1,0 +1,57 @@
+# Sourced by hostile_fuse.sh and hostile_fuse_task.sh (not a test: the runner takes *.sh only): a cluster,
+# and hang_case, which makes a job's file a FUSE file system whose reads never answer (fuse_hang.c).
+. "$(dirname "$0")/lib.sh"
+FUSE=$BUILD/tests/fuse_hang
+[ -x "$FUSE" ] || skip "$FUSE is not built"
+[ -c /dev/fuse ] || skip "no /dev/fuse on this host"
+cluster_start
+FUSE_PID=""
+fuse_stop() {
+    if [ -n "$FUSE_PID" ]; then
+        kill "$FUSE_PID" 2>/dev/null || true
+        wait "$FUSE_PID" 2>/dev/null || true
+        umount "$WORK/f" 2>/dev/null || umount -l "$WORK/f" 2>/dev/null || true
+    fi
+}
+# On any exit: the file system first (nothing can be removed under it), then the cluster, with the status.
+fuse_then_cluster_stop() {
+    local rc=$?
+    set +e
+    fuse_stop
+    (exit $rc)
+    cluster_stop
+}
+trap fuse_then_cluster_stop EXIT
+# hang_case CONTENT WANT: submit a job from f/job.json held, put the FUSE file system over f (serving the
+# file's bytes to the first open when CONTENT=first), release it; it must fail with WANT in its stderr,
+# nothing of it run, and the nodes idle, all while the FUSE server still holds its readers stuck. Sets ID.
+hang_case() {
+    local content=$1 want=$2 st took err start
+    fuse_stop
+    FUSE_PID=""
+    as_user "rm -rf f && mkdir f"
+    write_job f/job.json <<JSON
+{"properties": {"nodeCount": 1, $LOGS_JSON, $MOUNT_JSON,
+  "customToolkitSettings": {"commandLine": "echo main-ran"}}}
+JSON
+    cp "$WORK/f/job.json" "$CL/content.json"
+    ID=$(submit --batchai-job=f/job.json --hold)
+    : >"$CL/fuse.out"
+    "$FUSE" "$WORK/f" "$TEST_UID" "$(id -g "$TEST_USER")" ${content:+"$CL/content.json"} >"$CL/fuse.out" 2>&1 &
+    FUSE_PID=$!
+    for i in $(seq 50); do grep -q mounted "$CL/fuse.out" && break; sleep 0.1; done
+    grep -q mounted "$CL/fuse.out" || skip "cannot mount a FUSE file system here: $(cat "$CL/fuse.out")"
+    as_user "stat -c %U f/job.json" | grep -q "$TEST_USER" || fail "the FUSE job file is not there"
+    start=$(date +%s)
+    scontrol release "$ID"
+    st=$(wait_job "$ID" 120)
+    took=$(($(date +%s) - start))
+    err=$(find "$SHARE/logs" -path "*/$ID/stdouterr/stderr.txt" -print -quit)
+    [ "$st" = FAILED ] || fail "job $ID ended $st"
+    [ -n "$err" ] || fail "job $ID has no stderr.txt: the prolog left no time to make its log directory"
+    assert_grep "$want" "$err"
+    ! grep -qs main-ran "$(dirname "$err")/stdout.txt" || fail "job $ID ran"
+    assert_nodes_idle
+    ! grep -h "Kill task failed\|drain" "$CL"/log/slurm*.log || fail "a node was drained or a task could not be killed"
+    echo "job $ID: failed in $took s: $(grep -m1 "took longer" "$err")"
+}
