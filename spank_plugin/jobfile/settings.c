@@ -37,7 +37,8 @@ const struct bai_setting bai_setting_table[] = {
       .help = "Node-local scratch, like the BasePath of Slurm's job_container/tmpfs: `DIR/<jobid>.<node>` is "
               "`AZ_BATCHAI_JOB_TEMP`, the user's, made by the prolog and removed by the epilog.\n"
               "DIR itself must be root's and writable by root alone; its parents too, except that a "
-              "root-owned sticky directory (`/tmp`) may be one. The prolog makes DIR when it is missing; where "
+              "root-owned sticky directory (`/tmp`) may be one.\n"
+              "The prolog makes DIR when it is missing; where "
               "users can write the parent, have it made at boot (tmpfiles.d: `d /tmp/batchai 0755 root root`) "
               "so that no user takes the name first (the jobs would then fail, naming it)." },
     { "container_runtime", "oci|pyxis|none", BAI_SET_CHOICE, FIELD(runtime), .def = "oci",
