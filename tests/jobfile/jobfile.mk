@@ -1,7 +1,7 @@
 # Tests of the job-file library and batchai-job (included from spank_plugin/module.mk).
 tests_jobfile_INC := $(CJSON_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile
 
-$(BUILD)/tests/test_jobfile_unit: tests/jobfile/test_jobfile_unit.c $(JOBLIB_SAN)
+$(BUILD)/tests/test_jobfile_unit: tests/jobfile/test_jobfile_unit.c tests/check.h $(JOBLIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 

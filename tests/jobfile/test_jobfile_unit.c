@@ -18,16 +18,7 @@
 #include "translate.h"
 #include "yamltree.h"
 
-static int failures, checks;
-
-#define CHECK(cond)                                                                                       \
-    do {                                                                                                  \
-        checks++;                                                                                         \
-        if (!(cond)) {                                                                                    \
-            failures++;                                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                      \
-        }                                                                                                 \
-    } while (0)
+#include "../check.h"
 
 static const char minimal[] =
     "{\"properties\": {\"nodeCount\": 2, \"stdOutErrPathPrefix\": \"$AZ_BATCHAI_JOB_MOUNT_ROOT/logs\","
@@ -741,6 +732,5 @@ int main(void)
     test_quoting();
     test_empty_sbuf();
     test_yaml();
-    printf("%d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    return check_exit("jobfile_unit");
 }

@@ -14,16 +14,7 @@
 
 #include "rootfs.h"
 
-static int failures, checks;
-
-#define CHECK(cond)                                                                                       \
-    do {                                                                                                  \
-        checks++;                                                                                         \
-        if (!(cond)) {                                                                                    \
-            failures++;                                                                                   \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);                      \
-        }                                                                                                 \
-    } while (0)
+#include "../check.h"
 
 #define USER_UID 65534
 #define USER_GID 65534
@@ -203,6 +194,5 @@ int main(void)
     snprintf(cmd, sizeof cmd, "chmod -R u+rwx %s; rm -rf %s", base, base);
     if (system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", base);
-    printf("rootfs: %d checks, %d failed\n", checks, failures);
-    return failures ? 1 : 0;
+    return check_exit("rootfs");
 }
