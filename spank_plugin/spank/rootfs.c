@@ -192,32 +192,61 @@ int bai_job_dir_create(int root_fd, const char *name, uid_t uid, gid_t gid, char
     return bai_job_dir_check(root_fd, name, uid, why);
 }
 
-int bai_marker_name(char *out, size_t size, unsigned jobid, const char *node)
+int bai_node_file_name(char *out, size_t size, unsigned jobid, const char *kind, const char *node)
 {
     if (!node[0] || strchr(node, '/') || node[0] == '.')
         return -1;
-    return snprintf(out, size, "%u.prolog-failed-%s", jobid, node) < (int)size ? 0 : -1;
+    return snprintf(out, size, "%u.%s-%s", jobid, kind, node) < (int)size ? 0 : -1;
 }
 
-int bai_marker_write(int root_fd, const char *name, const char *text)
+const char *bai_node_file_node(const char *name, unsigned jobid, const char *kind)
 {
-    char tmp[300];
-    if (snprintf(tmp, sizeof tmp, ".%s.tmp-%ld", name, (long)getpid()) >= (int)sizeof tmp)
-        return -1;
-    (void)unlinkat(root_fd, tmp, 0);
-    int fd = openat(root_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    int ok = dprintf(fd, "%s\n", text) > 0 && fchmod(fd, 0600) == 0;
-    close(fd);
-    if (!ok || renameat(root_fd, tmp, root_fd, name) != 0) {
-        unlinkat(root_fd, tmp, 0);
-        return -1;
+    char prefix[64];
+    int n = snprintf(prefix, sizeof prefix, "%u.%s-", jobid, kind);
+    if (n <= 0 || n >= (int)sizeof prefix || strncmp(name, prefix, (size_t)n) != 0 || !name[n])
+        return NULL;
+    return name + n;
+}
+
+/* write(2) until done; a short write on a full disk is a failure, not a truncated file. */
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
     }
     return 0;
 }
 
-int bai_marker_read(int root_fd, const char *name, char *buf, size_t size, char *why)
+int bai_root_file_write(int root_fd, const char *name, const void *data, size_t len, char *why)
+{
+    char tmp[300];
+    if (snprintf(tmp, sizeof tmp, ".%s.tmp-%ld", name, (long)getpid()) >= (int)sizeof tmp)
+        return say(why, "%s: name too long", name);
+    (void)unlinkat(root_fd, tmp, 0);
+    int fd = openat(root_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return say(why, "%s: %s", name, strerror(errno));
+    int err = write_all(fd, data, len) == 0 && fchmod(fd, 0600) == 0 && fsync(fd) == 0 ? 0 : errno;
+    close(fd);
+    if (!err && renameat(root_fd, tmp, root_fd, name) != 0)
+        err = errno;
+    if (err) {
+        unlinkat(root_fd, tmp, 0);
+        return say(why, "%s: %s", name, strerror(err));
+    }
+    return 0;
+}
+
+int bai_root_file_read(int root_fd, const char *name, size_t max, char **data, size_t *len, char *why)
 {
     struct stat st;
     int fd = openat(root_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -230,14 +259,28 @@ int bai_marker_read(int root_fd, const char *name, char *buf, size_t size, char 
         close(fd);
         return say(why, "%s is not a regular file of root's", name);
     }
-    ssize_t n = read(fd, buf, size - 1);
+    if ((unsigned long long)st.st_size > max) {
+        close(fd);
+        return say(why, "%s holds %lld bytes, more than %zu", name, (long long)st.st_size, max);
+    }
+    char *buf = malloc((size_t)st.st_size + 1);
+    size_t used = 0;
+    while (buf && used < (size_t)st.st_size) {
+        ssize_t n = read(fd, buf + used, (size_t)st.st_size - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+    }
     close(fd);
-    buf[n > 0 ? n : 0] = '\0';
-    /* Only the line break bai_marker_write added: the reason itself may hold one (a path the user chose),
-     * which the log escapes. */
-    n = (ssize_t)strlen(buf);
-    if (n > 0 && buf[n - 1] == '\n')
-        buf[n - 1] = '\0';
+    if (!buf || used != (size_t)st.st_size) {
+        free(buf);
+        return say(why, "%s: %s", name, buf ? "cannot read it whole" : "out of memory");
+    }
+    buf[used] = '\0';
+    *data = buf;
+    *len = used;
     return 1;
 }
 

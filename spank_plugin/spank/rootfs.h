@@ -35,17 +35,27 @@ int bai_job_dir_create(int root_fd, const char *name, uid_t uid, gid_t gid, char
 /* Is `name` in root_fd a real directory owned by uid? 0 if so. */
 int bai_job_dir_check(int root_fd, const char *name, uid_t uid, char *why);
 
-/* The name, in job_root, of the file in which the prolog records why `node` could not be prepared for the
- * job: "<jobid>.prolog-failed-<node>". Fails (-1) for a node name that is not a plain file name. */
-int bai_marker_name(char *out, size_t size, unsigned jobid, const char *node);
+/* The files root keeps in job_root for a job on one node, named "<jobid>.<kind>-<node>": */
+#define BAI_NODE_FILE_FAILED "prolog-failed" /* why the prolog could not prepare the node */
+#define BAI_NODE_FILE_JOB "job"              /* the job file as the prolog read and verified it, which the
+                                              * tasks use instead of reading the user's path again */
 
-/* Replace the marker `name` in root_fd by one holding `text` (mode 0600, root's: job_root is world-listable
- * and the reason a job failed is its user's business; the task reads it while still root). */
-int bai_marker_write(int root_fd, const char *name, const char *text);
+/* Write that name for `node` to out. Fails (-1) for a node name that is not a plain file name. */
+int bai_node_file_name(char *out, size_t size, unsigned jobid, const char *kind, const char *node);
 
-/* Read the marker `name` (a regular file owned by root) into buf. 1 when found, 0 when absent, -1 when
- * something else sits there (why says what). */
-int bai_marker_read(int root_fd, const char *name, char *buf, size_t size, char *why);
+/* The node's part of `name` when it is such a file of the job's, else NULL. */
+const char *bai_node_file_node(const char *name, unsigned jobid, const char *kind);
+
+/* Replace the file `name` in root_fd by one holding the len bytes at data (mode 0600, root's: job_root is
+ * world-listable, and why a job failed, or what its file says, is its user's business). It is written under
+ * a private name, synced and renamed into place, so a reader finds the old file or the whole new one, and a
+ * link or a FIFO in its place is replaced, never written through. */
+int bai_root_file_write(int root_fd, const char *name, const void *data, size_t len, char *why);
+
+/* Read the file `name` (a regular file owned by root, at most max bytes) into a new NUL-terminated buffer
+ * (*data, *len; free it). 1 when read, 0 when absent, -1 when something else sits there or it cannot be
+ * read whole (why says what). */
+int bai_root_file_read(int root_fd, const char *name, size_t max, char **data, size_t *len, char *why);
 
 /* Remove everything inside the directory `dir_fd` without following symbolic links or crossing into
  * another file system (a mount point inside stays, and so does its parent), whatever modes the owner left

@@ -310,10 +310,35 @@ static int read_as_user(const struct bai_source *src, char **text, size_t *len, 
     return -1;
 }
 
+struct load_read {
+    const struct bai_source *src;
+    struct bai_loaded *l;
+};
+
+/* bai_load's reader: the source's bytes, or the file read as the user; either way a copy is kept in l. */
 static int read_user(void *arg, const char *path, char **text, size_t *len, struct bai_diag *diag)
 {
     (void)path; /* the source's */
-    return read_as_user(arg, text, len, diag);
+    const struct load_read *r = arg;
+    if (r->src->content) {
+        *len = r->src->content_len;
+        *text = malloc(*len + 1);
+        if (*text) {
+            memcpy(*text, r->src->content, *len);
+            (*text)[*len] = '\0';
+        }
+    } else if (read_as_user(r->src, text, len, diag) != 0)
+        return -1;
+    r->l->text = *text ? malloc(*len + 1) : NULL;
+    if (!r->l->text) {
+        free(*text);
+        *text = NULL;
+        bai_diag_add(diag, NULL, "out of memory");
+        return -1;
+    }
+    memcpy(r->l->text, *text, *len + 1);
+    r->l->text_len = *len;
+    return 0;
 }
 
 int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, enum bai_job_level level,
@@ -332,7 +357,8 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *s
     }
     l->have_site = true;
     struct bai_job_source js = {.path = src->path, .digest = src->digest};
-    struct bai_job_reader reader = {read_user, (void *)src};
+    struct load_read r = {src, l};
+    struct bai_job_reader reader = {read_user, &r};
     if (bai_job_open(&js, &l->site, level, &reader, &l->file, &diag) == 0) {
         l->have_file = true;
         rc = 0;
@@ -353,6 +379,10 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *s
 
 void bai_loaded_free(struct bai_loaded *l)
 {
+    if (l->text) {
+        explicit_bzero(l->text, l->text_len);
+        free(l->text);
+    }
     if (l->have_file)
         bai_opened_free(&l->file);
     if (l->have_site)

@@ -39,7 +39,10 @@ void bai_log_diag(const struct bai_diag *d, const char *prefix);
 
 /* Where a job file comes from, and how the plugin's reader (a child process) gets it. */
 struct bai_source {
-    const char *path;        /* absolute */
+    const char *path;        /* absolute; with `content`, only named in messages */
+    const char *content;     /* non-NULL: the file's bytes, already read (the prolog's verified copy,
+                              * rootfs.h), taken instead of reading path; content_len of them */
+    size_t content_len;
     uid_t uid;               /* read by a child that has fully become uid/gid; (uid_t)-1: a child that
                               * keeps the caller's identity (the caller already is the user) */
     gid_t gid;
@@ -52,12 +55,15 @@ struct bai_source {
 struct bai_loaded {
     struct bai_settings site;
     struct bai_opened file;  /* file.plan from BAI_JOB_POLICY on */
+    char *text;              /* the bytes read (text_len of them, NUL-terminated), for the prolog's copy;
+                              * wiped when freed: they may hold secrets' values */
+    size_t text_len;
     bool have_site, have_file;
 };
 
 /* The site settings from the plugstack arguments, then bai_job_open (load.h) at `level` with the reader
- * above: root never opens a user's file; a child reads it, as src->uid when set (O_NONBLOCK, regular files
- * only, at most BAI_JOB_MAX_BYTES), and is killed at src->deadline_ms. The allocator opens at BAI_JOB_HOST,
+ * above: src->content when given; else root never opens a user's file: a child reads it, as src->uid when
+ * set (O_NONBLOCK, regular files only, at most BAI_JOB_MAX_BYTES), and is killed at src->deadline_ms. The allocator opens at BAI_JOB_HOST,
  * the nodes at BAI_JOB_POLICY. Faults are logged with the path; the first is also copied to `why`
  * (BAI_WHY_MAX, may be NULL). */
 int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *src, enum bai_job_level level,
@@ -65,7 +71,7 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *s
 
 void bai_loaded_free(struct bai_loaded *l);
 
-/* How long reading a job file may take where no other deadline applies (allocator, tasks). */
+/* How long reading a job file may take where no other deadline applies (the allocator, in sbatch). */
 #define BAI_JOB_READ_DEADLINE_MS 20000
 
 /* Milliseconds on the monotonic clock, for deadlines. */

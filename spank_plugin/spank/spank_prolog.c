@@ -3,7 +3,8 @@
  * Division of labour between root and the user:
  *  - root (this process) works only inside job_root, a tree that root owns and nobody else can write
  *    (checked component by component on every call), through directory fds: it makes <jobid> for the user
- *    and writes or removes the failure marker <jobid>.prolog-failed-<node> (rootfs.h);
+ *    and writes or removes, for this node, the failure marker <jobid>.prolog-failed-<node> and the verified
+ *    copy of the job file <jobid>.job-<node> (rootfs.h) that the node's tasks use instead of the user's path;
  *  - a child that has fully become the user reads the job file and makes everything in the user's places
  *    (spank_user.c): the log directory, the mount links, the output and temp directories and the secrets
  *    file; every permission check there is the user's. This file has no chown, chmod, mkdir, open or rename
@@ -39,6 +40,7 @@ struct node_job {
     long long deadline_ms;
     int root_fd;          /* job_root, trusted */
     char marker[300];     /* the failure marker's name in job_root */
+    char copy[300];       /* the job file's verified copy's name in job_root */
     struct bai_loaded l;
     bool loaded;          /* l holds the job's plan */
     bool job_dir_ok;      /* <job_root>/<jobid> is the user's */
@@ -108,7 +110,8 @@ static int node_job_open(spank_t sp, int ac, char **av, struct node_job *nj, str
     }
     snprintf(nj->jobid_s, sizeof nj->jobid_s, "%u", nj->jobid);
     nj->node = getenv("SLURMD_NODENAME");
-    if (!nj->node || bai_marker_name(nj->marker, sizeof nj->marker, nj->jobid, nj->node) != 0) {
+    if (!nj->node || bai_node_file_name(nj->marker, sizeof nj->marker, nj->jobid, BAI_NODE_FILE_FAILED, nj->node) != 0 ||
+        bai_node_file_name(nj->copy, sizeof nj->copy, nj->jobid, BAI_NODE_FILE_JOB, nj->node) != 0) {
         bai_error("batchai: job %u: unusable node name %s", nj->jobid, nj->node ? nj->node : "(none)");
         return -1;
     }
@@ -170,7 +173,7 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
 }
 
 /* <job_temp>/<jobid>.<node>: this node's temp (AZ_BATCHAI_JOB_TEMP, one per node also where several slurmd
- * share a host). The node's name is a plain file name (bai_marker_name checked it). */
+ * share a host). The node's name is a plain file name (bai_node_file_name checked it). */
 static void job_temp_name(const struct node_job *nj, char *out, size_t size)
 {
     snprintf(out, size, "%s.%s", nj->jobid_s, nj->node);
@@ -246,9 +249,16 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
     struct bai_settings site = {0};
     char why[BAI_WHY_MAX];
     if (node_job_open(sp, ac, av, &nj, &site) == 0) {
-        if (nj.root_fd >= 0)
-            (void)unlinkat(nj.root_fd, nj.marker, 0); /* a stale one of a reused job id */
+        if (nj.root_fd >= 0) { /* stale ones of a reused job id */
+            (void)unlinkat(nj.root_fd, nj.marker, 0);
+            (void)unlinkat(nj.root_fd, nj.copy, 0);
+        }
         if (load_job(&nj, sp, ac, av) == 0 && nj.root_fd >= 0) {
+            /* What the tasks will use: the bytes read and checked here. A task that read the user's path
+             * again could hang on it for good (a file system that stops answering after this read), and a
+             * process stuck in the kernel's wait stays in the step's cgroup, which then never empties. */
+            if (bai_root_file_write(nj.root_fd, nj.copy, nj.l.text, nj.l.text_len, why) != 0)
+                fail(&nj, "cannot keep the job file in job_root %s: %s", site.job_root, why);
             if (bai_job_dir_create(nj.root_fd, nj.jobid_s, nj.uid, nj.gid, why) == 0)
                 nj.job_dir_ok = true;
             else
@@ -258,9 +268,8 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
         }
         if (nj.log_dir)
             (void)prepare_as_user(&nj);
-        if (nj.err[0] && nj.root_fd >= 0 && bai_marker_write(nj.root_fd, nj.marker, nj.err) != 0)
-            bai_error("batchai: job %u on %s: cannot write the marker %s/%s: %s", nj.jobid, nj.node,
-                      site.job_root, nj.marker, strerror(errno));
+        if (nj.err[0] && nj.root_fd >= 0 && bai_root_file_write(nj.root_fd, nj.marker, nj.err, strlen(nj.err), why) != 0)
+            bai_error("batchai: job %u on %s: cannot write the marker in %s: %s", nj.jobid, nj.node, site.job_root, why);
     }
     bai_settings_free(&site);
     node_job_close(&nj);
@@ -284,6 +293,7 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
             close(temp_fd);
         }
         (void)unlinkat(nj.root_fd, nj.marker, 0);
+        (void)unlinkat(nj.root_fd, nj.copy, 0);
     }
     bai_settings_free(&site);
     node_job_close(&nj);

@@ -38,28 +38,45 @@ int bai_remote_init(spank_t sp, int ac, char **av)
     return bai_option_register(sp);
 }
 
-/* The prolog's verdict, read by root in task_init_privileged (the markers are root's, 0600, so that no other
- * user reads why a job failed) and judged by task_init, in the same task process, once it is the user and
- * knows its node's name (SLURMD_NODENAME is not in the task's environment yet while it is root): job_root
- * must be the trusted tree the prolog used, no marker of the node there (a marker must be a regular file of
- * root's), the job directory a real directory of the job's user. Every open is O_NONBLOCK and O_NOFOLLOW in
- * a tree only root can write: nothing here can stall on a FIFO or be led elsewhere. */
-#define SEEN_MARKERS 8 /* nodes that share a host and a job_root; one on a real cluster */
+/* What the prolog left, read by root in task_init_privileged (the files are root's, 0600, so that no other
+ * user reads why a job failed or what its file says) and judged by task_init, in the same task process, once
+ * it is the user and knows its node's name (SLURMD_NODENAME is not in the task's environment yet while it is
+ * root): job_root must be the trusted tree the prolog used; for the node, no failure marker and a verified
+ * copy of the job file (rootfs.h), each a regular file of root's; the job directory a real directory of the
+ * job's user. Every open is O_NONBLOCK and O_NOFOLLOW in a tree only root can write: nothing here can stall on
+ * a FIFO or be led elsewhere, and the task never reads the user's path, which could stop answering for good
+ * after the prolog's read (a process stuck in the kernel's wait for it could never leave the step). */
+#define SEEN_NODES 8 /* nodes that share a host and a job_root; one on a real cluster */
+struct seen_node {
+    char node[128];
+    int failed;               /* 1: a marker with `reason`; -1: something else is there (reason says) */
+    int copy;                 /* 1: job holds the copy; -1: something else is there (copy_why says) */
+    char reason[BAI_WHY_MAX], copy_why[BAI_WHY_MAX];
+    char *job;                /* the copy's bytes, job_len of them */
+    size_t job_len;
+};
 static struct {
     bool read;                    /* task_init_privileged ran for a Batch AI job */
     char root_why[BAI_WHY_MAX];   /* non-empty: job_root cannot be trusted */
     char dir_why[BAI_WHY_MAX];    /* non-empty: the job directory is not the user's */
     int n;
-    struct {
-        char node[128];
-        int found;                /* 1: a marker with `reason`; -1: something else is there (reason says) */
-        char reason[BAI_WHY_MAX];
-    } marker[SEEN_MARKERS];
+    struct seen_node node[SEEN_NODES];
 } seen;
+
+/* seen's entry for `node`, made when `make` and there is room; NULL otherwise. */
+static struct seen_node *seen_node(const char *node, bool make)
+{
+    for (int i = 0; i < seen.n; i++)
+        if (strcmp(seen.node[i].node, node) == 0)
+            return &seen.node[i];
+    if (!make || seen.n == SEEN_NODES || strlen(node) >= sizeof seen.node[0].node)
+        return NULL;
+    snprintf(seen.node[seen.n].node, sizeof seen.node[0].node, "%s", node);
+    return &seen.node[seen.n++];
+}
 
 static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char *jobid_s, uid_t uid)
 {
-    char prefix[64];
     seen.read = true;
     int root_fd = bai_trusted_dir_open(job_root, false, seen.root_why);
     if (root_fd < 0)
@@ -67,17 +84,21 @@ static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char
     seen.root_why[0] = '\0';
     if (bai_job_dir_check(root_fd, jobid_s, uid, seen.dir_why) == 0)
         seen.dir_why[0] = '\0';
-    int n = snprintf(prefix, sizeof prefix, "%u.prolog-failed-", jobid);
     int fd = dup(root_fd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    for (struct dirent *e; d && seen.n < SEEN_MARKERS && (e = readdir(d)) != NULL;) {
-        if (strncmp(e->d_name, prefix, (size_t)n) != 0 || strlen(e->d_name + n) >= sizeof seen.marker[0].node)
-            continue;
-        snprintf(seen.marker[seen.n].node, sizeof seen.marker[0].node, "%s", e->d_name + n);
-        seen.marker[seen.n].found = bai_marker_read(root_fd, e->d_name, seen.marker[seen.n].reason, BAI_WHY_MAX,
-                                                    seen.marker[seen.n].reason);
-        if (seen.marker[seen.n].found != 0)
-            seen.n++;
+    for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+        const char *failed = bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_FAILED);
+        const char *copy = failed ? NULL : bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_JOB);
+        struct seen_node *n = failed || copy ? seen_node(failed ? failed : copy, true) : NULL;
+        if (n && failed) {
+            char *text = NULL;
+            size_t len;
+            n->failed = bai_root_file_read(root_fd, e->d_name, BAI_WHY_MAX - 1, &text, &len, n->reason);
+            if (text)
+                snprintf(n->reason, sizeof n->reason, "%s", text);
+            free(text);
+        } else if (n)
+            n->copy = bai_root_file_read(root_fd, e->d_name, BAI_JOB_MAX_BYTES, &n->job, &n->job_len, n->copy_why);
     }
     if (d)
         closedir(d);
@@ -86,18 +107,21 @@ static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char
     close(root_fd);
 }
 
-/* Did the prolog leave a marker for `node`? */
-static bool prolog_failed_on(const char *node)
+/* Forget what was read; the copy is wiped: it may hold secrets' values. */
+static void forget_prolog_verdict(void)
 {
     for (int i = 0; i < seen.n; i++)
-        if (strcmp(seen.marker[i].node, node) == 0)
-            return true;
-    return false;
+        if (seen.node[i].job) {
+            explicit_bzero(seen.node[i].job, seen.node[i].job_len);
+            free(seen.node[i].job);
+        }
+    memset(&seen, 0, sizeof seen);
 }
 
-/* 0 when the prolog prepared `node`, else -1 with the reason logged. */
+/* 0 when the prolog prepared `node` and left the job file's copy, else -1 with the reason logged. */
 static int check_prolog(const char *job_root, uint32_t jobid, const char *node)
 {
+    const struct seen_node *n = seen_node(node, false);
     if (!seen.read) {
         bai_error("batchai: job %u: node %s: the plugin's privileged check did not run", jobid, node);
         return -1;
@@ -106,18 +130,29 @@ static int check_prolog(const char *job_root, uint32_t jobid, const char *node)
         bai_error("batchai: job %u: node %s was not prepared: job_root %s: %s", jobid, node, job_root, seen.root_why);
         return -1;
     }
-    for (int i = 0; i < seen.n; i++) {
-        if (strcmp(seen.marker[i].node, node) != 0)
-            continue;
-        if (seen.marker[i].found == 1)
-            bai_error("batchai: job %u: preparing node %s failed: %s", jobid, node, seen.marker[i].reason);
-        else
-            bai_error("batchai: job %u: node %s: %s", jobid, node, seen.marker[i].reason);
+    if (n && n->failed == 1) {
+        bai_error("batchai: job %u: preparing node %s failed: %s", jobid, node, n->reason);
+        return -1;
+    }
+    if (n && n->failed == -1) {
+        bai_error("batchai: job %u: node %s: %s", jobid, node, n->reason);
+        return -1;
+    }
+    if (!n && seen.dir_why[0]) { /* nothing of the prolog's for this job: it did not run for it */
+        bai_error("batchai: job %u: node %s was not prepared: the plugin's prolog did not run for this job there "
+                  "(the option was set outside sbatch --batchai-job, or Slurm ran no prolog: README.md, "
+                  "Troubleshooting)", jobid, node);
         return -1;
     }
     if (seen.dir_why[0]) {
         bai_error("batchai: job %u: node %s was not prepared (%s/%s); the slurmd log of %s says why", jobid, node,
                   job_root, seen.dir_why, node);
+        return -1;
+    }
+    if (!n || n->copy != 1) {
+        bai_error("batchai: job %u: node %s was not prepared: %s (the prolog keeps the job file it checked there; "
+                  "a prolog of an older plugin keeps none)", jobid, node,
+                  n && n->copy == -1 ? n->copy_why : "no copy of the job file in job_root");
         return -1;
     }
     return 0;
@@ -238,28 +273,23 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         bai_error("batchai: out of memory");
         goto out;
     }
-    /* A node whose prolog failed fails at once with the prolog's reason, before this task reads a file the
-     * prolog may have found unusable (one that never answers, say). */
-    if (prolog_failed_on(node)) {
-        struct bai_settings site;
-        if (bai_site_load(ac, av, &site) == 0) {
-            (void)check_prolog(site.job_root, jobid, node);
-            bai_settings_free(&site);
-        }
+    /* The prolog's verdict for this node first; then the job file as the prolog read and checked it, held
+     * again to the digest sbatch validated and to the site's policy. */
+    struct bai_settings site;
+    if (bai_site_load(ac, av, &site) != 0)
         goto out;
-    }
-    /* This process already is the user: a child of it reads the file (O_NONBLOCK, regular files only) and is
-     * killed at the deadline, so a file system that never answers cannot hang the task. */
-    struct bai_source src = {.path = job_file, .uid = (uid_t)-1, .gid = (gid_t)-1,
-                             .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS,
+    int prepared_here = check_prolog(site.job_root, jobid, node);
+    bai_settings_free(&site);
+    if (prepared_here != 0)
+        goto out;
+    const struct seen_node *n = seen_node(node, false);
+    struct bai_source src = {.path = job_file, .content = n->job, .content_len = n->job_len,
                              .digest = h.digest[0] ? h.digest : NULL};
     if (bai_load(&l, ac, av, &src, BAI_JOB_POLICY, NULL) != 0) {
         bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;
     }
     loaded = true;
-    if (check_prolog(l.site.job_root, jobid, node) != 0)
-        goto out;
 
     if (stepid == SLURM_BATCH_SCRIPT && h.script == BAI_SCRIPT_USER) {
         if (nnodes != (uint32_t)l.file.job.node_count) {
@@ -294,5 +324,6 @@ out:
     free(job_file);
     if (loaded)
         bai_loaded_free(&l);
+    forget_prolog_verdict();
     return rc;
 }

@@ -25,14 +25,8 @@ SLURM_RELEASES ?= 26.05.3
 CGROUP_RELEASES ?= 26.05.3
 CGROUP ?= 0
 
-# Known to fail on a release: left out of its pass here, in plain sight, each an open problem (issue 24).
-#   hostile_fuse_task.sh on the 26.05.3 pass, which runs proctrack/cgroup: the task's reader of a job file
-#   whose reads never answer is killed at 20 s and the task fails with the cause, but the reader stays in
-#   the kernel's uninterruptible FUSE wait, and in the step's cgroup, so slurmstepd waits for it until
-#   UnkillableStepTimeout and the node is drained ("JOB NOT ENDING WITH SIGNALS"). proctrack/linuxproc
-#   (the 22.05 pass) loses the reader once its parent, the task, exits. The way out is a task that does
-#   not read the user's path at all (the prolog's verified copy, in root's job_root).
-CLUSTER_KNOWN_FAILURES_26.05.3 := tests/cluster/hostile_fuse_task.sh
+# Known to fail on a release: CLUSTER_KNOWN_FAILURES_<release> lists tests left out of its pass, each an
+# open problem named here. None today.
 
 # cluster-pass NAME SLURM CGROUP: the plugin for Slurm SLURM (a release or a prefix) and the wrappers that
 # run every cluster test on it; CLUSTER_TESTS_<NAME> lists the wrappers.

@@ -22,11 +22,11 @@ fuse_then_cluster_stop() {
     cluster_stop
 }
 trap fuse_then_cluster_stop EXIT
-# hang_case CONTENT WANT: submit a job from f/job.json held, put the FUSE file system over f (serving the
-# file's bytes to the first open when CONTENT=first), release it; it must fail with WANT in its stderr,
-# nothing of it run, and the nodes idle, all while the FUSE server still holds its readers stuck. Sets ID.
-hang_case() {
-    local content=$1 want=$2 st took err start
+# fuse_job CONTENT: submit a job from f/job.json held, put the FUSE file system over f (serving the file's
+# bytes to the first open when CONTENT=first), release it and wait for its end, all while the FUSE server
+# still holds its readers stuck. Sets ID, ST (its state), TOOK (seconds) and ERR (its stderr.txt).
+fuse_job() {
+    local content=$1 start
     fuse_stop
     FUSE_PID=""
     as_user "rm -rf f && mkdir f"
@@ -44,14 +44,22 @@ JSON
     as_user "stat -c %U f/job.json" | grep -q "$TEST_USER" || fail "the FUSE job file is not there"
     start=$(date +%s)
     scontrol release "$ID"
-    st=$(wait_job "$ID" 120)
-    took=$(($(date +%s) - start))
-    err=$(find "$SHARE/logs" -path "*/$ID/stdouterr/stderr.txt" -print -quit)
-    [ "$st" = FAILED ] || fail "job $ID ended $st"
-    [ -n "$err" ] || fail "job $ID has no stderr.txt: the prolog left no time to make its log directory"
-    assert_grep "$want" "$err"
-    ! grep -qs main-ran "$(dirname "$err")/stdout.txt" || fail "job $ID ran"
+    ST=$(wait_job "$ID" 120)
+    TOOK=$(($(date +%s) - start))
+    ERR=$(find "$SHARE/logs" -path "*/$ID/stdouterr/stderr.txt" -print -quit)
+    [ -n "$ERR" ] || fail "job $ID has no stderr.txt: the prolog left no time to make its log directory"
+}
+# assert_no_drain: both nodes idle, and no task that could not be killed, whatever readers the FUSE server holds.
+assert_no_drain() {
     assert_nodes_idle
     ! grep -h "Kill task failed\|drain" "$CL"/log/slurm*.log || fail "a node was drained or a task could not be killed"
-    echo "job $ID: failed in $took s: $(grep -m1 "took longer" "$err")"
+}
+# hang_case CONTENT WANT: fuse_job CONTENT; the job must fail with WANT in its stderr, nothing of it run.
+hang_case() {
+    fuse_job "$1"
+    [ "$ST" = FAILED ] || fail "job $ID ended $ST"
+    assert_grep "$2" "$ERR"
+    ! grep -qs main-ran "$(dirname "$ERR")/stdout.txt" || fail "job $ID ran"
+    assert_no_drain
+    echo "job $ID: failed in $TOOK s: $(grep -m1 "took longer" "$ERR")"
 }

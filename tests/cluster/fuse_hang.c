@@ -3,7 +3,8 @@
  * are never answered: the file system that does not answer, for the tests of the plugin's read deadlines.
  * With CONTENT (a file), the reads of the first open get its bytes and only later opens hang: a reader that
  * comes first (the prolog) succeeds, the next (a task) does not. Runs as root in the foreground until
- * killed; the kernel fails what is pending when it goes. */
+ * killed; the kernel fails what is pending when it goes. Prints "mounted", then "open N by pid P" for each
+ * open of the file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
@@ -103,6 +104,10 @@ int main(int argc, char **argv)
         case FUSE_OPENDIR: {
             struct fuse_open_out o = {.fh = in->opcode == FUSE_OPEN ? ++opens : 0};
             reply(in, 0, &o, sizeof o);
+            if (in->opcode == FUSE_OPEN) { /* the tests count who opened the file */
+                printf("open %llu by pid %u\n", (unsigned long long)opens, in->pid);
+                fflush(stdout);
+            }
             break;
         }
         case FUSE_READ: {

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Hostile user vs the task's read of the job file: the FUSE file system (tests/cluster/fuse_hang.c) serves
-# the file to its first open, the prolog's, and never answers the task's. The task reads it in a child it
-# kills at 20 s, so the job fails with the cause instead of hanging until Slurm kills the task, fails to,
-# and drains the node.
+# Hostile user vs the tasks' use of the job file: the FUSE file system (tests/cluster/fuse_hang.c) serves the
+# file to its first open, the prolog's, and never answers another. The tasks must not read the user's path
+# at all: they use the copy the prolog verified and kept in root's job_root. A task that read the path again
+# would be stuck in the kernel's FUSE wait, unkillable, and with proctrack/cgroup slurmstepd would wait for
+# it until UnkillableStepTimeout and drain the node ("Kill task failed").
 . "$(dirname "$0")/fuse_case.bash"
-hang_case first "job.json: reading it took longer than 20 s (a file system that does not answer?)"
-pass "a job file whose task read never answers failed its job with the cause; nodes idle"
+fuse_job first
+[ "$ST" = COMPLETED ] || { cat "$ERR"; fail "job $ID ended $ST"; }
+assert_grep main-ran "$(dirname "$ERR")/stdout.txt"
+opens=$(grep -c '^open ' "$CL/fuse.out" || true)
+[ "$opens" = 1 ] || { cat "$CL/fuse.out"; fail "the job file was opened $opens times; only the prolog may open it"; }
+assert_no_drain
+# The copy is gone with the job (the epilog may still run when the job shows COMPLETED): nothing of it stays.
+for i in $(seq 50); do ls -A "$CL/jobs" | grep -q "^$ID\." || break; sleep 0.2; done
+! ls -A "$CL/jobs" | grep -q "^$ID\." || fail "job_root still holds files of job $ID: $(ls -A "$CL/jobs")"
+pass "a job file whose later reads never answer: opened once, by the prolog; the job ran from its copy in $TOOK s; nodes idle"

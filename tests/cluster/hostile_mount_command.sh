@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Hostile user vs allow_mount_command=no (security findings 5 and 17.2): the nodes re-check the site's
-# policy on whatever file they read, so a mountCommand never runs, whichever way the job reached them:
+# policy on the file the prolog read, and run nothing the prolog did not prepare, so a mountCommand never
+# runs, whichever way the job reached them:
 # the plugin's option passed in SPANK's environment to `sbatch --wrap` (the allocator never sees it),
 # `srun --batchai-job` making its own allocation, or a valid file swapped after sbatch accepted it.
 . "$(dirname "$0")/lib.sh"
@@ -24,13 +25,15 @@ assert_not_run() {
 if out=$(as_user "sbatch --batchai-job=evil.json" </dev/null 2>&1); then fail "sbatch accepted a mountCommand: $out"; fi
 grep -q "$refused" <<<"$out" || fail "unclear refusal: $out"
 
-# 1. The option in SPANK's environment, with --wrap: the allocator never parsed the file; the nodes do.
+# 1. The option in SPANK's environment, with --wrap: the allocator never parsed the file, and the prolog does
+#    not see the option, so nothing on the node is prepared and the tasks, which never read the user's path,
+#    refuse to run.
 out=$(as_user "_SLURM_SPANK_OPTION_batchai_batchai_job=$WORK/evil.json sbatch --parsable -o $WORK/env-%j.out --wrap 'echo wrap-ran'" </dev/null 2>&1) ||
     fail "sbatch --wrap failed: $out"
 id=${out%%;*}
 st=$(wait_job "$id")
 [ "$st" = FAILED ] || fail "job $id (option from the environment) ended $st"
-assert_grep "$refused" "$WORK/env-$id.out"
+assert_grep "node n1 was not prepared: the plugin's prolog did not run for this job there" "$WORK/env-$id.out"
 grep -q "wrap-ran" "$WORK/env-$id.out" && fail "the script ran despite the policy"
 assert_not_run "option in the environment"
 

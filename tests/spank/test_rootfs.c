@@ -88,35 +88,62 @@ static void test_job_dir(int root_fd)
     CHECK(faccessat(root_fd, ".43.new-0", F_OK, AT_SYMLINK_NOFOLLOW) != 0);
 }
 
-static void test_markers(int root_fd)
+/* read_as_root: bai_root_file_read into buf; its return value. */
+static int read_as_root(int root_fd, const char *name, size_t max, char *buf, size_t size, char *why)
+{
+    char *data = NULL;
+    size_t len = 0;
+    int rc = bai_root_file_read(root_fd, name, max, &data, &len, why);
+    snprintf(buf, size, "%s", rc == 1 && strlen(data) == len ? data : "");
+    free(data);
+    return rc;
+}
+
+static void test_node_files(int root_fd)
 {
     char name[300], buf[BAI_WHY_MAX], why[BAI_WHY_MAX];
     struct stat st;
-    CHECK(bai_marker_name(name, sizeof name, 7, "node1") == 0 && strcmp(name, "7.prolog-failed-node1") == 0);
-    CHECK(bai_marker_name(name, sizeof name, 7, "../x") == -1);
-    CHECK(bai_marker_name(name, sizeof name, 7, ".hidden") == -1);
-    CHECK(bai_marker_name(name, sizeof name, 7, "") == -1);
-    CHECK(bai_marker_name(name, 8, 7, "node1") == -1);
-    CHECK(bai_marker_read(root_fd, "7.m", buf, sizeof buf, why) == 0);
-    CHECK(bai_marker_write(root_fd, "7.m", "line one\nline two") == 0);
-    CHECK(bai_marker_read(root_fd, "7.m", buf, sizeof buf, why) == 1 && strcmp(buf, "line one\nline two") == 0);
+    CHECK(bai_node_file_name(name, sizeof name, 7, BAI_NODE_FILE_FAILED, "node1") == 0 &&
+          strcmp(name, "7.prolog-failed-node1") == 0);
+    CHECK(bai_node_file_name(name, sizeof name, 7, BAI_NODE_FILE_JOB, "n2") == 0 && strcmp(name, "7.job-n2") == 0);
+    CHECK(bai_node_file_name(name, sizeof name, 7, BAI_NODE_FILE_JOB, "../x") == -1);
+    CHECK(bai_node_file_name(name, sizeof name, 7, BAI_NODE_FILE_JOB, ".hidden") == -1);
+    CHECK(bai_node_file_name(name, sizeof name, 7, BAI_NODE_FILE_JOB, "") == -1);
+    CHECK(bai_node_file_name(name, 8, 7, BAI_NODE_FILE_FAILED, "node1") == -1);
+    /* Back from a name: the node of this job's file of this kind only. */
+    const char *node = bai_node_file_node("7.job-n2", 7, BAI_NODE_FILE_JOB);
+    CHECK(node && strcmp(node, "n2") == 0);
+    CHECK(bai_node_file_node("7.job-n2", 7, BAI_NODE_FILE_FAILED) == NULL);
+    CHECK(bai_node_file_node("77.job-n2", 7, BAI_NODE_FILE_JOB) == NULL);
+    CHECK(bai_node_file_node("7.job-", 7, BAI_NODE_FILE_JOB) == NULL);
+    CHECK(read_as_root(root_fd, "7.m", 100, buf, sizeof buf, why) == 0);
+    CHECK(bai_root_file_write(root_fd, "7.m", "line one\nline two", 17, why) == 0);
+    CHECK(read_as_root(root_fd, "7.m", 100, buf, sizeof buf, why) == 1 && strcmp(buf, "line one\nline two") == 0);
     CHECK(fstatat(root_fd, "7.m", &st, 0) == 0 && (st.st_mode & 07777) == 0600 && st.st_uid == 0);
-    /* A symbolic link in the marker's place is replaced, not written through. */
+    /* Bounded: a file over the reader's limit is refused, not cut. */
+    CHECK(read_as_root(root_fd, "7.m", 16, buf, sizeof buf, why) == -1 && strstr(why, "more than 16"));
+    /* Bytes, not text: a NUL inside comes back whole. */
+    char *data = NULL;
+    size_t len = 0;
+    CHECK(bai_root_file_write(root_fd, "7.b", "a\0b", 3, why) == 0);
+    CHECK(bai_root_file_read(root_fd, "7.b", 3, &data, &len, why) == 1 && len == 3 && memcmp(data, "a\0b", 4) == 0);
+    free(data);
+    /* A symbolic link in the file's place is replaced, not written through. */
     int f = open(at("victim"), O_CREAT | O_WRONLY, 0644);
     CHECK(f >= 0);
     close(f);
     CHECK(symlinkat(at("victim"), root_fd, "8.m") == 0);
-    CHECK(bai_marker_read(root_fd, "8.m", buf, sizeof buf, why) == -1);
-    CHECK(bai_marker_write(root_fd, "8.m", "why") == 0);
+    CHECK(read_as_root(root_fd, "8.m", 100, buf, sizeof buf, why) == -1);
+    CHECK(bai_root_file_write(root_fd, "8.m", "why", 3, why) == 0);
     CHECK(stat(at("victim"), &st) == 0 && st.st_size == 0);
-    CHECK(bai_marker_read(root_fd, "8.m", buf, sizeof buf, why) == 1 && strcmp(buf, "why") == 0);
+    CHECK(read_as_root(root_fd, "8.m", 100, buf, sizeof buf, why) == 1 && strcmp(buf, "why") == 0);
     /* A FIFO does not stall the reader; a file of the user's is not taken as root's word. */
     CHECK(mkfifoat(root_fd, "9.m", 0600) == 0);
-    CHECK(bai_marker_read(root_fd, "9.m", buf, sizeof buf, why) == -1 && strstr(why, "not a regular file"));
+    CHECK(read_as_root(root_fd, "9.m", 100, buf, sizeof buf, why) == -1 && strstr(why, "not a regular file"));
     f = openat(root_fd, "10.m", O_CREAT | O_WRONLY, 0600);
     CHECK(f >= 0 && fchown(f, USER_UID, USER_GID) == 0);
     close(f);
-    CHECK(bai_marker_read(root_fd, "10.m", buf, sizeof buf, why) == -1);
+    CHECK(read_as_root(root_fd, "10.m", 100, buf, sizeof buf, why) == -1);
 }
 
 /* A tree of the user's: 200 directories deep (past the removal's depth bound), mode-000 directories, files,
@@ -187,7 +214,7 @@ int main(void)
     }
     test_trusted_dir_open();
     test_job_dir(root_fd);
-    test_markers(root_fd);
+    test_node_files(root_fd);
     test_remove_contents(root_fd);
     close(root_fd);
     char cmd[256];

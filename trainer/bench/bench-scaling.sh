@@ -6,6 +6,8 @@
 #   1p1t   one process, 1 thread (no launcher)          1p2t   one process, 2 threads
 #   2r     mpirun -np 2 --bind-to core, 1 thread each   2r-slurm  srun --mpi=pmix -N 2 -n 2 on the local
 #                                                                 2-node cluster (contrib/localcluster; root)
+#   2x1p1t two independent 1p1t processes at once, one per core (taskset), no communication: the machine's
+#          ceiling for 2 ranks (shared memory bandwidth, caches, clocks), which no data-parallel run can pass
 # For each: images/s per rank and in aggregate, end to end (the epoch: order, augmentation, steps) and step
 # only (the summed step times), efficiency = aggregate(N) / (N x the same side's 1p1t), and for cifar-train
 # per step: compute (step minus wait), the wait for the gradient allreduces after backward, and the CPU time
@@ -43,7 +45,7 @@ MPIRUN=(mpirun --allow-run-as-root -np 2 --bind-to core -x OMP_NUM_THREADS=1 -x 
 [ $have_torch = 1 ] && PEER_CONFIG=1 OMP_NUM_THREADS=1 /usr/bin/python3 trainer/bench/torch_ddp.py "$data" 1 0 | grep '^#' |
     grep -E '^# torch|OpenMP|threads'
 
-configs="1p1t 1p2t 2r"
+configs="1p1t 1p2t 2x1p1t 2r"
 if [ "$(id -u)" -eq 0 ] && [ -x contrib/localcluster/localcluster ] && command -v slurmctld >/dev/null; then
     cluster=$(mktemp -d /tmp/bench-scaling-cluster.XXXXXX)
     if contrib/localcluster/localcluster start "$cluster" >/dev/null 2>&1; then
@@ -62,6 +64,7 @@ run() {
     case $config in
     1p1t) ranks=1 ;;
     1p2t) ranks=1 threads=2 ;;
+    2x1p1t) pair "$side"; return ;;
     2r) launch=("${MPIRUN[@]}") ;;
     2r-slurm) launch=(env SLURM_CONF="$cluster/slurm.conf" OMPI_MCA_btl=self,tcp OMP_NUM_THREADS=1
                       srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 -t 10) ;;
@@ -78,6 +81,32 @@ run() {
         { cat "$out"; echo "bench-scaling: $side $config failed"; exit 1; }
     if [ "$side" = ours ]; then tail -n 1 "$work/log.json"; else grep '^{' "$out" | tail -n 1; fi |
         sed "s/^/$side $config $ranks /" >>"$work/results"
+}
+
+# pair SIDE: the 2x1p1t configuration: two single processes at once, pinned to cores 0 and 1; appends one line
+# in the 2r form (rank 0's epoch line, images_per_sec the sum of both).
+pair() {
+    local side=$1 i cmd pids=()
+    for i in 0 1; do
+        if [ "$side" = ours ]; then
+            mkdir -p "$work/run$i"
+            rm -f "$work/log$i.json"
+            cmd=("$bin" --device cpu --threads 1 --data "$data" --epochs "$EPOCHS" --limit-test 64 --log-every 0
+                 --log-json "$work/log$i.json" --dir "$work/run$i" --checkpoint-dir "$work/run$i")
+        else
+            cmd=(/usr/bin/python3 "$TOP/trainer/bench/torch_ddp.py" "$data" 1 "$EPOCHS")
+        fi
+        (cd "$work" && OMP_NUM_THREADS=1 taskset -c $i "${cmd[@]}") >"$work/out$i" 2>&1 &
+        pids+=($!)
+    done
+    wait "${pids[0]}" && wait "${pids[1]}" || { cat "$work/out0" "$work/out1"; echo "bench-scaling: $side 2x1p1t failed"; exit 1; }
+    for i in 0 1; do
+        if [ "$side" = ours ]; then tail -n 1 "$work/log$i.json"; else grep '^{' "$work/out$i" | tail -n 1; fi
+    done | /usr/bin/python3 -c '
+import json, sys
+a, b = (json.loads(l) for l in sys.stdin)
+a["images_per_sec"] += b["images_per_sec"]
+print(json.dumps(a))' | sed "s/^/$side 2x1p1t 2 /" >>"$work/results"
 }
 
 for round in $(seq "$ROUNDS"); do
