@@ -720,12 +720,25 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
 
 /* ---- the job ---- */
 
+/* The job's own properties; the toolkits' are the table's (toolkits.h). */
 static const char *const job_keys[] = {
-    "schedulingPriority", "cluster", "mountVolumes", "nodeCount", "containerSettings", "cntkSettings",
-    "pyTorchSettings", "tensorFlowSettings", "caffeSettings", "caffe2Settings", "chainerSettings",
-    "customToolkitSettings", "customMpiSettings", "horovodSettings", "jobPreparation", "stdOutErrPathPrefix",
-    "inputDirectories", "outputDirectories", "environmentVariables", "secrets", "constraints", NULL,
+    "schedulingPriority", "cluster", "mountVolumes", "nodeCount", "containerSettings", "jobPreparation",
+    "stdOutErrPathPrefix", "inputDirectories", "outputDirectories", "environmentVariables", "secrets",
+    "constraints", NULL,
 };
+
+/* jv_object over the job's properties and the toolkits'. */
+static bool job_object(struct bai_diag *d, const cJSON *v, const char *path)
+{
+    const char *known[sizeof job_keys / sizeof job_keys[0] + BAI_TOOLKIT_MAX];
+    size_t n = 0;
+    for (; job_keys[n]; n++)
+        known[n] = job_keys[n];
+    for (size_t k = 0; k < bai_toolkit_count && k < BAI_TOOLKIT_MAX; k++)
+        known[n++] = bai_toolkits[k].property;
+    known[n] = NULL;
+    return jv_object(d, v, path, known);
+}
 
 static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
 {
@@ -834,7 +847,7 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
         }
         if (!jv_get(root, "properties") && jv_get(root, "command"))
             bai_aml_parse(root, job, diag); /* an Azure ML command job */
-        else if (jv_object(diag, body, path, job_keys))
+        else if (job_object(diag, body, path))
             parse_job(diag, body, path, job);
     }
     cJSON_Delete(root);

@@ -1,9 +1,11 @@
 /* The toolkits of a job.json, one row each in bai_toolkits[] (toolkits.c): the JSON property that names it,
  * the keys its object takes (each with its kind of value and whether it is required), the rules between
  * them, how many tasks its main step runs and the main step itself. The parser (job.c) and the translation
- * (translate.c) know no toolkit and no key by name: adding a toolkit, even one with a key no other toolkit
- * has, is a row there and its functions beside it. schemas/job.schema.json states the same toolkits and keys
- * for editors; tests/jobfile/test_toolkit_schema fails when the two disagree. */
+ * (translate.c) know no toolkit by name, and of the keys only processCount, which overrides any toolkit's task
+ * count: adding a toolkit, even one with a key no other toolkit has, is a row there and its functions beside
+ * it. schemas/job.schema.json states the same toolkits and keys for editors and other validators (with
+ * descriptions and patterns the table has no use for); tests/jobfile/test_toolkit_schema fails when the two
+ * disagree. */
 #ifndef BAI_TOOLKITS_H
 #define BAI_TOOLKITS_H
 
@@ -45,7 +47,8 @@ struct bai_toolkit {
 };
 
 extern const struct bai_toolkit bai_toolkits[];
-extern const size_t bai_toolkit_count;
+extern const size_t bai_toolkit_count; /* at most BAI_TOOLKIT_MAX */
+#define BAI_TOOLKIT_MAX 32
 
 /* The value the job file gave `key` of its toolkit: NULL (a string) or 0 (a count) when it gave none or its
  * toolkit takes no such key (an Azure ML job has none). */
