@@ -1,5 +1,5 @@
 /* The toolkit table (spank_plugin/jobfile/toolkits.c) and schemas/job.schema.json say the same: the same
- * toolkits (Job.oneOf), each closed (additionalProperties false) with the same keys, the same required keys,
+ * toolkits (Job.oneOf, Job.properties and JobPropertyName), each closed (additionalProperties false) with the same keys, the same required keys,
  * and each key of the same kind (a count is #/definitions/count, a path #/definitions/shellPath, shell text
  * #/definitions/commandText, a line any other string). The schema is written by hand for its readers
  * (descriptions, patterns, CNTK's rules as if/then/else); this keeps it from drifting from the table that
@@ -158,6 +158,19 @@ int main(void)
         listed++;
         if (!row(property))
             fault(property, "%s is a toolkit of the schema (Job.oneOf), not of the table", property);
+    }
+    /* JobPropertyName, which the top level's propertyNames use, names every property of Job and no other. */
+    const cJSON *names = get(get(defs, "JobPropertyName"), "enum"), *p;
+    cJSON_ArrayForEach(p, get(job, "properties")) {
+        checks++;
+        if (!in_string_array(names, p->string))
+            fault("JobPropertyName", "%s is a property of Job, not in JobPropertyName", p->string);
+    }
+    cJSON_ArrayForEach(p, names) {
+        checks++;
+        if (!cJSON_IsString(p) || !get(get(job, "properties"), p->valuestring))
+            fault("JobPropertyName", "%s is in JobPropertyName, not a property of Job",
+                  cJSON_IsString(p) ? p->valuestring : "an entry that is not a string");
     }
     for (size_t i = 0; i < bai_toolkit_count; i++) {
         checks++;
