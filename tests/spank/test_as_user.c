@@ -25,16 +25,7 @@
 #define USER_UID 65534 /* nobody */
 #define USER_GID 65534
 
-static char base[64]; /* this test's directory, /tmp/bai-as-user-XXXXXX, 0755 */
-
-static char *at(const char *rel)
-{
-    static char buf[8][4096];
-    static int i;
-    char *p = buf[i++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", base, rel);
-    return p;
-}
+static char base[64]; /* this test's directory, /tmp/bai-as-user-XXXXXX, 0755: the current one */
 
 static int open_fds(void)
 {
@@ -274,31 +265,31 @@ static void test_read(void)
     char *big = malloc(BAI_JOB_MAX_BYTES + 1);
     for (size_t i = 0; i < BAI_JOB_MAX_BYTES + 1; i++)
         big[i] = (char)(i * 7 + i / 251);
-    write_file(at("job.json"), big, big_len, 0644);
-    check_read(USER_UID, at("job.json"), big, big_len);
-    write_file(at("max.json"), big, BAI_JOB_MAX_BYTES, 0644);
-    check_read(USER_UID, at("max.json"), big, BAI_JOB_MAX_BYTES);
-    write_file(at("over.json"), big, BAI_JOB_MAX_BYTES + 1, 0644);
-    check_refused(USER_UID, at("over.json"), "larger than the limit");
-    write_file(at("empty.json"), "", 0, 0644);
-    check_read(USER_UID, at("empty.json"), "", 0);
+    write_file("job.json", big, big_len, 0644);
+    check_read(USER_UID, "job.json", big, big_len);
+    write_file("max.json", big, BAI_JOB_MAX_BYTES, 0644);
+    check_read(USER_UID, "max.json", big, BAI_JOB_MAX_BYTES);
+    write_file("over.json", big, BAI_JOB_MAX_BYTES + 1, 0644);
+    check_refused(USER_UID, "over.json", "larger than the limit");
+    write_file("empty.json", "", 0, 0644);
+    check_read(USER_UID, "empty.json", "", 0);
     /* Only root may read it: the user is refused by the kernel, root's own reader (uid -1) is not. */
-    write_file(at("secret.json"), "{\"secret\": 1}", 13, 0600);
-    check_refused(USER_UID, at("secret.json"), "Permission denied");
-    check_read((uid_t)-1, at("secret.json"), "{\"secret\": 1}", 13);
+    write_file("secret.json", "{\"secret\": 1}", 13, 0600);
+    check_refused(USER_UID, "secret.json", "Permission denied");
+    check_read((uid_t)-1, "secret.json", "{\"secret\": 1}", 13);
     /* A FIFO nobody writes to: refused at once, not waited on until the deadline. */
-    CHECK(mkfifo(at("fifo"), 0666) == 0 && chmod(at("fifo"), 0666) == 0);
-    check_refused(USER_UID, at("fifo"), "is not a regular file");
-    CHECK(mkdir(at("dir"), 0755) == 0);
-    check_refused(USER_UID, at("dir"), "is not a regular file");
-    check_refused(USER_UID, at("absent.json"), "No such file");
+    CHECK(mkfifo("fifo", 0666) == 0 && chmod("fifo", 0666) == 0);
+    check_refused(USER_UID, "fifo", "is not a regular file");
+    CHECK(mkdir("dir", 0755) == 0);
+    check_refused(USER_UID, "dir", "is not a regular file");
+    check_refused(USER_UID, "absent.json", "No such file");
     /* A symbolic link is followed as the user, so it reaches no more than the user could. */
-    CHECK(symlink(at("secret.json"), at("to-secret")) == 0);
-    check_refused(USER_UID, at("to-secret"), "Permission denied");
-    CHECK(symlink(at("fifo"), at("to-fifo")) == 0);
-    check_refused(USER_UID, at("to-fifo"), "is not a regular file");
-    CHECK(symlink(at("job.json"), at("to-job")) == 0);
-    check_read(USER_UID, at("to-job"), big, big_len);
+    CHECK(symlink("secret.json", "to-secret") == 0);
+    check_refused(USER_UID, "to-secret", "Permission denied");
+    CHECK(symlink("fifo", "to-fifo") == 0);
+    check_refused(USER_UID, "to-fifo", "is not a regular file");
+    CHECK(symlink("job.json", "to-job") == 0);
+    check_read(USER_UID, "to-job", big, big_len);
     free(big);
     CHECK(open_fds() == fds_before); /* no pipe end left behind */
 }
@@ -362,7 +353,7 @@ int main(void)
         return 1;
     }
     snprintf(base, sizeof base, "/tmp/bai-as-user-XXXXXX");
-    if (!mkdtemp(base) || chmod(base, 0755) != 0) {
+    if (!mkdtemp(base) || chmod(base, 0755) != 0 || chdir(base) != 0) {
         fprintf(stderr, "cannot make a directory under /tmp: %s\n", strerror(errno));
         return 1;
     }
@@ -380,7 +371,7 @@ int main(void)
     test_collect();
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf %s", base);
-    if (system(cmd) != 0)
+    if (chdir("/") != 0 || system(cmd) != 0)
         fprintf(stderr, "could not remove %s\n", base);
     return check_exit("as_user");
 }
