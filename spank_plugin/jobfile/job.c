@@ -588,70 +588,35 @@ static void parse_container(struct bai_diag *d, const cJSON *v, const char *path
 
 /* ---- toolkits ---- */
 
-struct tk_field {
-    const char *key;
-    size_t offset;   /* of a char * or int in struct bai_toolkit_settings */
-    bool is_int;
-    bool is_path;    /* a file the main step runs or reads: one shell word, see bai_shell_path_ok() */
-};
-
-#define TK_STR(k, f) { k, offsetof(struct bai_toolkit_settings, f), false, false }
-#define TK_PATH(k, f) { k, offsetof(struct bai_toolkit_settings, f), false, true }
-#define TK_INT(k, f) { k, offsetof(struct bai_toolkit_settings, f), true, false }
-static const struct tk_field tk_fields[] = {
-    TK_PATH("pythonScriptFilePath", python_script),
-    TK_PATH("pythonInterpreterPath", python_interpreter),
-    TK_STR("commandLineArgs", command_line_args),
-    TK_STR("commandLine", command_line),
-    TK_PATH("configFilePath", config_file),
-    TK_STR("languageType", language_type),
-    TK_STR("communicationBackend", communication_backend),
-    TK_STR("masterCommandLineArgs", master_args),
-    TK_STR("workerCommandLineArgs", worker_args),
-    TK_STR("parameterServerCommandLineArgs", ps_args),
-    TK_INT("processCount", process_count),
-    TK_INT("workerCount", worker_count),
-    TK_INT("parameterServerCount", ps_count),
-};
-
-static const struct tk_field *tk_field(const char *key)
-{
-    for (size_t i = 0; i < sizeof tk_fields / sizeof tk_fields[0]; i++)
-        if (strcmp(tk_fields[i].key, key) == 0)
-            return &tk_fields[i];
-    return NULL;
-}
-
+/* The object of the toolkit `kind`: each key as its row says (toolkits.h), into t->value, then the row's rules. */
 static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, const struct bai_toolkit *kind,
                           struct bai_toolkit_settings *t, int node_count)
 {
-    const char *known[sizeof tk_fields / sizeof tk_fields[0] + 1];
+    const char *known[BAI_TOOLKIT_MAX_KEYS + 1];
     size_t n = 0;
 
     t->kind = kind;
-    for (const char *const *k = kind->keys; *k && n < sizeof known / sizeof known[0] - 1; k++)
-        known[n++] = *k + (**k == '!');
+    for (; n < BAI_TOOLKIT_MAX_KEYS && kind->keys[n].name; n++)
+        known[n] = kind->keys[n].name;
     known[n] = NULL;
     if (!jv_object(d, v, path, known))
         return;
-    for (const char *const *k = kind->keys; *k; k++) {
-        bool required = **k == '!';
-        const char *key = *k + required;
-        const struct tk_field *f = tk_field(key);
-        unsigned flags = (required ? JV_REQUIRED : 0u);
-        if (f->is_int) {
-            jv_int(d, v, key, path, 1, BAI_JOB_MAX_NODES * 64L, flags, (int *)((char *)t + f->offset));
-        } else {
-            bool multiline = strstr(key, "Args") || strcmp(key, "commandLine") == 0;
-            char **value = (char **)((char *)t + f->offset);
-            flags |= (multiline ? JV_MULTILINE : JV_NONEMPTY);
-            if (jv_string(d, v, key, path, flags, value) == 1 && f->is_path && !bai_shell_path_ok(*value)) {
-                char child[JV_PATH_MAX], got[96];
-                jv_child(child, path, key);
-                jv_describe(jv_get(v, key), got, sizeof got);
-                bai_diag_add(d, child, "expected a path whose only shell syntax is $NAME or ${NAME} (no other $, "
-                             "no \" \\ or `), got %s", got);
-            }
+    for (size_t i = 0; i < n; i++) {
+        const struct bai_toolkit_key *k = &kind->keys[i];
+        unsigned flags = k->required ? JV_REQUIRED : 0u;
+        if (k->value == BAI_TK_INT) {
+            jv_int(d, v, k->name, path, 1, BAI_JOB_MAX_NODES * 64L, flags, &t->value[i].count);
+            continue;
+        }
+        char **value = &t->value[i].str;
+        flags |= k->value == BAI_TK_TEXT ? JV_MULTILINE : JV_NONEMPTY;
+        if (jv_string(d, v, k->name, path, flags, value) == 1 && k->value == BAI_TK_PATH &&
+            !bai_shell_path_ok(*value)) {
+            char child[JV_PATH_MAX], got[96];
+            jv_child(child, path, k->name);
+            jv_describe(jv_get(v, k->name), got, sizeof got);
+            bai_diag_add(d, child, "expected a path whose only shell syntax is $NAME or ${NAME} (no other $, "
+                         "no \" \\ or `), got %s", got);
         }
     }
     if (kind->rules)
@@ -755,12 +720,25 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
 
 /* ---- the job ---- */
 
+/* The job's own properties; the toolkits' are the table's (toolkits.h). */
 static const char *const job_keys[] = {
-    "schedulingPriority", "cluster", "mountVolumes", "nodeCount", "containerSettings", "cntkSettings",
-    "pyTorchSettings", "tensorFlowSettings", "caffeSettings", "caffe2Settings", "chainerSettings",
-    "customToolkitSettings", "customMpiSettings", "horovodSettings", "jobPreparation", "stdOutErrPathPrefix",
-    "inputDirectories", "outputDirectories", "environmentVariables", "secrets", "constraints", NULL,
+    "schedulingPriority", "cluster", "mountVolumes", "nodeCount", "containerSettings", "jobPreparation",
+    "stdOutErrPathPrefix", "inputDirectories", "outputDirectories", "environmentVariables", "secrets",
+    "constraints", NULL,
 };
+
+/* jv_object over the job's properties and the toolkits'. */
+static bool job_object(struct bai_diag *d, const cJSON *v, const char *path)
+{
+    const char *known[sizeof job_keys / sizeof job_keys[0] + BAI_TOOLKIT_MAX];
+    size_t n = 0;
+    for (; job_keys[n]; n++)
+        known[n] = job_keys[n];
+    for (size_t k = 0; k < bai_toolkit_count && k < BAI_TOOLKIT_MAX; k++)
+        known[n++] = bai_toolkits[k].property;
+    known[n] = NULL;
+    return jv_object(d, v, path, known);
+}
 
 static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, struct bai_job *job)
 {
@@ -869,7 +847,7 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
         }
         if (!jv_get(root, "properties") && jv_get(root, "command"))
             bai_aml_parse(root, job, diag); /* an Azure ML command job */
-        else if (jv_object(diag, body, path, job_keys))
+        else if (job_object(diag, body, path))
             parse_job(diag, body, path, job);
     }
     cJSON_Delete(root);
@@ -934,8 +912,8 @@ int bai_job_task_count(const struct bai_job *job)
 
     if (job->aml)
         return bai_aml_task_count(job);
-    if (t->process_count > 0)
-        return t->process_count;
+    if (bai_toolkit_int(t, "processCount") > 0)
+        return bai_toolkit_int(t, "processCount");
     return t->kind->task_count ? t->kind->task_count(job) : job->node_count;
 }
 
@@ -983,9 +961,9 @@ long bai_parse_duration(const char *s)
 
 static void free_toolkit(struct bai_toolkit_settings *t)
 {
-    for (size_t i = 0; i < sizeof tk_fields / sizeof tk_fields[0]; i++)
-        if (!tk_fields[i].is_int)
-            free(*(char **)((char *)t + tk_fields[i].offset));
+    for (size_t i = 0; t->kind && i < BAI_TOOLKIT_MAX_KEYS && t->kind->keys[i].name; i++)
+        if (t->kind->keys[i].value != BAI_TK_INT)
+            free(t->value[i].str);
 }
 
 void bai_job_free(struct bai_job *job)

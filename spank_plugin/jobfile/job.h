@@ -43,23 +43,17 @@
 #define BAI_JOB_MAX_DAYS   3650
 #define BAI_JOB_DEFAULT_WALL_SECONDS (7L * 24 * 3600) /* Batch AI's default: 7.00:00:00 */
 
-/* The settings of the one toolkit the job names. Fields not used by a kind stay NULL / 0. */
+/* The settings of the one toolkit the job names: value[i] is what the file gave kind->keys[i] (toolkits.h),
+ * a string (NULL: not given) or a count (0: not given); read them with bai_toolkit_str / bai_toolkit_int. */
 struct bai_toolkit;
+#define BAI_TOOLKIT_MAX_KEYS 12 /* the most keys one toolkit takes */
+union bai_toolkit_field {
+    char *str;
+    int count;
+};
 struct bai_toolkit_settings {
     const struct bai_toolkit *kind; /* its row of bai_toolkits[] (toolkits.h); NULL for an Azure ML job */
-    char *python_script;      /* pythonScriptFilePath */
-    char *python_interpreter; /* pythonInterpreterPath */
-    char *command_line_args;  /* commandLineArgs */
-    char *command_line;       /* customMpi / customToolkit commandLine */
-    char *config_file;        /* cntk (BrainScript) / caffe configFilePath */
-    char *language_type;      /* cntk: "Python" or "BrainScript" (default BrainScript) */
-    char *communication_backend; /* pyTorch: "TCP", "Gloo" or "MPI" */
-    char *master_args;        /* tensorFlow masterCommandLineArgs */
-    char *worker_args;        /* tensorFlow workerCommandLineArgs */
-    char *ps_args;            /* tensorFlow parameterServerCommandLineArgs */
-    int worker_count;         /* tensorFlow; 0 = not given */
-    int ps_count;             /* tensorFlow; 0 = not given (-1 never) */
-    int process_count;        /* processCount; 0 = not given (default: nodeCount) */
+    union bai_toolkit_field value[BAI_TOOLKIT_MAX_KEYS];
 };
 
 enum bai_mount_kind {

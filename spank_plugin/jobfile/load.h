@@ -5,7 +5,7 @@
  * it, so `batchai-job validate` and `translate` give the answer sbatch gives with the same settings, and a
  * node holds a file to the same rules as the submit host. Only the reader differs: the command reads the
  * file itself (bai_job_read_direct); the plugin reads it in a child process, as the user in the prolog, that
- * is killed at a deadline (spank_common.h). */
+ * is killed at a deadline (spank/as_user.h). */
 #ifndef BAI_LOAD_H
 #define BAI_LOAD_H
 

@@ -22,56 +22,68 @@ static bool one_of(const char *s, const char *const options[])
     return false;
 }
 
-static void pytorch_rules(struct bai_diag *d, const char *path, struct bai_toolkit_settings *t, int node_count)
+static void pytorch_rules(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t,
+                          int node_count)
 {
     static const char *const backends[] = { "TCP", "Gloo", "MPI", NULL };
+    const char *backend = bai_toolkit_str(t, "communicationBackend");
     char child[JV_PATH_MAX];
     (void)node_count;
     jv_child(child, path, "communicationBackend");
-    if (t->communication_backend && !one_of(t->communication_backend, backends))
+    if (backend && !one_of(backend, backends))
         bai_diag_add(d, child, "expected one of \"TCP\", \"Gloo\", \"MPI\"");
 }
 
-static void tensorflow_rules(struct bai_diag *d, const char *path, struct bai_toolkit_settings *t, int node_count)
+static void tensorflow_rules(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t,
+                             int node_count)
 {
+    int nps = bai_toolkit_int(t, "parameterServerCount");
     char child[JV_PATH_MAX];
     jv_child(child, path, "parameterServerCount");
-    if (node_count > 0 && t->ps_count > node_count)
-        bai_diag_add(d, child, "expected at most nodeCount (%d) parameter servers, got %d", node_count, t->ps_count);
+    if (node_count > 0 && nps > node_count)
+        bai_diag_add(d, child, "expected at most nodeCount (%d) parameter servers, got %d", node_count, nps);
 }
 
-static void cntk_rules(struct bai_diag *d, const char *path, struct bai_toolkit_settings *t, int node_count)
+/* Is it a Python job? languageType says; without one, Batch AI took a Python script with no config file as
+ * Python (the official CNTK Python recipe gives none). */
+static bool cntk_python(const struct bai_toolkit_settings *t)
+{
+    const char *language = bai_toolkit_str(t, "languageType");
+    if (language)
+        return strcasecmp(language, "Python") == 0;
+    return bai_toolkit_str(t, "pythonScriptFilePath") && !bai_toolkit_str(t, "configFilePath");
+}
+
+static void cntk_rules(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t, int node_count)
 {
     static const char *const languages[] = { "BrainScript", "Python", NULL };
+    const char *language = bai_toolkit_str(t, "languageType");
+    bool script = bai_toolkit_str(t, "pythonScriptFilePath"), config = bai_toolkit_str(t, "configFilePath");
     char child[JV_PATH_MAX];
     (void)node_count;
     jv_child(child, path, "languageType");
-    if (t->language_type && !one_of(t->language_type, languages)) {
+    if (language && !one_of(language, languages)) {
         bai_diag_add(d, child, "expected \"BrainScript\" or \"Python\"");
-    } else if ((t->language_type && strcasecmp(t->language_type, "Python") == 0) ||
-               (!t->language_type && t->python_script && !t->config_file)) {
-        /* Batch AI took a Python script with no languageType as Python (the official CNTK Python recipe gives
-         * none): say so, for the translation. */
-        if (!t->language_type && !(t->language_type = strdup("Python")))
-            bai_diag_add(d, path, "out of memory");
-        if (!t->python_script)
+    } else if (cntk_python(t)) {
+        if (!script)
             bai_diag_add(d, path, "languageType \"Python\" needs pythonScriptFilePath");
-        if (t->config_file)
+        if (config)
             bai_diag_add(d, path, "configFilePath can only be given with languageType \"BrainScript\"");
     } else {
-        if (!t->config_file)
+        if (!config)
             bai_diag_add(d, path, "languageType \"BrainScript\" (the default) needs configFilePath");
-        if (t->python_script || t->python_interpreter)
+        if (script || bai_toolkit_str(t, "pythonInterpreterPath"))
             bai_diag_add(d, path, "pythonScriptFilePath and pythonInterpreterPath need languageType \"Python\"");
     }
 }
 
-static void caffe_rules(struct bai_diag *d, const char *path, struct bai_toolkit_settings *t, int node_count)
+static void caffe_rules(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t, int node_count)
 {
+    bool script = bai_toolkit_str(t, "pythonScriptFilePath");
     (void)node_count;
-    if (!t->config_file == !t->python_script)
+    if (!bai_toolkit_str(t, "configFilePath") == !script)
         bai_diag_add(d, path, "expected exactly one of configFilePath and pythonScriptFilePath");
-    if (t->python_interpreter && !t->python_script)
+    if (bai_toolkit_str(t, "pythonInterpreterPath") && !script)
         bai_diag_add(d, path, "pythonInterpreterPath needs pythonScriptFilePath");
 }
 
@@ -86,10 +98,11 @@ static int one_task(const struct bai_job *job)
 /* Workers and parameter servers (one task on a single node with neither given). */
 static int tensorflow_tasks(const struct bai_job *job)
 {
-    const struct bai_toolkit_settings *t = &job->toolkit;
-    if (job->node_count == 1 && !t->worker_count && !t->ps_count)
+    int workers = bai_toolkit_int(&job->toolkit, "workerCount");
+    int nps = bai_toolkit_int(&job->toolkit, "parameterServerCount");
+    if (job->node_count == 1 && !workers && !nps)
         return 1;
-    return (t->worker_count ? t->worker_count : job->node_count) + (t->ps_count ? t->ps_count : 1);
+    return (workers ? workers : job->node_count) + (nps ? nps : 1);
 }
 
 /* ---- main steps ---- */
@@ -100,8 +113,9 @@ static int tensorflow_tasks(const struct bai_job *job)
 static void python_command(struct sbuf *b, const struct bai_toolkit_settings *t, const struct bai_settings *site,
                            const char *args)
 {
-    sb_printf(b, "exec \"%s\" \"%s\"", t->python_interpreter ? t->python_interpreter : site->python,
-              t->python_script);
+    const char *interpreter = bai_toolkit_str(t, "pythonInterpreterPath");
+    sb_printf(b, "exec \"%s\" \"%s\"", interpreter ? interpreter : site->python,
+              bai_toolkit_str(t, "pythonScriptFilePath"));
     if (args && *args)
         sb_printf(b, " %s", args);
 }
@@ -132,7 +146,7 @@ static void python_step(struct sbuf *b, const struct bai_plan *plan, const struc
                         const struct bai_settings *site, int ntasks, bool mpi)
 {
     struct sbuf cmd = { 0 };
-    python_command(&cmd, &job->toolkit, site, job->toolkit.command_line_args);
+    python_command(&cmd, &job->toolkit, site, bai_toolkit_str(&job->toolkit, "commandLineArgs"));
     finish_step(b, plan, site, mpi, ntasks, NULL, NULL, &cmd);
 }
 
@@ -151,7 +165,7 @@ static void caffe2_main(struct sbuf *b, const struct bai_plan *plan, const struc
 
 bool bai_runs_bundled_trainer(const struct bai_job *job)
 {
-    const char *c = job->aml ? NULL : job->toolkit.command_line;
+    const char *c = bai_toolkit_str(&job->toolkit, "commandLine");
     if (!c)
         return false;
     c += strspn(c, " \t");
@@ -166,7 +180,7 @@ bool bai_runs_bundled_trainer(const struct bai_job *job)
  * `true`. */
 static void command_line(struct sbuf *cmd, const struct bai_job *job)
 {
-    const char *c = job->toolkit.command_line;
+    const char *c = bai_toolkit_str(&job->toolkit, "commandLine");
     if (bai_runs_bundled_trainer(job))
         sb_printf(cmd, "exec cifar-train --resume auto%s", c + strspn(c, " \t") + 11);
     else
@@ -194,17 +208,18 @@ static void pytorch_main(struct sbuf *b, const struct bai_plan *plan, const stru
                          const struct bai_settings *site, int ntasks)
 {
     const struct bai_toolkit_settings *t = &job->toolkit;
-    bool mpi = t->communication_backend && strcasecmp(t->communication_backend, "MPI") == 0;
+    const char *backend = bai_toolkit_str(t, "communicationBackend");
+    bool mpi = backend && strcasecmp(backend, "MPI") == 0;
     if (mpi || ntasks == 1) {
         python_step(b, plan, job, site, ntasks, mpi);
         return;
     }
     /* TCP/Gloo: torch.distributed's rendezvous on the first node; a task's rank is its Slurm task id. */
     struct sbuf cmd = { 0 };
-    python_command(&cmd, t, site, t->command_line_args);
+    python_command(&cmd, t, site, bai_toolkit_str(t, "commandLineArgs"));
     bai_pytorch_rendezvous(b, ntasks);
     sb_printf(b, " AZ_BATCHAI_PYTORCH_BACKEND=%s\nexport AZ_BATCHAI_PYTORCH_INIT_METHOD=tcp://$MASTER_ADDR:$MASTER_PORT\n",
-              t->communication_backend ? t->communication_backend : "gloo");
+              backend ? backend : "gloo");
     finish_step(b, plan, site, false, ntasks, NULL, "RANK=$SLURM_PROCID", &cmd);
 }
 
@@ -212,19 +227,20 @@ static void tensorflow_main(struct sbuf *b, const struct bai_plan *plan, const s
                             const struct bai_settings *site, int ntasks)
 {
     const struct bai_toolkit_settings *t = &job->toolkit;
-    int workers = t->worker_count ? t->worker_count : job->node_count;
-    int nps = t->ps_count ? t->ps_count : 1;
+    int workers = bai_toolkit_int(t, "workerCount"), nps = bai_toolkit_int(t, "parameterServerCount");
+    workers = workers ? workers : job->node_count;
+    nps = nps ? nps : 1;
     struct sbuf ps = { 0 }, worker = { 0 };
     if (ntasks == 1) {
-        python_command(&worker, t, site, t->master_args);
+        python_command(&worker, t, site, bai_toolkit_str(t, "masterCommandLineArgs"));
         finish_step(b, plan, site, false, 1, NULL, NULL, &worker);
         return;
     }
     /* Parameter servers and workers as two steps; the job ends when the workers do. Both are laid out
      * cyclically over the job's nodes, as batchai_hosts lists them: task i of each role runs on node i mod N,
      * where its AZ_BATCHAI_*_HOSTS entry says it is. */
-    python_command(&ps, t, site, t->ps_args);
-    python_command(&worker, t, site, t->worker_args);
+    python_command(&ps, t, site, bai_toolkit_str(t, "parameterServerCommandLineArgs"));
+    python_command(&worker, t, site, bai_toolkit_str(t, "workerCommandLineArgs"));
     sb_printf(b, "AZ_BATCHAI_PS_HOSTS=$(batchai_hosts %d 2222) AZ_BATCHAI_WORKER_HOSTS=$(batchai_hosts %d 2223)\n"
                  "export AZ_BATCHAI_PS_HOSTS AZ_BATCHAI_WORKER_HOSTS\n", nps, workers);
     finish_step(b, plan, site, false, nps, "--exact --distribution=cyclic", NULL, &ps);
@@ -238,10 +254,11 @@ static void cntk_main(struct sbuf *b, const struct bai_plan *plan, const struct 
 {
     const struct bai_toolkit_settings *t = &job->toolkit;
     struct sbuf cmd = { 0 };
-    if (t->language_type && strcasecmp(t->language_type, "Python") == 0)
-        python_command(&cmd, t, site, t->command_line_args);
+    const char *args = bai_toolkit_str(t, "commandLineArgs");
+    if (cntk_python(t))
+        python_command(&cmd, t, site, args);
     else
-        program_command(&cmd, "cntk configFile=", t->config_file, t->command_line_args);
+        program_command(&cmd, "cntk configFile=", bai_toolkit_str(t, "configFilePath"), args);
     finish_step(b, plan, site, true, ntasks, NULL, NULL, &cmd);
 }
 
@@ -250,37 +267,67 @@ static void caffe_main(struct sbuf *b, const struct bai_plan *plan, const struct
 {
     const struct bai_toolkit_settings *t = &job->toolkit;
     struct sbuf cmd = { 0 };
-    if (t->python_script)
-        python_command(&cmd, t, site, t->command_line_args);
+    const char *args = bai_toolkit_str(t, "commandLineArgs");
+    if (bai_toolkit_str(t, "pythonScriptFilePath"))
+        python_command(&cmd, t, site, args);
     else
-        program_command(&cmd, "caffe train --solver=", t->config_file, t->command_line_args);
+        program_command(&cmd, "caffe train --solver=", bai_toolkit_str(t, "configFilePath"), args);
     finish_step(b, plan, site, ntasks > 1, ntasks, NULL, NULL, &cmd);
 }
 
 /* ---- the table ---- */
 
-#define KEYS(...) ((const char *const[]){ __VA_ARGS__, NULL })
-#define PYTHON "!pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs"
+/* A row's keys: the kind of value each takes (toolkits.h), required or not. */
+#define REQ(name, value) { name, BAI_TK_##value, true }
+#define OPT(name, value) { name, BAI_TK_##value, false }
+#define KEYS(...) ((const struct bai_toolkit_key[]){ __VA_ARGS__, { NULL, BAI_TK_LINE, false } })
+#define PYTHON REQ("pythonScriptFilePath", PATH), OPT("pythonInterpreterPath", PATH), OPT("commandLineArgs", TEXT)
+#define PROCESSES OPT("processCount", INT)
 
 /* In the order messages list them. */
 const struct bai_toolkit bai_toolkits[] = {
-    { "horovodSettings", KEYS(PYTHON, "processCount"), NULL, NULL, mpi_python_main },
-    { "customMpiSettings", KEYS("!commandLine", "processCount"), NULL, NULL, custom_mpi_main },
+    { "horovodSettings", KEYS(PYTHON, PROCESSES), NULL, NULL, mpi_python_main },
+    { "customMpiSettings", KEYS(REQ("commandLine", TEXT), PROCESSES), NULL, NULL, custom_mpi_main },
     /* commandLine is optional in 2018-05-01 */
-    { "customToolkitSettings", KEYS("commandLine"), NULL, one_task, custom_toolkit_main },
-    { "pyTorchSettings", KEYS(PYTHON, "processCount", "communicationBackend"), pytorch_rules, NULL, pytorch_main },
+    { "customToolkitSettings", KEYS(OPT("commandLine", TEXT)), NULL, one_task, custom_toolkit_main },
+    { "pyTorchSettings", KEYS(PYTHON, PROCESSES, OPT("communicationBackend", LINE)), pytorch_rules, NULL,
+      pytorch_main },
     { "tensorFlowSettings",
-      KEYS("!pythonScriptFilePath", "pythonInterpreterPath", "masterCommandLineArgs", "workerCommandLineArgs",
-           "parameterServerCommandLineArgs", "workerCount", "parameterServerCount"),
+      KEYS(REQ("pythonScriptFilePath", PATH), OPT("pythonInterpreterPath", PATH), OPT("masterCommandLineArgs", TEXT),
+           OPT("workerCommandLineArgs", TEXT), OPT("parameterServerCommandLineArgs", TEXT), OPT("workerCount", INT),
+           OPT("parameterServerCount", INT)),
       tensorflow_rules, tensorflow_tasks, tensorflow_main },
     { "cntkSettings",
-      KEYS("languageType", "configFilePath", "pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs",
-           "processCount"),
+      KEYS(OPT("languageType", LINE), OPT("configFilePath", PATH), OPT("pythonScriptFilePath", PATH),
+           OPT("pythonInterpreterPath", PATH), OPT("commandLineArgs", TEXT), PROCESSES),
       cntk_rules, NULL, cntk_main },
     { "caffeSettings",
-      KEYS("configFilePath", "pythonScriptFilePath", "pythonInterpreterPath", "commandLineArgs", "processCount"),
+      KEYS(OPT("configFilePath", PATH), OPT("pythonScriptFilePath", PATH), OPT("pythonInterpreterPath", PATH),
+           OPT("commandLineArgs", TEXT), PROCESSES),
       caffe_rules, NULL, caffe_main },
     { "caffe2Settings", KEYS(PYTHON), NULL, one_task, caffe2_main },
-    { "chainerSettings", KEYS(PYTHON, "processCount"), NULL, NULL, mpi_python_main },
+    { "chainerSettings", KEYS(PYTHON, PROCESSES), NULL, NULL, mpi_python_main },
 };
 const size_t bai_toolkit_count = sizeof bai_toolkits / sizeof bai_toolkits[0];
+
+/* ---- reading a job's values ---- */
+
+static const union bai_toolkit_field *field(const struct bai_toolkit_settings *t, const char *key, bool count)
+{
+    for (size_t i = 0; t->kind && i < BAI_TOOLKIT_MAX_KEYS && t->kind->keys[i].name; i++)
+        if (strcmp(t->kind->keys[i].name, key) == 0)
+            return (t->kind->keys[i].value == BAI_TK_INT) == count ? &t->value[i] : NULL;
+    return NULL;
+}
+
+const char *bai_toolkit_str(const struct bai_toolkit_settings *t, const char *key)
+{
+    const union bai_toolkit_field *f = field(t, key, false);
+    return f ? f->str : NULL;
+}
+
+int bai_toolkit_int(const struct bai_toolkit_settings *t, const char *key)
+{
+    const union bai_toolkit_field *f = field(t, key, true);
+    return f ? f->count : 0;
+}

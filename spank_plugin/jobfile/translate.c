@@ -453,7 +453,7 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
 
     memset(plan, 0, sizeof *plan);
     plan->origin.node_count = job->node_count;
-    plan->origin.process_count_given = job->toolkit.process_count != 0;
+    plan->origin.process_count_given = bai_toolkit_int(&job->toolkit, "processCount") != 0;
     plan->origin.default_wall_time = job->max_wall_seconds == BAI_JOB_DEFAULT_WALL_SECONDS;
     plan->origin.toolkit = job->aml ? NULL : job->toolkit.kind->property;
     plan->origin.aml = job->aml != NULL;

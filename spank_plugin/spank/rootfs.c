@@ -208,9 +208,9 @@ const char *bai_node_file_node(const char *name, unsigned jobid, const char *kin
     return name + n;
 }
 
-/* write(2) until done; a short write on a full disk is a failure, not a truncated file. */
-static int write_all(int fd, const char *p, size_t n)
+int bai_write_all(int fd, const void *data, size_t n)
 {
+    const char *p = data;
     while (n > 0) {
         ssize_t w = write(fd, p, n);
         if (w < 0 && errno == EINTR)
@@ -235,7 +235,7 @@ int bai_root_file_write(int root_fd, const char *name, const void *data, size_t 
     int fd = openat(root_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
         return say(why, "%s: %s", name, strerror(errno));
-    int err = write_all(fd, data, len) == 0 && fchmod(fd, 0600) == 0 && fsync(fd) == 0 ? 0 : errno;
+    int err = bai_write_all(fd, data, len) == 0 && fchmod(fd, 0600) == 0 && fsync(fd) == 0 ? 0 : errno;
     close(fd);
     if (!err && renameat(root_fd, tmp, root_fd, name) != 0)
         err = errno;

@@ -3,7 +3,7 @@
  * directory fd (openat, mkdirat, fchown, renameat2, unlinkat), never follows a symbolic link, and opens
  * files O_NONBLOCK so that a FIFO cannot stall slurmd. What lies in the user's places (the job directory's
  * contents, the log directory, the shares) is never touched here: a process that has become the user does
- * that (bai_spawn_as_user in spank_common.h). See SECURITY.md.
+ * that (bai_spawn_as_user in as_user.h). See SECURITY.md.
  *
  * Functions return 0 (or an fd) on success and -1 with a one-line reason in `why` (at most BAI_WHY_MAX
  * bytes, naming the path) on failure; none logs. */
@@ -56,6 +56,11 @@ int bai_root_file_write(int root_fd, const char *name, const void *data, size_t 
  * (*data, *len; free it). 1 when read, 0 when absent, -1 when something else sits there or it cannot be
  * read whole (why says what). */
 int bai_root_file_read(int root_fd, const char *name, size_t max, char **data, size_t *len, char *why);
+
+/* write(2) the n bytes at data to fd, resuming after signals and partial writes: 0 when all are written, -1
+ * with errno otherwise (ENOSPC for a write that wrote nothing), so that a full disk is a failure and never a
+ * file cut short. */
+int bai_write_all(int fd, const void *data, size_t n);
 
 /* Remove everything inside the directory `dir_fd` without following symbolic links or crossing into
  * another file system (a mount point inside stays, and so does its parent), whatever modes the owner left

@@ -46,7 +46,7 @@ struct bai_source {
     uid_t uid;               /* read by a child that has fully become uid/gid; (uid_t)-1: a child that
                               * keeps the caller's identity (the caller already is the user) */
     gid_t gid;
-    long long deadline_ms;   /* bai_now_ms() by which the child must be done, else it is killed: a job file
+    long long deadline_ms;   /* bai_now_ms() (as_user.h) by which the child must be done, else it is killed: a job file
                               * on a file system that never answers cannot hold any context */
     const char *digest;      /* the SHA-256 (hex) the content must have, or NULL */
 };
@@ -73,24 +73,6 @@ void bai_loaded_free(struct bai_loaded *l);
 
 /* How long reading a job file may take where no other deadline applies (the allocator, in sbatch). */
 #define BAI_JOB_READ_DEADLINE_MS 20000
-
-/* Milliseconds on the monotonic clock, for deadlines. */
-long long bai_now_ms(void);
-
-/* Start fn(arg) in a child that has fully dropped to uid/gid (setgroups with the user's groups, setresgid,
- * setresuid; checked; uid (uid_t)-1 keeps the caller's identity), in a session of its own, with 0-2 on
- * /dev/null and every other file descriptor but keep_fd (-1: none, else >= 3) closed, so no fd of root's or
- * slurmd's leaks to it or stays held by it. fn's return value is the child's exit status. Returns the pid,
- * or -1. */
-pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg), void *arg);
-
-/* Wait for child `pid` until deadline_ms. Returns its exit status (0-255); -1 when it was killed by a
- * signal or could not be waited for; -2 when the deadline passed: the child's whole session was then
- * killed (SIGKILL) and is reaped if it goes within a second. */
-int bai_wait_child(pid_t pid, long long deadline_ms);
-
-/* bai_spawn_as_user + bai_wait_child. */
-int bai_run_as_user(uid_t uid, gid_t gid, int keep_fd, long long deadline_ms, int (*fn)(void *arg), void *arg);
 
 /* Make an absolute path of `path` relative to `base` (NULL or "" = the current directory). Newly
  * allocated, NULL on OOM. */

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "as_user.h"
 #include "handoff.h"
 #include "spank_common.h"
 #include "spank_user.h"

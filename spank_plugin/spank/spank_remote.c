@@ -25,6 +25,7 @@
 
 #include <slurm/slurm.h>
 
+#include "as_user.h"
 #include "handoff.h"
 #include "spank_common.h"
 #include "spank_prolog.h"

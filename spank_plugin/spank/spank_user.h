@@ -1,5 +1,5 @@
 /* The user's side of the prolog and epilog: functions for bai_run_as_user(), run in a child that has fully
- * become the job's user (spank_common.h). Root never calls them itself. */
+ * become the job's user (bai_run_as_user, as_user.h). Root never calls them itself. */
 #ifndef BAI_SPANK_USER_H
 #define BAI_SPANK_USER_H
 

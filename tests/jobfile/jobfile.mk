@@ -5,6 +5,11 @@ $(BUILD)/tests/test_jobfile_unit: tests/jobfile/test_jobfile_unit.c tests/check.
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
+# The toolkit table against schemas/job.schema.json.
+$(BUILD)/tests/test_toolkit_schema: tests/jobfile/test_toolkit_schema.c tests/check.h $(JOBLIB_SAN)
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
+
 # Writes the hostile job files (about 1 MiB each) that the golden test and the benchmark read.
 $(BUILD)/tests/gen_hostile: tests/jobfile/gen_hostile.c
 	@mkdir -p $(@D)
@@ -26,10 +31,10 @@ $(BUILD)/tools/settings-doc: spank_plugin/settings_doc.c $(JOBLIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
-TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/gen_hostile $(BUILD)/san/bin/batchai-job \
+TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/test_toolkit_schema $(BUILD)/tests/gen_hostile $(BUILD)/san/bin/batchai-job \
              $(BUILD)/bench/bench_validate $(BUILD)/tools/settings-doc \
              $(if $(CLANG),$(FUZZ_JOB))
-TESTS += $(BUILD)/tests/test_jobfile_unit tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh \
+TESTS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/test_toolkit_schema tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh \
          tests/jobfile/test_prep_check.sh tests/jobfile/test_settings_doc.sh \
          tests/jobfile/test_site_lookup.sh
 BENCHES += spank_plugin/bench/bench_validate.sh

@@ -1,0 +1,191 @@
+/* The toolkit table (spank_plugin/jobfile/toolkits.c) and schemas/job.schema.json say the same: the same
+ * toolkits (Job.oneOf, Job.properties and JobPropertyName), each closed (additionalProperties false) with the same keys, the same required keys,
+ * and each key of the same kind (a count is #/definitions/count, a path #/definitions/shellPath, shell text
+ * #/definitions/commandText, a line any other string). The schema is written by hand for its readers
+ * (descriptions, patterns, CNTK's rules as if/then/else); this keeps it from drifting from the table that
+ * the C parser runs. Also: no row takes more than BAI_TOOLKIT_MAX_KEYS keys, nor the table more than
+ * BAI_TOOLKIT_MAX rows. Run from the repository root. */
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "job.h"
+#include "toolkits.h"
+
+#include "../check.h"
+
+#define SCHEMA "schemas/job.schema.json"
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+    return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+/* The definition a "$ref": "#/definitions/NAME" names, or NULL. */
+static const cJSON *deref(const cJSON *defs, const cJSON *node)
+{
+    const cJSON *ref = get(node, "$ref");
+    const char *prefix = "#/definitions/";
+    if (!cJSON_IsString(ref) || strncmp(ref->valuestring, prefix, strlen(prefix)) != 0)
+        return NULL;
+    return get(defs, ref->valuestring + strlen(prefix));
+}
+
+static const struct bai_toolkit *row(const char *property)
+{
+    for (size_t i = 0; i < bai_toolkit_count; i++)
+        if (strcmp(bai_toolkits[i].property, property) == 0)
+            return &bai_toolkits[i];
+    return NULL;
+}
+
+static const struct bai_toolkit_key *row_key(const struct bai_toolkit *tk, const char *name)
+{
+    for (const struct bai_toolkit_key *k = tk->keys; k->name; k++)
+        if (strcmp(k->name, name) == 0)
+            return k;
+    return NULL;
+}
+
+static bool in_string_array(const cJSON *array, const char *s)
+{
+    const cJSON *item;
+    cJSON_ArrayForEach(item, array)
+        if (cJSON_IsString(item) && strcmp(item->valuestring, s) == 0)
+            return true;
+    return false;
+}
+
+__attribute__((format(printf, 2, 3))) static void fault(const char *property, const char *fmt, ...)
+{
+    va_list ap;
+    failures++;
+    fprintf(stderr, SCHEMA ": %s: ", property);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, " (the table is spank_plugin/jobfile/toolkits.c)\n");
+}
+
+/* Does the schema's property `p` take the kind of value `value`? */
+static bool same_kind(const cJSON *p, enum bai_toolkit_value value)
+{
+    const cJSON *ref = get(p, "$ref");
+    const char *r = cJSON_IsString(ref) ? ref->valuestring : "";
+    switch (value) {
+    case BAI_TK_INT: return strcmp(r, "#/definitions/count") == 0;
+    case BAI_TK_PATH: return strcmp(r, "#/definitions/shellPath") == 0;
+    case BAI_TK_TEXT: return strcmp(r, "#/definitions/commandText") == 0;
+    case BAI_TK_LINE:
+        return cJSON_IsString(get(p, "type")) && strcmp(get(p, "type")->valuestring, "string") == 0 && !*r;
+    }
+    return false;
+}
+
+static void check_toolkit(const cJSON *defs, const cJSON *job, const struct bai_toolkit *tk)
+{
+    const cJSON *def = deref(defs, get(get(job, "properties"), tk->property));
+    checks++;
+    if (!def) {
+        fault(tk->property, "%s is a toolkit of the table but no property of Job with a $ref to its definition",
+              tk->property);
+        return;
+    }
+    checks++;
+    if (!cJSON_IsFalse(get(def, "additionalProperties")))
+        fault(tk->property, "%s", "its definition is not closed (additionalProperties: false)");
+    const cJSON *props = get(def, "properties"), *required = get(def, "required"), *p;
+    size_t n = 0;
+    for (const struct bai_toolkit_key *k = tk->keys; k->name; k++, n++) {
+        checks += 3;
+        if (!(p = get(props, k->name))) {
+            fault(tk->property, "key %s is in the table, not in the schema", k->name);
+            continue;
+        }
+        if (k->required != in_string_array(required, k->name))
+            fault(tk->property, k->required ? "key %s is required in the table, not in the schema"
+                                            : "key %s is required in the schema, not in the table", k->name);
+        if (!same_kind(p, k->value))
+            fault(tk->property, "key %s takes another kind of value in the schema than in the table", k->name);
+    }
+    checks++;
+    if (n > BAI_TOOLKIT_MAX_KEYS)
+        fault(tk->property, "%s", "takes more keys than BAI_TOOLKIT_MAX_KEYS (job.h)");
+    cJSON_ArrayForEach(p, props) {
+        checks++;
+        if (!row_key(tk, p->string))
+            fault(tk->property, "key %s is in the schema, not in the table", p->string);
+    }
+    cJSON_ArrayForEach(p, required) {
+        checks++;
+        if (cJSON_IsString(p) && !row_key(tk, p->valuestring))
+            fault(tk->property, "required key %s is in the schema, not in the table", p->valuestring);
+    }
+}
+
+int main(void)
+{
+    struct bai_diag diag = {0};
+    char *text = NULL;
+    size_t len = 0;
+    if (bai_job_read(SCHEMA, &text, &len, &diag) != 0) {
+        bai_diag_print(&diag, stderr, "");
+        fprintf(stderr, "run from the repository root\n");
+        bai_diag_free(&diag);
+        return 1;
+    }
+    cJSON *schema = cJSON_ParseWithLength(text, len);
+    free(text);
+    const cJSON *defs = get(schema, "definitions"), *job = get(defs, "Job");
+    if (!job) {
+        fprintf(stderr, SCHEMA ": no definitions.Job\n");
+        cJSON_Delete(schema);
+        return 1;
+    }
+    /* The toolkits: Job.oneOf lists one {"required": [property]} each. */
+    const cJSON *choice;
+    size_t listed = 0;
+    cJSON_ArrayForEach(choice, get(job, "oneOf")) {
+        const cJSON *req = get(choice, "required");
+        checks++;
+        if (cJSON_GetArraySize(req) != 1 || !cJSON_IsString(cJSON_GetArrayItem(req, 0))) {
+            fault("Job.oneOf", "%s", "an entry is not {\"required\": [one toolkit]}");
+            continue;
+        }
+        const char *property = cJSON_GetArrayItem(req, 0)->valuestring;
+        listed++;
+        if (!row(property))
+            fault(property, "%s is a toolkit of the schema (Job.oneOf), not of the table", property);
+    }
+    /* JobPropertyName, which the top level's propertyNames use, names every property of Job and no other. */
+    const cJSON *names = get(get(defs, "JobPropertyName"), "enum"), *p;
+    cJSON_ArrayForEach(p, get(job, "properties")) {
+        checks++;
+        if (!in_string_array(names, p->string))
+            fault("JobPropertyName", "%s is a property of Job, not in JobPropertyName", p->string);
+    }
+    cJSON_ArrayForEach(p, names) {
+        checks++;
+        if (!cJSON_IsString(p) || !get(get(job, "properties"), p->valuestring))
+            fault("JobPropertyName", "%s is in JobPropertyName, not a property of Job",
+                  cJSON_IsString(p) ? p->valuestring : "an entry that is not a string");
+    }
+    for (size_t i = 0; i < bai_toolkit_count; i++) {
+        checks++;
+        bool in_one_of = false;
+        cJSON_ArrayForEach(choice, get(job, "oneOf"))
+            in_one_of = in_one_of || in_string_array(get(choice, "required"), bai_toolkits[i].property);
+        if (!in_one_of)
+            fault(bai_toolkits[i].property, "%s is a toolkit of the table, not in the schema's Job.oneOf",
+                  bai_toolkits[i].property);
+        check_toolkit(defs, job, &bai_toolkits[i]);
+    }
+    checks++;
+    if (bai_toolkit_count > BAI_TOOLKIT_MAX)
+        fault("bai_toolkits", "%s", "has more rows than BAI_TOOLKIT_MAX (toolkits.h)");
+    printf("toolkit_schema: %zu toolkits in the table, %zu in the schema\n", bai_toolkit_count, listed);
+    cJSON_Delete(schema);
+    return check_exit("toolkit_schema");
+}
