@@ -2,6 +2,7 @@
 # A failing jobPreparation fails the job, names the node and the exit code, and drains no node.
 . "$(dirname "$0")/lib.sh"
 cluster_start
+# shellcheck disable=SC2016 # $SLURMD_NODENAME is the node's, expanded by the preparation
 write_prep_job pf.json 'if [ $SLURMD_NODENAME = n2 ]; then echo broken >&2; exit 3; fi'
 id=$(submit --batchai-job=pf.json)
 st=$(wait_job "$id")
