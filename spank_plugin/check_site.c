@@ -7,11 +7,13 @@
 #include <glob.h>
 #include <libgen.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -279,6 +281,7 @@ static void check_nodes(const char *self, const char *partition, const char *dir
     sh_word(&cmd, self);
     sb_puts(&cmd, " check-node");
     sh_word(&cmd, site->job_root);
+    sh_word(&cmd, site->job_temp);
     sh_word(&cmd, site->runtime == BAI_RUNTIME_OCI ? "oci" : site->runtime == BAI_RUNTIME_PYXIS ? "pyxis" : "none");
     sh_word(&cmd, site->image_root);
     sb_puts(&cmd, " </dev/null 2>&1");
@@ -358,15 +361,73 @@ int bai_check_site_main(const char *self, int argc, char **argv)
 
 /* --- check-node: inside the probe step, on each node, as the admin who ran check-site --- */
 
-static void node_line(const char *node, bool good, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void node_line(const char *node, bool good, const char *fmt, ...)
+/* One line "node N: LEVEL message"; level "ok", "warn" or "FAIL" (check-site counts the FAIL lines). */
+static void node_line(const char *node, const char *level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void node_line(const char *node, const char *level, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    printf("node %s: %-4s %s\n", node, good ? "ok" : "FAIL", msg);
+    printf("node %s: %-4s %s\n", node, level, msg);
+}
+
+static const char *ok_fail(bool good) { return good ? "ok" : "FAIL"; }
+
+/* File systems by statfs's f_type (<linux/magic.h>; the out-of-tree ones from their sources), and whether a
+ * directory there is the node's own. Others are reported as unknown. */
+static const struct fs_kind {
+    unsigned long magic;
+    const char *name;
+    bool local;
+} fs_kinds[] = {
+    {EXT4_SUPER_MAGIC, "ext2/ext3/ext4", true},
+    {XFS_SUPER_MAGIC, "xfs", true},
+    {BTRFS_SUPER_MAGIC, "btrfs", true},
+    {TMPFS_MAGIC, "tmpfs", true},
+    {RAMFS_MAGIC, "ramfs", true},
+    {OVERLAYFS_SUPER_MAGIC, "overlay", true},
+    {F2FS_SUPER_MAGIC, "f2fs", true},
+    {0x2fc12fc1, "zfs", true},
+    {NFS_SUPER_MAGIC, "nfs", false},
+    {SMB_SUPER_MAGIC, "smb", false},
+    {CIFS_SUPER_MAGIC, "cifs", false},
+    {SMB2_SUPER_MAGIC, "smb2", false},
+    {CEPH_SUPER_MAGIC, "ceph", false},
+    {V9FS_MAGIC, "9p", false},
+    {AFS_SUPER_MAGIC, "afs", false},
+    {OCFS2_SUPER_MAGIC, "ocfs2", false},
+    {0x01161970, "gfs2", false},
+    {0x0bd00bd0, "lustre", false},
+    {0x47504653, "gpfs", false},
+    {0x19830326, "beegfs", false},
+    {FUSE_SUPER_MAGIC, "fuse", false}, /* blobfuse, glusterfs, s3fs...: in user space, and mostly remote */
+};
+
+/* Is job_temp (fd) on a file system of the node's own? A warning when not, or not known: it is scratch like
+ * the BasePath of Slurm's job_container/tmpfs, and on a shared file system every job's temporary files share
+ * that server's space and bandwidth, and outlive a node that dies. */
+static void job_temp_locality(const char *node, const char *job_temp, int fd)
+{
+    struct statfs sf;
+    if (fstatfs(fd, &sf) != 0) {
+        node_line(node, "warn", "job_temp %s: statfs: %s", job_temp, strerror(errno));
+        return;
+    }
+    const unsigned long magic = (unsigned long)sf.f_type;
+    for (size_t i = 0; i < sizeof fs_kinds / sizeof fs_kinds[0]; i++)
+        if (fs_kinds[i].magic == magic) {
+            if (fs_kinds[i].local)
+                node_line(node, "ok", "job_temp %s is on %s (statfs type 0x%lx), a node-local file system", job_temp,
+                          fs_kinds[i].name, magic);
+            else
+                node_line(node, "warn", "job_temp %s is on %s (statfs type 0x%lx), not a node-local file "
+                          "system: job_temp should be node-local scratch", job_temp, fs_kinds[i].name, magic);
+            return;
+        }
+    node_line(node, "warn", "job_temp %s is on a file system of statfs type 0x%lx, not known to be node-local: "
+              "job_temp should be node-local scratch", job_temp, magic);
 }
 
 /* Is `prog` an executable on PATH? */
@@ -385,11 +446,11 @@ static bool on_path(const char *prog)
 
 int bai_check_node_main(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: batchai-job check-node JOB_ROOT RUNTIME IMAGE_ROOT (run by check-site)\n");
+    if (argc != 4) {
+        fprintf(stderr, "usage: batchai-job check-node JOB_ROOT JOB_TEMP RUNTIME IMAGE_ROOT (run by check-site)\n");
         return 2;
     }
-    const char *job_root = argv[0], *runtime = argv[1], *image_root = argv[2];
+    const char *job_root = argv[0], *job_temp = argv[1], *runtime = argv[2], *image_root = argv[3];
     const char *node = getenv("SLURMD_NODENAME"), *jobid = getenv("SLURM_JOB_ID");
     const char *prepared = getenv(BAI_PREPARED_VAR), *built = getenv(BAI_PLUGIN_SLURM_VAR);
     char want[512], why[BAI_WHY_MAX];
@@ -398,35 +459,50 @@ int bai_check_node_main(int argc, char **argv)
         node = "?";
     snprintf(want, sizeof want, "%s:%s", jobid ? jobid : "", node);
     if (prepared && strcmp(prepared, want) == 0)
-        node_line(node, true, "the plugin prepared it (built for Slurm %s)", built ? built : "?");
+        node_line(node, "ok", "the plugin prepared it (built for Slurm %s)", built ? built : "?");
     else {
-        node_line(node, false, "the plugin did not run here: it is not in this node's plugstack (configless: an "
+        node_line(node, "FAIL", "the plugin did not run here: it is not in this node's plugstack (configless: an "
                   "include with a directory is not shipped, an absolute PlugStackConfig must exist on the node)");
         all = false;
     }
     /* The same rule the plugin applies as root: every component from / root's and writable by root alone. */
     int fd = bai_trusted_dir_open(job_root, false, why);
     if (fd >= 0) {
-        node_line(node, true, "job_root %s is root's alone from /", job_root);
+        node_line(node, "ok", "job_root %s is root's alone from /", job_root);
         close(fd);
     } else {
-        node_line(node, false, "job_root: %s", why);
+        node_line(node, "FAIL", "job_root: %s", why);
+        all = false;
+    }
+    /* job_temp by the prolog's own rule and in its words (bai_scratch_dir_open, which also makes it when
+     * missing, as the prolog does). This node's prolog has just passed it for the probe step; a node where it
+     * did not shows the prolog's message among srun's lines instead. */
+    fd = bai_scratch_dir_open(job_temp, why);
+    if (fd >= 0) {
+        node_line(node, "ok", "job_temp %s is root's and writable by root alone (its parents root's, or a root-owned "
+                  "sticky directory such as /tmp)", job_temp);
+        job_temp_locality(node, job_temp, fd);
+        close(fd);
+    } else {
+        node_line(node, "FAIL", "job_temp %s cannot be used: %s (it must be root's and writable by root alone; see "
+                  "SECURITY.md)", job_temp, why);
         all = false;
     }
     if (strcmp(runtime, "oci") == 0) {
         bool runc = on_path("runc"), crun = on_path("crun");
-        node_line(node, runc || crun, "container runtime oci: %s", runc ? "runc found" : crun ? "crun found"
-                                                                                          : "neither runc nor crun on PATH");
+        node_line(node, ok_fail(runc || crun), "container runtime oci: %s",
+                  runc ? "runc found" : crun ? "crun found" : "neither runc nor crun on PATH");
         all &= runc || crun;
         bool images = access(image_root, X_OK) == 0;
-        node_line(node, images, "image_root %s %s", image_root, images ? "is there" : "is missing");
+        node_line(node, ok_fail(images), "image_root %s %s", image_root, images ? "is there" : "is missing");
         all &= images;
     } else if (strcmp(runtime, "pyxis") == 0) {
         bool enroot = on_path("enroot");
-        node_line(node, enroot, "container runtime pyxis: %s", enroot ? "enroot found" : "enroot is not on PATH");
+        node_line(node, ok_fail(enroot), "container runtime pyxis: %s",
+                  enroot ? "enroot found" : "enroot is not on PATH");
         all &= enroot;
     } else {
-        node_line(node, true, "container runtime none: container jobs are refused at submission");
+        node_line(node, "ok", "container runtime none: container jobs are refused at submission");
     }
     fflush(stdout);
     return all ? 0 : 1;

@@ -51,37 +51,17 @@ void bai_sha256_init(struct bai_sha256 *c)
     static const uint32_t H0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
                                    0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
     memcpy(c->state, H0, sizeof H0);
-    c->bytes = 0;
-    c->fill = 0;
+    bai_hash_block_init(&c->in);
 }
 
 void bai_sha256_update(struct bai_sha256 *c, const void *data, size_t len)
 {
-    const uint8_t *p = data;
-    c->bytes += len;
-    while (len > 0) {
-        size_t take = 64 - c->fill < len ? 64 - c->fill : len;
-        memcpy(c->block + c->fill, p, take);
-        c->fill += take;
-        p += take;
-        len -= take;
-        if (c->fill == 64) {
-            transform(c->state, c->block);
-            c->fill = 0;
-        }
-    }
+    bai_hash_block_feed(&c->in, c->state, transform, data, len);
 }
 
 void bai_sha256_final_hex(struct bai_sha256 *c, char hex[BAI_SHA256_HEX_LEN + 1])
 {
-    const uint64_t bits = c->bytes * 8;
-    static const uint8_t pad[64] = {0x80};
-    uint8_t len[8];
-    for (int i = 0; i < 8; i++)
-        len[i] = (uint8_t)(bits >> (56 - 8 * i));
-    /* The 0x80 terminator and zeros up to 56 bytes into a block, then the bit length. */
-    bai_sha256_update(c, pad, c->fill < 56 ? 56 - c->fill : 120 - c->fill);
-    bai_sha256_update(c, len, 8);
+    bai_hash_block_finish(&c->in, c->state, transform, BAI_HASH_LENGTH_BIG_ENDIAN);
     for (int i = 0; i < 8; i++)
         snprintf(hex + 8 * i, 9, "%08x", c->state[i]);
 }

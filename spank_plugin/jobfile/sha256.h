@@ -11,13 +11,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash_block.h"
+
 #define BAI_SHA256_HEX_LEN 64
 
 struct bai_sha256 {
     uint32_t state[8];
-    uint64_t bytes; /* total length so far */
-    uint8_t block[64];
-    size_t fill;    /* bytes pending in block */
+    struct bai_hash_block in;
 };
 
 void bai_sha256_init(struct bai_sha256 *c);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # batchai-job check-site, as an admin runs it: on a good cluster every check passes on n1 and n2 (exit 0);
-# without PrologFlags=Alloc, or with job_root's parent writable by a group, it names the problem and exits 1.
+# without PrologFlags=Alloc, with job_root's parent writable by a group, with a job_temp that the user can
+# write (mode 1777, or the user's own) or without image_root, it names the problem and exits 1.
 # A node without the plugin is checked in fail_closed.sh, which makes one.
 . "$(dirname "$0")/lib.sh"
 cluster_start
@@ -22,6 +23,9 @@ for n in n1 n2; do
     assert_grep "node $n: ok   the plugin prepared it (built for Slurm " "$OUT"
     assert_grep "node $n: ok   job_root $CL/jobs is root's alone from /" "$OUT"
     assert_grep "node $n: ok   container runtime oci: runc found" "$OUT"
+    assert_grep "node $n: ok   job_temp $CL/scratch/batchai is root's and writable by root alone" "$OUT"
+    # Node-local or not, by the file system's type as stat(1) reads it.
+    assert_grep "node $n: .* job_temp $CL/scratch/batchai is on .*(statfs type 0x$(stat -f -c %t "$CL/scratch/batchai"))" "$OUT"
 done
 assert_grep "ok   PrologFlags=Alloc" "$OUT"
 assert_grep "check-site: all checks passed" "$OUT"
@@ -43,6 +47,29 @@ check_site 1
 assert_grep "is writable by group or others" "$OUT"
 assert_grep "FAIL node n1: the probe step did not report it prepared" "$OUT"
 chmod 0755 "$CL"
+# A job_temp the user can write, world-writable and sticky like /tmp, then the user's own: the prolog refuses
+# it on every node, and check-site shows the prolog's words naming job_temp and the node.
+for broken in "chmod 1777" "chown $TEST_USER:"; do
+    $broken "$CL/scratch/batchai"
+    check_site 1
+    for n in n1 n2; do
+        assert_grep "FAIL node $n: the probe step did not report it prepared" "$OUT"
+        assert_grep "preparing node $n failed: job_temp $CL/scratch/batchai cannot be used: " "$OUT"
+    done
+    case $broken in
+    chmod*) assert_grep "$CL/scratch/batchai is writable by group or others (mode 1777)" "$OUT" ;;
+    chown*) assert_grep "$CL/scratch/batchai is owned by uid $TEST_UID, not root" "$OUT" ;;
+    esac
+    # check-node's own job_temp check, which a probe step reaches only on nodes whose prolog passed it, run
+    # here by hand: it fails in exactly the prolog's words.
+    said=$(sed -n "s/.*preparing node n1 failed: //p" "$OUT" | head -n 1)
+    rc=0
+    SLURMD_NODENAME=n1 "$BAI" check-node "$CL/jobs" "$CL/scratch/batchai" none "$CL/images" >"$CL/check-node.out" || rc=$?
+    [ $rc = 1 ] || fail "check-node exited $rc with a broken job_temp: $(cat "$CL/check-node.out")"
+    grep -qxF "node n1: FAIL $said" "$CL/check-node.out" || fail "check-node did not say what the prolog said ($said): $(cat "$CL/check-node.out")"
+    chmod 0755 "$CL/scratch/batchai"
+    chown root:root "$CL/scratch/batchai"
+done
 # No image_root for container_runtime=oci.
 rmdir "$CL/images"
 check_site 1
@@ -50,4 +77,4 @@ assert_grep "node n2: FAIL image_root $CL/images is missing" "$OUT"
 install -d -m 0755 "$CL/images"
 check_site 0
 assert_nodes_idle
-pass "check-site passed a good cluster and named a missing PrologFlags=Alloc, a group-writable job_root parent and a missing image_root"
+pass "check-site passed a good cluster and named a missing PrologFlags=Alloc, a group-writable job_root parent, a job_temp of mode 1777 and one of the user's, and a missing image_root"

@@ -92,6 +92,17 @@ write_job() {
     chown "$TEST_USER:" "$WORK/$1"
 }
 
+# write_prep_job FILE COMMAND: a two-node job whose main step echoes MAIN-RAN on both nodes and whose
+# jobPreparation runs COMMAND (as it stands in the JSON string: escape its quotes), the job of the tests that
+# break the preparation. Its logs go to log_dir ID NAME, NAME being FILE without .json.
+write_prep_job() {
+    write_job "$1" <<JSON
+{"properties": {"nodeCount": 2, "customMpiSettings": {"commandLine": "echo MAIN-RAN", "processCount": 2},
+  $LOGS_JSON, $MOUNT_JSON,
+  "jobPreparation": {"commandLine": "$2"}}}
+JSON
+}
+
 # submit ARGS...: sbatch --parsable ARGS as the test user; prints the job id.
 submit() {
     local out

@@ -2,11 +2,8 @@
 # A failing jobPreparation fails the job, names the node and the exit code, and drains no node.
 . "$(dirname "$0")/lib.sh"
 cluster_start
-write_job pf.json <<JSON
-{"properties": {"nodeCount": 2, "customMpiSettings": {"commandLine": "echo MAIN-RAN", "processCount": 2},
-  $LOGS_JSON, $MOUNT_JSON,
-  "jobPreparation": {"commandLine": "if [ \$SLURMD_NODENAME = n2 ]; then echo broken >&2; exit 3; fi"}}}
-JSON
+# shellcheck disable=SC2016 # $SLURMD_NODENAME is the node's, expanded by the preparation
+write_prep_job pf.json 'if [ $SLURMD_NODENAME = n2 ]; then echo broken >&2; exit 3; fi'
 id=$(submit --batchai-job=pf.json)
 st=$(wait_job "$id")
 logs=$(log_dir "$id" pf)

@@ -8,11 +8,8 @@
 # (tests/jobfile/test_prep_check.sh covers the attempt arithmetic with srun stubbed.)
 . "$(dirname "$0")/lib.sh"
 cluster_start
-write_job pu.json <<JSON
-{"properties": {"nodeCount": 2, "customMpiSettings": {"commandLine": "echo MAIN-RAN", "processCount": 2},
-  $LOGS_JSON, $MOUNT_JSON,
-  "jobPreparation": {"commandLine": "echo prepared-\$SLURMD_NODENAME; if [ \$SLURMD_NODENAME = n2 ]; then chmod 444 \"\$AZ_BATCHAI_STDOUTERR_DIR/execution-n2.log\"; fi"}}}
-JSON
+# shellcheck disable=SC2016 # the node's variables, expanded by the preparation
+write_prep_job pu.json 'echo prepared-$SLURMD_NODENAME; if [ $SLURMD_NODENAME = n2 ]; then chmod 444 \"$AZ_BATCHAI_STDOUTERR_DIR/execution-n2.log\"; fi'
 id=$(submit --batchai-job=pu.json)
 st=$(wait_job "$id")
 logs=$(log_dir "$id" pu)

@@ -26,58 +26,35 @@ enum { TRIALS = 5, MAX_THREADS = 64 };
 /* Each kernel runs `iters` rounds of one FMA per chain and returns a value that depends on all of them (so the
  * compiler keeps the work). a = a * m + c with m just below 1 converges to c / (1 - m): no overflow, no
  * denormals. The round is unrolled so that the accumulators live in registers, not in an array in
- * memory. */
-__attribute__((target("avx512f"))) static float fma_avx512(long iters)
-{
-    __m512 acc[CHAINS_WIDE];
-    const __m512 m = _mm512_set1_ps(0.9999999f), c = _mm512_set1_ps(1e-7f);
-    for (int i = 0; i < CHAINS_WIDE; i++)
-        acc[i] = _mm512_set1_ps((float)i);
-    for (long n = 0; n < iters; n++)
-#pragma GCC unroll 16
-        for (int i = 0; i < CHAINS_WIDE; i++)
-            acc[i] = _mm512_fmadd_ps(acc[i], m, c);
-    __m512 s = acc[0];
-    for (int i = 1; i < CHAINS_WIDE; i++)
-        s = _mm512_add_ps(s, acc[i]);
-    return _mm512_reduce_add_ps(s);
-}
+ * memory. One body for every instruction set: VEC is the register type, SET1 broadcasts a float, STEP is one
+ * round's a * m + c and ADD sums two registers. */
+#define FMA_KERNEL(NAME, TARGET, VEC, CHAINS_N, SET1, STEP, ADD)                                                  \
+    TARGET static float NAME(long iters)                                                                        \
+    {                                                                                                           \
+        VEC acc[CHAINS_N];                                                                                      \
+        const VEC m = SET1(0.9999999f), c = SET1(1e-7f);                                                        \
+        for (int i = 0; i < CHAINS_N; i++)                                                                      \
+            acc[i] = SET1((float)i);                                                                            \
+        for (long n = 0; n < iters; n++)                                                                        \
+            _Pragma("GCC unroll 16") for (int i = 0; i < CHAINS_N; i++) acc[i] = STEP(acc[i], m, c);            \
+        VEC s = acc[0];                                                                                         \
+        for (int i = 1; i < CHAINS_N; i++)                                                                      \
+            s = ADD(s, acc[i]);                                                                                 \
+        float lane[sizeof(VEC) / sizeof(float)], sum = 0.0f;                                                    \
+        memcpy(lane, &s, sizeof lane);                                                                          \
+        for (size_t i = 0; i < sizeof lane / sizeof lane[0]; i++)                                               \
+            sum += lane[i];                                                                                     \
+        return sum;                                                                                             \
+    }
 
-__attribute__((target("avx2,fma"))) static float fma_avx2(long iters)
-{
-    __m256 acc[CHAINS];
-    const __m256 m = _mm256_set1_ps(0.9999999f), c = _mm256_set1_ps(1e-7f);
-    for (int i = 0; i < CHAINS; i++)
-        acc[i] = _mm256_set1_ps((float)i);
-    for (long n = 0; n < iters; n++)
-#pragma GCC unroll 16
-        for (int i = 0; i < CHAINS; i++)
-            acc[i] = _mm256_fmadd_ps(acc[i], m, c);
-    __m256 s = acc[0];
-    for (int i = 1; i < CHAINS; i++)
-        s = _mm256_add_ps(s, acc[i]);
-    float out[8];
-    _mm256_storeu_ps(out, s);
-    return out[0] + out[1] + out[2] + out[3] + out[4] + out[5] + out[6] + out[7];
-}
+/* SSE2 has no FMA: a multiply, then an add. */
+static inline __m128 muladd_ps(__m128 a, __m128 m, __m128 c) { return _mm_add_ps(_mm_mul_ps(a, m), c); }
 
-static float muladd_sse2(long iters)
-{
-    __m128 acc[CHAINS];
-    const __m128 m = _mm_set1_ps(0.9999999f), c = _mm_set1_ps(1e-7f);
-    for (int i = 0; i < CHAINS; i++)
-        acc[i] = _mm_set1_ps((float)i);
-    for (long n = 0; n < iters; n++)
-#pragma GCC unroll 16
-        for (int i = 0; i < CHAINS; i++)
-            acc[i] = _mm_add_ps(_mm_mul_ps(acc[i], m), c);
-    __m128 s = acc[0];
-    for (int i = 1; i < CHAINS; i++)
-        s = _mm_add_ps(s, acc[i]);
-    float out[4];
-    _mm_storeu_ps(out, s);
-    return out[0] + out[1] + out[2] + out[3];
-}
+FMA_KERNEL(fma_avx512, __attribute__((target("avx512f"))), __m512, CHAINS_WIDE, _mm512_set1_ps, _mm512_fmadd_ps,
+           _mm512_add_ps)
+FMA_KERNEL(fma_avx2, __attribute__((target("avx2,fma"))), __m256, CHAINS, _mm256_set1_ps, _mm256_fmadd_ps,
+           _mm256_add_ps)
+FMA_KERNEL(muladd_sse2, , __m128, CHAINS, _mm_set1_ps, muladd_ps, _mm_add_ps)
 
 struct isa {
     const char *name;

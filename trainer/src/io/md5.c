@@ -1,8 +1,6 @@
 /* md5: RFC 1321, written from the specification (section 3.4 and appendix A's constants). */
 #include "io/md5.h"
 
-#include <string.h>
-
 /* Per-round left rotations (RFC 1321 3.4). */
 static const uint8_t shifts[64] = {
     7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 7, 12, 17, 22, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20, 5, 9, 14, 20,
@@ -64,37 +62,17 @@ void md5_init(struct md5_ctx *c)
     c->state[1] = 0xefcdab89;
     c->state[2] = 0x98badcfe;
     c->state[3] = 0x10325476;
-    c->bytes = 0;
-    c->fill = 0;
+    bai_hash_block_init(&c->in);
 }
 
 void md5_update(struct md5_ctx *c, const void *data, size_t len)
 {
-    const uint8_t *p = data;
-    c->bytes += len;
-    while (len > 0) {
-        size_t take = 64 - c->fill < len ? 64 - c->fill : len;
-        memcpy(c->block + c->fill, p, take);
-        c->fill += take;
-        p += take;
-        len -= take;
-        if (c->fill == 64) {
-            transform(c->state, c->block);
-            c->fill = 0;
-        }
-    }
+    bai_hash_block_feed(&c->in, c->state, transform, data, len);
 }
 
 void md5_final(struct md5_ctx *c, uint8_t digest[16])
 {
-    uint64_t bits = c->bytes * 8;
-    static const uint8_t pad[64] = {0x80};
-    size_t padlen = c->fill < 56 ? 56 - c->fill : 120 - c->fill;
-    md5_update(c, pad, padlen);
-    uint8_t len[8];
-    for (int i = 0; i < 8; i++)
-        len[i] = (uint8_t)(bits >> (8 * i));
-    md5_update(c, len, 8);
+    bai_hash_block_finish(&c->in, c->state, transform, BAI_HASH_LENGTH_LITTLE_ENDIAN);
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++)
             digest[i * 4 + j] = (uint8_t)(c->state[i] >> (8 * j));

@@ -6,11 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../../../spank_plugin/jobfile/hash_block.h" /* the 64-byte blocks and padding SHA-256 shares */
+
 struct md5_ctx {
     uint32_t state[4];
-    uint64_t bytes; /* total length so far */
-    uint8_t block[64];
-    size_t fill; /* bytes pending in block */
+    struct bai_hash_block in;
 };
 
 void md5_init(struct md5_ctx *c);
