@@ -484,8 +484,7 @@ int bai_check_node_main(int argc, char **argv)
         job_temp_locality(node, job_temp, fd);
         close(fd);
     } else {
-        node_line(node, "FAIL", "job_temp %s cannot be used: %s (it must be root's and writable by root alone; see "
-                  "SECURITY.md)", job_temp, why);
+        node_line(node, "FAIL", BAI_JOB_TEMP_REFUSED, job_temp, why);
         all = false;
     }
     if (strcmp(runtime, "oci") == 0) {

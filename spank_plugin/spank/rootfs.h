@@ -27,6 +27,10 @@ int bai_trusted_dir_open(const char *path, bool create, char *why);
  * refused, never used. */
 int bai_scratch_dir_open(const char *path, char *why);
 
+/* How the prolog refuses a job_temp that bai_scratch_dir_open refused (its path, then `why`), and so how
+ * batchai-job check-site words the same finding. */
+#define BAI_JOB_TEMP_REFUSED "job_temp %s cannot be used: %s (it must be root's and writable by root alone; see SECURITY.md)"
+
 /* Make the directory `name` in root_fd for uid/gid, mode 0700. It appears only once it is theirs: it is made
  * under a private name, handed over through its fd, then renamed into place without replacing. An existing
  * `name` is accepted when it is a real directory owned by uid (another slurmd on the same host made it). */

@@ -188,8 +188,7 @@ static int job_temp_create(struct node_job *nj, const struct bai_settings *site)
     job_temp_name(nj, name, sizeof name);
     int fd = bai_scratch_dir_open(site->job_temp, why);
     if (fd < 0) {
-        fail(nj, "job_temp %s cannot be used: %s (it must be root's and writable by root alone; see SECURITY.md)",
-             site->job_temp, why);
+        fail(nj, BAI_JOB_TEMP_REFUSED, site->job_temp, why);
         return -1;
     }
     int rc = bai_job_dir_create(fd, name, nj->uid, nj->gid, why);
