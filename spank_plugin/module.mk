@@ -7,7 +7,7 @@ spank_plugin_CFLAGS := $(CJSON_CFLAGS) $(YAML_CFLAGS) -Ispank_plugin -Ispank_plu
 
 JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c yamltree.c job.c azureml.c azureml_plan.c \
                                                  settings.c toolkits.c translate.c render.c sbuf.c load.c \
-                                                 sha256.c hash_block.c)
+                                                 sha256.c hash_block.c write_all.c)
 BAIJOB_SRCS := spank_plugin/batchai_job.c spank_plugin/plugstack.c spank_plugin/monitor.c spank_plugin/check_site.c \
                spank_plugin/spank/rootfs.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a

@@ -21,8 +21,8 @@ TRAINER_MAIN := trainer/src/cli/main.c
 TRAINER_RUN := trainer/src/run/train.c
 TRAINER_CORE := $(filter-out $(TRAINER_MAIN) $(TRAINER_RUN),$(wildcard trainer/src/*/*.c))
 # The project's one SHA-256 (data checksums, checkpoint checksums) lives with the job-file library, with the
-# block buffering and padding that io/md5.c shares.
-TRAINER_CORE += spank_plugin/jobfile/sha256.c spank_plugin/jobfile/hash_block.c
+# block buffering and padding that io/md5.c shares, and its one loop that writes a whole buffer.
+TRAINER_CORE += spank_plugin/jobfile/sha256.c spank_plugin/jobfile/hash_block.c spank_plugin/jobfile/write_all.c
 TRAINER_SRCS := $(TRAINER_CORE) $(TRAINER_RUN)
 TRAINER_LIBS := -fopenmp -ldnnl $(BLAS_LIBS) $(HDF5_LIBS) -lm
 LIBCOLLECTIVE_A := $(BUILD)/lib/libcollective.a

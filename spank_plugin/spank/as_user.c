@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "job.h"
-#include "rootfs.h"
+#include "write_all.h"
 
 /* The reader's first fault, as its child passes it up the pipe. */
 #define READ_WHY_MAX 512

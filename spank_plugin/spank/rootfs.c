@@ -1,6 +1,8 @@
 /* Root's file-system work inside job_root, all by directory fds: see rootfs.h. */
 #include "rootfs.h"
 
+#include "write_all.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -206,24 +208,6 @@ const char *bai_node_file_node(const char *name, unsigned jobid, const char *kin
     if (n <= 0 || n >= (int)sizeof prefix || strncmp(name, prefix, (size_t)n) != 0 || !name[n])
         return NULL;
     return name + n;
-}
-
-int bai_write_all(int fd, const void *data, size_t n)
-{
-    const char *p = data;
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
 }
 
 int bai_root_file_write(int root_fd, const char *name, const void *data, size_t len, char *why)

@@ -61,11 +61,6 @@ int bai_root_file_write(int root_fd, const char *name, const void *data, size_t 
  * read whole (why says what). */
 int bai_root_file_read(int root_fd, const char *name, size_t max, char **data, size_t *len, char *why);
 
-/* write(2) the n bytes at data to fd, resuming after signals and partial writes: 0 when all are written, -1
- * with errno otherwise (ENOSPC for a write that wrote nothing), so that a full disk is a failure and never a
- * file cut short. */
-int bai_write_all(int fd, const void *data, size_t n);
-
 /* Remove everything inside the directory `dir_fd` without following symbolic links or crossing into
  * another file system (a mount point inside stays, and so does its parent), whatever modes the owner left
  * (directories are opened up to 0700 first) and however deep the tree (what lies deeper than a bound is

@@ -5,6 +5,7 @@
 #include "io/atomic_file.h"
 #include "core/model.h"
 #include "../../../spank_plugin/jobfile/sha256.h" /* the project's one SHA-256 */
+#include "../../../spank_plugin/jobfile/write_all.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -358,24 +359,6 @@ static void hdf5_restore(struct quiet q) { H5Eset_auto2(H5E_DEFAULT, q.func, q.d
 /* The whole file is built in memory (HDF5's core driver, no backing store) and written with write(2), so
  * that a full disk is one clear errno on our own descriptor instead of an HDF5 failure deep inside a flush
  * (which also left HDF5 with a half-closed file that crashed its shutdown at exit). */
-static int write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            if (n == 0)
-                errno = EIO;
-            return -1;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 int keras_save(const char *path, const float *params, const float *rms, const struct keras_train_state *state,
                char *err, size_t errlen)
 {
@@ -417,7 +400,7 @@ int keras_save(const char *path, const float *params, const float *rms, const st
     free(mc.s);
     free(tc.s);
     hdf5_restore(q);
-    if (!c.failed && write_all(af.fd, image, (size_t)size) != 0)
+    if (!c.failed && bai_write_all(af.fd, image, (size_t)size) != 0)
         fail(&c, "cannot write: %s", strerror(errno));
     free(image);
     if (c.failed) {
