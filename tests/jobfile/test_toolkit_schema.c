@@ -4,7 +4,9 @@
  * #/definitions/commandText, a line any other string). The schema is written by hand for its readers
  * (descriptions, patterns, CNTK's rules as if/then/else); this keeps it from drifting from the table that
  * the C parser runs. Also: no row takes more than BAI_TOOLKIT_MAX_KEYS keys, nor the table more than
- * BAI_TOOLKIT_MAX rows. Run from the repository root. */
+ * BAI_TOOLKIT_MAX rows; and every key that the code reads by name (bai_toolkit_str/_int with a literal, in
+ * USERS) is a key of some row, of that kind: a misspelt name would read as "not given" and never fail. Run
+ * from the repository root. */
 #include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,6 +19,9 @@
 #include "../check.h"
 
 #define SCHEMA "schemas/job.schema.json"
+/* The files that read toolkit keys by name. */
+static const char *const USERS[] = {"spank_plugin/jobfile/toolkits.c", "spank_plugin/jobfile/job.c",
+                                    "spank_plugin/jobfile/translate.c"};
 
 static const cJSON *get(const cJSON *obj, const char *key)
 {
@@ -125,6 +130,57 @@ static void check_toolkit(const cJSON *defs, const cJSON *job, const struct bai_
     }
 }
 
+/* Is `name` a key of some row, taking a count (want_int) or a string? */
+static bool declared(const char *name, bool want_int)
+{
+    for (size_t i = 0; i < bai_toolkit_count; i++) {
+        const struct bai_toolkit_key *k = row_key(&bai_toolkits[i], name);
+        if (k && (k->value == BAI_TK_INT) == want_int)
+            return true;
+    }
+    return false;
+}
+
+/* Every bai_toolkit_str(x, "KEY") and bai_toolkit_int(x, "KEY") in `path` names a declared key. */
+static void check_key_reads(const char *path)
+{
+    struct bai_diag diag = {0};
+    char *text = NULL;
+    size_t len = 0, reads = 0;
+    checks++;
+    if (bai_job_read(path, &text, &len, &diag) != 0) {
+        bai_diag_print(&diag, stderr, "");
+        bai_diag_free(&diag);
+        failures++;
+        return;
+    }
+    for (const char *p = text; (p = strstr(p, "bai_toolkit_")) != NULL; p++) {
+        bool is_int = strncmp(p, "bai_toolkit_int(", 16) == 0;
+        if (!is_int && strncmp(p, "bai_toolkit_str(", 16) != 0)
+            continue;
+        const char *comma = strchr(p, ','), *close = strchr(p, ')');
+        if (!comma || !close || comma > close)
+            continue; /* the declaration's or a comment's mention */
+        const char *q = comma + 1;
+        while (*q == ' ')
+            q++;
+        const char *end = *q == '"' ? strchr(q + 1, '"') : NULL;
+        if (!end || end > close)
+            continue; /* a key passed in a variable */
+        char name[64];
+        snprintf(name, sizeof name, "%.*s", (int)(end - q - 1), q + 1);
+        checks++;
+        reads++;
+        if (!declared(name, is_int)) {
+            failures++;
+            fprintf(stderr, "%s: reads the toolkit key \"%s\" as a %s, which no row of the table "
+                    "(spank_plugin/jobfile/toolkits.c) declares so\n", path, name, is_int ? "count" : "string");
+        }
+    }
+    printf("toolkit_schema: %zu key reads by name in %s\n", reads, path);
+    free(text);
+}
+
 int main(void)
 {
     struct bai_diag diag = {0};
@@ -185,6 +241,8 @@ int main(void)
     checks++;
     if (bai_toolkit_count > BAI_TOOLKIT_MAX)
         fault("bai_toolkits", "%s", "has more rows than BAI_TOOLKIT_MAX (toolkits.h)");
+    for (size_t i = 0; i < sizeof USERS / sizeof USERS[0]; i++)
+        check_key_reads(USERS[i]);
     printf("toolkit_schema: %zu toolkits in the table, %zu in the schema\n", bai_toolkit_count, listed);
     cJSON_Delete(schema);
     return check_exit("toolkit_schema");
