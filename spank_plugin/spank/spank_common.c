@@ -122,7 +122,7 @@ struct load_read {
     struct bai_loaded *l;
 };
 
-/* bai_load's reader: the source's bytes, or the file read as the user; either way a copy is kept in l. */
+/* bai_load's reader: the source's bytes, or the file read as the user; a copy is kept in l when asked. */
 static int read_user(void *arg, const char *path, char **text, size_t *len, struct bai_diag *diag)
 {
     (void)path; /* the source's */
@@ -136,6 +136,8 @@ static int read_user(void *arg, const char *path, char **text, size_t *len, stru
         }
     } else if (bai_read_as_user(r->src->path, r->src->uid, r->src->gid, r->src->deadline_ms, text, len, diag) != 0)
         return -1;
+    if (*text && !r->src->keep_text)
+        return 0;
     r->l->text = *text ? malloc(*len + 1) : NULL;
     if (!r->l->text) {
         free(*text);

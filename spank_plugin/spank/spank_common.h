@@ -49,13 +49,14 @@ struct bai_source {
     long long deadline_ms;   /* bai_now_ms() (as_user.h) by which the child must be done, else it is killed: a job file
                               * on a file system that never answers cannot hold any context */
     const char *digest;      /* the SHA-256 (hex) the content must have, or NULL */
+    bool keep_text;          /* keep the bytes read in bai_loaded.text (the prolog, for its copy) */
 };
 
 /* The site settings and the job file opened with them. */
 struct bai_loaded {
     struct bai_settings site;
     struct bai_opened file;  /* file.plan from BAI_JOB_POLICY on */
-    char *text;              /* the bytes read (text_len of them, NUL-terminated), for the prolog's copy;
+    char *text;              /* with src->keep_text: the bytes read (text_len of them, NUL-terminated);
                               * wiped when freed: they may hold secrets' values */
     size_t text_len;
     bool have_site, have_file;

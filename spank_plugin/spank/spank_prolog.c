@@ -155,7 +155,7 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     long long read_by = bai_now_ms() + BAI_PROLOG_DEADLINE_MS / 2;
     struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid,
                              .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
-                             .digest = h.digest[0] ? h.digest : NULL};
+                             .digest = h.digest[0] ? h.digest : NULL, .keep_text = true};
     if (bai_load(&nj->l, ac, av, &src, BAI_JOB_POLICY, why) != 0) {
         fail(nj, "%s", why);
         /* The log directory sbatch planned (the user's word, used only by the user's child): where the batch
