@@ -8,8 +8,13 @@ void coll_desc_format(const struct coll_desc *d, char *buf, size_t len)
     const char *mem = d->device ? "device" : "host";
     switch (d->kind) {
     case COLL_KIND_ALLREDUCE:
-        snprintf(buf, len, "allreduce %s of %lld x %s in %s memory", coll_op_name(d->op), (long long)d->count,
-                 coll_dtype_name(d->dtype), mem);
+        if (d->shm_region)
+            snprintf(buf, len, "allreduce %s of %lld x %s in node-shared memory (coll_host_alloc #%lld, byte %lld)",
+                     coll_op_name(d->op), (long long)d->count, coll_dtype_name(d->dtype),
+                     (long long)d->shm_region - 1, (long long)d->shm_offset);
+        else
+            snprintf(buf, len, "allreduce %s of %lld x %s in %s memory", coll_op_name(d->op), (long long)d->count,
+                     coll_dtype_name(d->dtype), mem);
         break;
     case COLL_KIND_BROADCAST:
         snprintf(buf, len, "broadcast of %lld x %s from root %lld in %s memory", (long long)d->count,
@@ -29,9 +34,10 @@ int coll_check_differs(const struct coll_desc *a, int rank_a, const struct coll_
 {
     /* Fields a collective does not use are zero on every rank (queue.c), so all of them can be compared. */
     if (a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op &&
-        a->root == b->root && a->device == b->device)
+        a->root == b->root && a->device == b->device && a->shm_region == b->shm_region &&
+        a->shm_offset == b->shm_offset)
         return 0;
-    char da[160], db[160];
+    char da[200], db[200];
     coll_desc_format(a, da, sizeof da);
     coll_desc_format(b, db, sizeof db);
     snprintf(msg, len, "libcollective: collective #%lld differs across ranks: rank %d called %s, rank %d called %s",

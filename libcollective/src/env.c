@@ -33,28 +33,35 @@ static int env_number(const char *name, double def, int sizes, double *out)
     return COLL_OK;
 }
 
+/* A 0/1 switch read by env_number. */
+static int env_flag(const char *name, int def, int *out)
+{
+    double v;
+    int rc = env_number(name, def, 0, &v);
+    if (rc)
+        return rc;
+    if (v != 0 && v != 1)
+        return coll_fail(COLL_ERR_ARG, "libcollective: %s='%s' must be 0 or 1", name, getenv(name));
+    *out = (int)v;
+    return COLL_OK;
+}
+
 int coll_env_read(struct coll_env *env)
 {
-    double threshold, direct, cycle_ms, check, mismatch_abort;
+    double threshold, direct, cycle_ms;
     int rc;
     if ((rc = env_number("COLL_FUSION_THRESHOLD", 64.0 * 1024 * 1024, 1, &threshold)) ||
         (rc = env_number("COLL_FUSION_DIRECT", 1024.0 * 1024, 1, &direct)) ||
         (rc = env_number("COLL_CYCLE_TIME_MS", 1.0, 0, &cycle_ms)) ||
         (rc = env_number("COLL_STALL_WARNING_SEC", 60.0, 0, &env->stall_warn_sec)) ||
         (rc = env_number("COLL_STALL_ABORT_SEC", COLL_STALL_ABORT_DEFAULT, 0, &env->stall_abort_sec)) ||
-        (rc = env_number("COLL_CHECK", 1.0, 0, &check)) ||
-        (rc = env_number("COLL_MISMATCH_ABORT", 1.0, 0, &mismatch_abort)))
+        (rc = env_flag("COLL_CHECK", 1, &env->check)) ||
+        (rc = env_flag("COLL_MISMATCH_ABORT", 1, &env->mismatch_abort)) ||
+        (rc = env_flag("COLL_SHM", 1, &env->shm)))
         return rc;
-    if (check != 0 && check != 1)
-        return coll_fail(COLL_ERR_ARG, "libcollective: COLL_CHECK='%s' must be 0 or 1", getenv("COLL_CHECK"));
-    if (mismatch_abort != 0 && mismatch_abort != 1)
-        return coll_fail(COLL_ERR_ARG, "libcollective: COLL_MISMATCH_ABORT='%s' must be 0 or 1",
-                         getenv("COLL_MISMATCH_ABORT"));
-    env->mismatch_abort = (int)mismatch_abort;
     env->fusion_threshold = (size_t)threshold;
     env->fusion_direct = (size_t)direct;
     env->cycle_sec = cycle_ms / 1000.0;
-    env->check = (int)check;
     return COLL_OK;
 }
 

@@ -1,5 +1,7 @@
 /* Tensor fusion (Horovod's): consecutive granted allreduces of the same type, op and memory kind are packed
  * into one buffer of at most COLL_FUSION_THRESHOLD bytes, reduced with one collective and unpacked.
+ * Consecutive allreduces in one node-shared region need no packing: shm.c reduces them where they lie,
+ * with one wait for the other ranks at the end.
  * Every rank groups the same granted sequence the same way (the grouping depends only on the agreed
  * descriptors), and the backends compute each element independently of its neighbours (mpi_backend.c),
  * so the results are bit-identical to reducing the tensors one by one. Runs on the progress thread. */
@@ -42,7 +44,7 @@ static size_t bytes_of(const struct coll_request *r)
  * It depends only on the agreed descriptor, so every rank groups alike. */
 static int fusable(const struct coll_request *r)
 {
-    return r->d.kind == COLL_KIND_ALLREDUCE && r->status == COLL_OK &&
+    return r->d.kind == COLL_KIND_ALLREDUCE && r->status == COLL_OK && !r->d.shm_region &&
            (coll_g.env.fusion_direct == 0 || bytes_of(r) < coll_g.env.fusion_direct);
 }
 
@@ -50,6 +52,12 @@ static int fusable(const struct coll_request *r)
 static size_t group_size(struct coll_request **w, size_t n)
 {
     const struct coll_request *a = w[0];
+    if (a->d.shm_region && a->status == COLL_OK) {
+        size_t k = 1;
+        while (k < n && w[k]->d.shm_region == a->d.shm_region && w[k]->status == COLL_OK)
+            k++;
+        return k;
+    }
     if (!fusable(a))
         return 1;
     size_t bytes = bytes_of(a), k = 1;
@@ -129,6 +137,8 @@ void coll_fusion_run(struct coll_request **w, size_t n)
         if (w[0]->status != COLL_OK) {
             rc = w[0]->status; /* refused by the coordinator on every rank: not run anywhere */
             snprintf(err, sizeof err, "%s", w[0]->error);
+        } else if (w[0]->d.shm_region) {
+            rc = coll_shm_allreduce(w, k, err);
         } else if (k == 1) {
             rc = run_one(w[0], err);
         } else {

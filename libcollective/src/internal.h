@@ -5,7 +5,9 @@
  * (coordinator.c, with check.c and stall.c) grants a sequence number once every rank has reached it; the
  * granted requests are grouped and run (fusion.c) through the backend of their memory (backend.h): MPI
  * for host memory (mpi_backend.c), NCCL for device memory (device.c loads the plugin built from
- * nccl_backend.c). Only the progress thread calls MPI after coll_init().
+ * nccl_backend.c). An in-place float32 allreduce on memory from coll_host_alloc() with every rank on one
+ * node skips MPI: shm.c sums it straight out of the ranks' shared segments. Only the progress thread calls
+ * MPI after coll_init().
  */
 #ifndef COLL_INTERNAL_H
 #define COLL_INTERNAL_H
@@ -30,11 +32,14 @@
  * calls collectives is then a mismatch (which aborts) instead of a hang in MPI_Finalize. */
 enum coll_kind { COLL_KIND_ALLREDUCE, COLL_KIND_BROADCAST, COLL_KIND_ALLGATHER, COLL_KIND_BARRIER, COLL_KIND_FINALIZE };
 
-/* What every rank must agree on for one collective; this is what the coordinator compares. */
+/* What every rank must agree on for one collective; this is what the coordinator compares. shm_region is
+ * the node-shared region (shm.c) that holds an in-place float32 allreduce's buffer on this rank (its id +
+ * 1; 0: none), shm_offset the buffer's byte offset in it: the reduction reads the peers' copies at that
+ * offset, so every rank must name the same place. */
 struct coll_desc {
-    int64_t kind, count, dtype, op, root, device;
+    int64_t kind, count, dtype, op, root, device, shm_region, shm_offset;
 };
-#define COLL_DESC_WORDS 6
+#define COLL_DESC_WORDS 8
 
 struct coll_request {
     int64_t seq;
@@ -46,6 +51,7 @@ struct coll_request {
     int done;   /* set under coll_g.lock by the progress thread */
     int status; /* COLL_OK or the failure */
     char error[COLL_ERRLEN];
+    struct coll_shm_region *shm; /* d.shm_region's region on this rank, or NULL */
     struct coll_request *pending_next;          /* FIFO of requests the progress thread has not taken */
     struct coll_request *live_prev, *live_next; /* every request not yet freed by a wait */
 };
@@ -59,6 +65,7 @@ struct coll_env {
     double stall_abort_sec;  /* COLL_STALL_ABORT_SEC, 0 = never */
     int check;               /* COLL_CHECK */
     int mismatch_abort;      /* COLL_MISMATCH_ABORT: a detected mismatch aborts the job (1) or fails the call */
+    int shm;                 /* COLL_SHM: coll_host_alloc() shares memory between the ranks of one node */
 };
 
 struct coll_state {
@@ -110,6 +117,10 @@ int coll_launcher_local(int *local_rank, int *local_size); /* 1 if the launcher 
 extern const struct coll_backend coll_mpi_backend;
 int coll_mpi_error(char *err, const char *call, int rc);
 int coll_mpi_barrier(char *err); /* barriers carry no data: MPI runs them whatever the memory */
+/* own[k] = part[0][k] + part[1][k] + ... + part[n-1][k] for k < len, added in rank order, then divided by
+ * `divide` unless it is 0: the one float32 reduction both paths use, so they agree to the bit. part[0] or
+ * part[1] may be own itself (each element is read before it is written); a later one may not. */
+void coll_sum_f32(float *own, const float *const *part, int n, size_t len, float divide);
 void coll_mpi_release(void);     /* frees the reduction scratch */
 
 /* device.c: loads the NCCL plugin and answers whether a pointer is device memory. */
@@ -120,6 +131,14 @@ int coll_is_device_ptr(const void *p);
 /* fusion.c: runs the granted requests w[0..n) in order, fusing allreduces; completes each one. */
 void coll_fusion_run(struct coll_request **w, size_t n);
 void coll_fusion_release(void);
+
+/* shm.c: node-shared memory (coll_host_alloc). coll_shm_find gives the region holding [p, p + bytes) and
+ * its offset there, or NULL; coll_shm_allreduce runs the in-place float32 allreduces w[0..k), all in one
+ * region, on the progress thread: each rank sums its slice of every tensor out of all ranks' segments
+ * into all of them, then waits until every rank has done its slices. */
+struct coll_shm_region;
+struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, int64_t *offset);
+int coll_shm_allreduce(struct coll_request **w, size_t k, char *err);
 
 /* queue.c: the progress thread marks a request done (under the lock) and wakes its waiters. */
 void coll_complete(struct coll_request *r, int status, const char *error);

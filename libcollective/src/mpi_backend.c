@@ -122,9 +122,8 @@ static int post(int is_send, float *buf, int n, int peer, MPI_Request *reqs, int
     return COLL_OK;
 }
 
-/* own = part[0] + part[1] + ... + part[n-1], added in rank order, then divided by `divide` unless it is 0.
- * part[0] or part[1] may be own itself (each element is read before it is written); a later one may not. */
-static void sum_parts(float *own, const float *const *part, int n, size_t len, float divide)
+/* internal.h; compiled at -O3 with this file, so that it vectorises. */
+void coll_sum_f32(float *own, const float *const *part, int n, size_t len, float divide)
 {
     for (int i = 1; i < n; i++) {
         const float *a = i == 1 ? part[0] : own, *b = part[i];
@@ -168,11 +167,11 @@ static int split_allreduce_f32(const float *send, float *recv, size_t count, enu
     if (rc || (rc = wait_all(nreq, reqs, "MPI_Isend/MPI_Irecv (allreduce)", err)))
         goto out;
     float *own = recv + displs[me];
-    if (mine && me >= 2 && part[me] == own) { /* in place: sum_parts overwrites own before it adds part[me] */
+    if (mine && me >= 2 && part[me] == own) { /* in place: coll_sum_f32 overwrites own before it adds part[me] */
         part[me] = (const float *)scratch + (size_t)me * mine;
         memcpy((float *)part[me], own, mine * sizeof(float));
     }
-    sum_parts(own, part, n, mine, op == COLL_AVERAGE ? (float)n : 0.0f);
+    coll_sum_f32(own, part, n, mine, op == COLL_AVERAGE ? (float)n : 0.0f);
     /* Allgather: the reduced chunk to every rank, theirs into recv (the sends above are complete, so an
      * in-place recv may now be written). */
     nreq = 0;

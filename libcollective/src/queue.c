@@ -52,11 +52,16 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
         ((rc = memory_kind(kind, count ? send : NULL, count ? recv : NULL, &d.device)) ||
          (rc = refuse_type(kind, dtype, d.device))))
         return rc;
+    struct coll_shm_region *shm = NULL;
+    if (kind == COLL_KIND_ALLREDUCE && send == recv && dtype == COLL_FLOAT32 && !d.device && count &&
+        (shm = coll_shm_find(recv, count * sizeof(float), &d.shm_region, &d.shm_offset)))
+        d.shm_region++; /* 0 means none */
 
     struct coll_request *r = calloc(1, sizeof *r);
     if (!r)
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for a %s request", name);
     r->d = d;
+    r->shm = shm;
     r->send = send;
     r->recv = recv;
     r->queued_at = coll_now();

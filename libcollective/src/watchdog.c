@@ -64,13 +64,14 @@ static int oldest_stall_locked(struct stall *st)
     st->seq = r->seq;
     st->d = r->d;
     st->since = r->queued_at;
+    const char *inside = r->d.device ? "NCCL" : r->d.shm_region ? "the node-shared reduction" : "MPI";
     if (r->running_since > 0 && coll_g.size == 2)
         snprintf(st->why, sizeof st->why, "inside %s for rank %d, which stopped or died during it (rank %d)",
-                 r->d.device ? "NCCL" : "MPI", 1 - coll_g.rank, coll_g.rank);
+                 inside, 1 - coll_g.rank, coll_g.rank);
     else if (r->running_since > 0)
         snprintf(st->why, sizeof st->why,
                  "inside %s: every rank reached it, and one of the other %d stopped or died during it (rank %d)",
-                 r->d.device ? "NCCL" : "MPI", coll_g.size - 1, coll_g.rank);
+                 inside, coll_g.size - 1, coll_g.rank);
     else if (coll_g.rank != 0)
         snprintf(st->why, sizeof st->why,
                  "for rank 0 to grant it (rank %d): rank 0 is stopped or dead, or it waits for another rank and "
@@ -106,7 +107,7 @@ static void *watchdog_main(void *arg)
         const int abort_now = e->stall_abort_sec > 0 && waited >= e->stall_abort_sec;
         if (!abort_now && (e->stall_warn_sec <= 0 || waited < e->stall_warn_sec || warned >= st.seq))
             continue;
-        char what[160];
+        char what[200];
         coll_desc_format(&st.d, what, sizeof what);
         if (abort_now) /* the lock stays held: nothing else needs to move now */
             coll_abort_job("libcollective: stall: collective #%lld (%s) has waited %.1f s %s; aborting the job "

@@ -2,13 +2,15 @@
  * single process without a launcher. Every op and host type, sizes 0, 1, odd, below and far above the
  * fusion threshold (the script sets COLL_FUSION_THRESHOLD small), in-place and out-of-place, broadcast
  * from every root, allgather, barrier, asynchronous progress without waiting, and fusion bit-identical to
- * one-by-one. Values are chosen so that exact results are known. */
+ * one-by-one, and coll_host_alloc's node-shared path bit-identical to MPI's. Values are chosen so that exact
+ * results are known. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "internal.h" /* coll_shm_find: which path a coll_host_alloc buffer takes */
 #include "testlib.h"
 
 static int rank, size;
@@ -148,6 +150,65 @@ static void test_fusion_identical(void)
     }
 }
 
+/* coll_host_alloc: the model's tensors laid out in one buffer, as cifar-train's gradients are. Under mpirun
+ * every rank is on this host, so the buffer must be node-shared (unless COLL_SHM=0) and its in-place
+ * allreduces must equal, bit for bit, the same tensors reduced through MPI from private memory; anywhere
+ * else it must be private and right. The script checks that nothing is left in /dev/shm. */
+static void test_host_alloc(void)
+{
+    size_t off[NGRADS + 1] = {0};
+    for (size_t k = 0; k < NGRADS; k++)
+        off[k + 1] = off[k] + grads[k];
+    float *g = coll_host_alloc(off[NGRADS] * sizeof *g);
+    CHECK(g, "coll_host_alloc of %zu floats failed: %s", off[NGRADS], coll_last_error());
+    CHECK(((uintptr_t)g & 4095) == 0, "coll_host_alloc's memory is not page-aligned: %p", (void *)g);
+    for (size_t i = 0; i < off[NGRADS]; i++)
+        CHECK(g[i] == 0.0f, "coll_host_alloc's memory is not zeroed at %zu", i);
+    int64_t id, at;
+    const char *shm_env = getenv("COLL_SHM");
+    const int want_shared = size > 1 && coll_local_size() == size && !(shm_env && !strcmp(shm_env, "0")) &&
+                            !getenv("TEST_SHM_REFUSED"); /* the script took /dev/shm from one rank */
+    const int shared = coll_shm_find(g + off[3], grads[3] * sizeof *g, &id, &at) != NULL;
+    CHECK(shared == want_shared, "coll_host_alloc's buffer is %s, expected %s", shared ? "node-shared" : "private",
+          want_shared ? "node-shared" : "private");
+    CHECK(!shared || at == (int64_t)(off[3] * sizeof *g), "tensor 3 found at byte %lld, not %zu", (long long)at,
+          off[3] * sizeof *g);
+    if (rank == 0)
+        printf("coll_host_alloc: %s\n", shared ? "node-shared" : "private");
+    float *ref = test_alloc(off[NGRADS] * sizeof *ref);
+    for (int op = COLL_SUM; op <= COLL_AVERAGE; op++) {
+        coll_handle h[NGRADS];
+        test_random_floats(g, off[NGRADS], (unsigned)(rank * 7 + op));
+        memcpy(ref, g, off[NGRADS] * sizeof *g);
+        for (size_t k = 0; k < NGRADS; k++) /* private memory: through MPI */
+            OK(coll_allreduce(ref + off[k], ref + off[k], grads[k], COLL_FLOAT32, op));
+        for (size_t k = NGRADS; k-- > 0;) /* queued as backward finishes layers, last first */
+            OK(coll_allreduce_async(g + off[k], g + off[k], grads[k], COLL_FLOAT32, op, &h[k]));
+        OK(coll_wait_all());
+        for (size_t k = 0; k < NGRADS; k++)
+            CHECK(!memcmp(ref + off[k], g + off[k], grads[k] * sizeof *g),
+                  "coll_host_alloc tensor %zu (%zu floats, %s) differs from the MPI path's result", k, grads[k],
+                  op == COLL_SUM ? "sum" : "average");
+    }
+    /* Exact values, and the same buffer reduced again (the ranks' progress marks move on). */
+    for (int round = 0; round < 3; round++) {
+        for (size_t i = 0; i < off[NGRADS]; i++)
+            put(COLL_FLOAT32, g, i, (int64_t)(rank + 1) * (int64_t)(i % 13 + 1));
+        OK(coll_allreduce(g + off[9], g + off[9], off[NGRADS] - off[9], COLL_FLOAT32, COLL_AVERAGE));
+        for (size_t i = off[9]; i < off[NGRADS]; i++)
+            CHECK(g[i] == (float)((size + 1) * (int64_t)(i % 13 + 1)) / 2.0f,
+                  "round %d: averaged element %zu is %g", round, i, g[i]);
+        CHECK(g[0] == (float)(rank + 1), "an element outside the reduced range changed: %g", g[0]);
+    }
+    /* Out of place from the shared buffer: the MPI path, still right. */
+    OK(coll_allreduce(g, ref, grads[0], COLL_FLOAT32, COLL_SUM));
+    for (size_t i = 0; i < grads[0]; i++)
+        CHECK(same_as_expected(COLL_FLOAT32, ref, i, COLL_SUM), "out-of-place from coll_host_alloc, element %zu", i);
+    OK(coll_host_free(g));
+    CHECK(coll_host_free(ref) == COLL_ERR_ARG, "coll_host_free accepted memory it did not allocate");
+    free(ref);
+}
+
 /* Queued collectives of different kinds complete in order with the right values. */
 static void test_async_mixed(void)
 {
@@ -245,6 +306,7 @@ int main(void)
     test_fusion_identical();
     test_async_mixed();
     test_overlap();
+    test_host_alloc();
     OK(coll_barrier());
     OK(coll_finalize());
     CHECK(coll_barrier() == COLL_ERR_STATE, "barrier after finalize accepted");

@@ -14,3 +14,18 @@ echo "== single process, no launcher"
 env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK -u SLURM_STEP_NUM_TASKS "$BIN/test_collective"
 echo "== fusion disabled (COLL_FUSION_THRESHOLD=0), 3 ranks"
 COLL_FUSION_THRESHOLD=0 "${MPIRUN[@]}" -np 3 "$BIN/test_collective"
+echo "== coll_host_alloc: nothing of libcollective's is left in /dev/shm"
+left=$(find /dev/shm -maxdepth 1 -name 'libcollective.*' -user "$(id -u)")
+[ -z "$left" ] || { echo "FAIL: left in /dev/shm: $left"; exit 1; }
+echo "== COLL_SHM=0, 2 ranks on one host: coll_host_alloc's memory is private, its allreduces go through MPI"
+COLL_SHM=0 "${MPIRUN[@]}" -np 2 "$BIN/test_collective"
+echo "== rank 1 cannot have node-shared memory (its /dev/shm a read-only tmpfs): every rank falls back to MPI"
+if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
+    out=$(TEST_SHM_REFUSED=1 OMPI_MCA_btl=self,tcp "${MPIRUN[@]}" -np 1 "$BIN/test_collective" : -np 1 \
+        unshare -m sh -c 'mount -t tmpfs -o ro tmpfs /dev/shm && exec "$0"' "$BIN/test_collective" 2>&1)
+    echo "$out"
+    grep -q 'libcollective: rank 1: no node-shared memory for coll_host_alloc #0 (creating /libcollective\..*: Read-only file system); its allreduces go through MPI' <<<"$out" ||
+        { echo "FAIL: rank 1 did not say why it has no node-shared memory"; exit 1; }
+else
+    echo "(not root: a private mount namespace for one rank needs root; this case is left out)"
+fi

@@ -2,11 +2,13 @@
  *   stall R     rank R sleeps 3 s before an allreduce; the script sets COLL_STALL_WARNING_SEC=1 and looks
  *               for rank 0's message naming rank R. The allreduce must still succeed.
  *   abort       the last rank sleeps 120 s; COLL_STALL_ABORT_SEC makes rank 0 abort the job.
- *   mismatch    (COLL_MISMATCH_ABORT=0) ranks disagree on count, on type and on broadcast root: every rank
- *               gets COLL_ERR_MISMATCH naming both sides; the next, agreeing collective still works.
+ *   mismatch    (COLL_MISMATCH_ABORT=0) ranks disagree on count, on type, on broadcast root, on the size
+ *               of a coll_host_alloc and, node-shared, on a tensor's place in it: every rank gets the error
+ *               naming both sides; the next, agreeing collective still works.
  *   loop DIR    every rank writes its pid to DIR/rank.R and then runs allreduces (async, 1 MiB, as a
  *               training step does) without end; the script stops or kills one rank and expects the job to
- *               end within COLL_STALL_ABORT_SEC.
+ *               end within COLL_STALL_ABORT_SEC. With TEST_LOOP_SHARED=1 the buffer is coll_host_alloc's
+ *               (node-shared under mpirun: the reduction then waits on the peers' marks, not in MPI).
  *   diverge     the last rank calls coll_finalize while the others call an allreduce: the job aborts.
  *   nodevice    coll_init asking for a GPU: on a machine without one it fails with COLL_ERR_UNSUPPORTED
  *               and a message, and coll_init(NULL) then works.
@@ -69,7 +71,7 @@ static void mismatch(void)
     CHECK(size >= 2, "mismatch needs two ranks or more");
     int odd = rank == size - 1;
     float f[11] = {0};
-    char theirs[64];
+    char theirs[160];
 
     snprintf(theirs, sizeof theirs, "rank %d called allreduce sum of 11 x float32", size - 1);
     expect_mismatch(coll_allreduce(f, f, odd ? 11 : 10, COLL_FLOAT32, COLL_SUM), "of 10 x float32", theirs);
@@ -89,6 +91,23 @@ static void mismatch(void)
     OK(coll_wait(c));
     CHECK(x[0] == (float)size && y[3] == 2.0f, "collectives around the refused one: %g %g", x[0], y[3]);
 
+    /* coll_host_alloc: the size is agreed everywhere; a tensor's place only where the memory is shared. */
+    float *s = coll_host_alloc(odd ? 128 : 64);
+    CHECK(!s, "coll_host_alloc of different sizes succeeded");
+    snprintf(theirs, sizeof theirs, "rank %d for 128", size - 1);
+    CHECK(strstr(coll_last_error(), "coll_host_alloc #0 differs across ranks: rank 0 asked for 64 bytes") &&
+              strstr(coll_last_error(), theirs), "size mismatch not named: %s", coll_last_error());
+    if (rank == 0)
+        printf("rank 0 got: %s\n", coll_last_error());
+    CHECK((s = coll_host_alloc(64 * sizeof *s)), "coll_host_alloc: %s", coll_last_error());
+    if (coll_local_size() == size) {
+        snprintf(theirs, sizeof theirs, "rank %d called allreduce sum of 8 x float32 in node-shared memory "
+                 "(coll_host_alloc #1, byte 64)", size - 1);
+        expect_mismatch(coll_allreduce(s + (odd ? 16 : 0), s + (odd ? 16 : 0), 8, COLL_FLOAT32, COLL_SUM),
+                        "(coll_host_alloc #1, byte 0)", theirs);
+    }
+    OK(coll_host_free(s));
+
     agreeing_allreduce();
     OK(coll_finalize());
 }
@@ -101,7 +120,9 @@ static void loop(const char *dir)
     FILE *f = fopen(path, "w");
     CHECK(f && fprintf(f, "%ld\n", (long)getpid()) > 0 && fclose(f) == 0, "cannot write %s", path);
     enum { N = 1 << 18 };
-    float *g = test_alloc(N * sizeof *g);
+    const char *shared = getenv("TEST_LOOP_SHARED");
+    float *g = shared && !strcmp(shared, "1") ? coll_host_alloc(N * sizeof *g) : test_alloc(N * sizeof *g);
+    CHECK(g, "coll_host_alloc: %s", coll_last_error());
     for (;;) {
         coll_handle h[4];
         for (int i = 0; i < 4; i++)

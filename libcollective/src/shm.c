@@ -1,0 +1,270 @@
+/* Node-shared memory (coll_host_alloc, collective.h) and the allreduce that reads it in place.
+ *
+ * Why: with every rank on one node, MPI moves a float32 allreduce through its shared-memory transport,
+ * which for large messages pins the peer's pages one by one for a single-copy read (process_vm_readv), then
+ * the reduced half comes back the same way. At 2 ranks x 1 thread that cost about 1.8 ms of CPU per
+ * training step on the cores the compute threads need, 40% of it the kernel's page pinning
+ * (docs/benchmarks.md). When the buffer itself lives in memory every rank has mapped, a rank can sum its
+ * slice straight out of all ranks' buffers and write the result into all of them: no pinning, no message,
+ * no copy in or out, and the one reduction (coll_sum_f32, ranks added in order) the MPI path uses, so both
+ * agree to the bit.
+ *
+ * A region is one POSIX shared-memory object per rank: a header page (the rank's progress mark) and the
+ * data. coll_host_alloc() is collective: the ranks agree on the size and on a name stem (rank 0's pid and
+ * a clock value) by allgather; when they all run on this node (and COLL_SHM is not 0) each creates its own object (O_EXCL, 0600), all map every rank's object,
+ * and each unlinks its own name once all have mapped it, so nothing is left in /dev/shm after the call
+ * returns, whatever happens to the job later. A failure on any rank (no /dev/shm, no room) makes every
+ * rank fall back to private memory, said on stderr by the rank that failed: the collectives then go
+ * through MPI, as for any other buffer.
+ *
+ * The reduction (coll_shm_allreduce) runs on the progress thread once rank 0 has granted the requests,
+ * which means every rank has queued them, so every rank's data is final. Rank r sums its slice
+ * [count*r/n, count*(r+1)/n) of each tensor, 16 KiB at a time through a buffer that stays in L1, and
+ * copies the sums into every rank's buffer; slices are disjoint, so nothing is read after another rank
+ * wrote it. It then publishes the batch's mark in its header (a release store) and naps (coll_nap) until
+ * every rank has published it: only then may any rank's program read its results, or write its buffer
+ * again. A rank that stops or dies meanwhile leaves the others napping until the watchdog ends the job. */
+#include "internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The header page before each rank's data; the data stays page-aligned. */
+#define HEAD_BYTES 4096
+/* Floats summed at a time into the L1-resident buffer before they are copied out. */
+#define CHUNK 4096
+
+struct shm_head {
+    _Atomic int64_t done; /* 1 + the last sequence number this rank has finished reducing its slices of */
+};
+
+struct coll_shm_region {
+    struct coll_shm_region *next;
+    int64_t id;        /* this region is the id-th coll_host_alloc of the process (every rank counts alike) */
+    char *data;        /* what coll_host_alloc returned */
+    size_t bytes;      /* as asked */
+    size_t map_bytes;  /* header + data, whole pages; shared regions only */
+    char **map;        /* map[r]: rank r's object as mapped here (header first); NULL for private memory */
+    const float **part; /* coll_shm_allreduce's scratch: one pointer per rank */
+};
+
+static struct coll_shm_region *regions;
+static int64_t next_id;
+
+static char *data_of(const struct coll_shm_region *g, int r) { return g->map[r] + HEAD_BYTES; }
+static struct shm_head *head_of(const struct coll_shm_region *g, int r) { return (struct shm_head *)g->map[r]; }
+
+static void object_name(char *buf, size_t len, const int64_t *stem, int64_t id, int rank)
+{
+    snprintf(buf, len, "/libcollective.%lld.%llx.%lld.%d", (long long)stem[0], (unsigned long long)stem[1],
+             (long long)id, rank);
+}
+
+/* Maps rank r's object (creating it when r is this rank); returns 0 or an errno, with what failed in why. */
+static int map_object(struct coll_shm_region *g, const int64_t *stem, int r, char *why, size_t len)
+{
+    char name[96];
+    object_name(name, sizeof name, stem, g->id, r);
+    const int mine = r == coll_g.rank;
+    int fd = shm_open(name, mine ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600), e = 0;
+    struct stat st;
+    if (fd < 0)
+        e = errno;
+    else if (mine && ftruncate(fd, (off_t)g->map_bytes) != 0)
+        e = errno;
+    else if (fstat(fd, &st) != 0)
+        e = errno;
+    else if (st.st_uid != geteuid() || (size_t)st.st_size != g->map_bytes) /* not our peer's object */
+        e = EPERM;
+    else if ((g->map[r] = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+        g->map[r] = NULL;
+        e = errno;
+    }
+    if (fd >= 0)
+        close(fd);
+    if (e)
+        snprintf(why, len, "%s %s: %s", mine ? "creating" : "opening", name, strerror(e));
+    return e;
+}
+
+static void unmap_all(struct coll_shm_region *g)
+{
+    for (int r = 0; g->map && r < coll_g.size; r++)
+        if (g->map[r])
+            munmap(g->map[r], g->map_bytes);
+}
+
+static void region_free(struct coll_shm_region *g)
+{
+    if (g->map)
+        unmap_all(g);
+    else
+        free(g->data);
+    free(g->map);
+    free(g->part);
+    free(g);
+}
+
+/* Every rank calls this with its own count of failures; returns the job's total (or -1 when the
+ * collective itself failed, its error set). */
+static int failures_everywhere(int mine)
+{
+    int32_t v = mine != 0;
+    return coll_allreduce(&v, &v, 1, COLL_INT32, COLL_SUM) == COLL_OK ? v : -1;
+}
+
+/* The shared attempt: 1 when shared, 0 to fall back to private memory, -1 on a collective's failure. */
+static int share(struct coll_shm_region *g, const int64_t *stem)
+{
+    char why[256] = "";
+    const int n = coll_g.size, me = coll_g.rank;
+    g->map_bytes = HEAD_BYTES + ((g->bytes + HEAD_BYTES - 1) / HEAD_BYTES) * HEAD_BYTES;
+    g->map = calloc((size_t)n, sizeof *g->map);
+    g->part = calloc((size_t)n, sizeof *g->part);
+    int bad = !g->map || !g->part;
+    if (bad)
+        snprintf(why, sizeof why, "no memory for %d ranks' mappings", n);
+    else
+        bad = map_object(g, stem, me, why, sizeof why) != 0;
+    int total = failures_everywhere(bad); /* every rank has created its object, or some could not */
+    for (int r = 0; total == 0 && r < n; r++)
+        if (r != me && (bad = map_object(g, stem, r, why, sizeof why) != 0))
+            break;
+    if (total == 0)
+        total = failures_everywhere(bad); /* every rank has mapped every object */
+    if (g->map && g->map[me]) {
+        char name[96];
+        object_name(name, sizeof name, stem, g->id, me);
+        shm_unlink(name); /* the mappings keep it; nothing stays behind in /dev/shm */
+    }
+    if (total == 0) {
+        g->data = data_of(g, me);
+        return 1;
+    }
+    if (bad)
+        fprintf(stderr,
+                "libcollective: rank %d: no node-shared memory for coll_host_alloc #%lld (%s); its allreduces "
+                "go through MPI\n",
+                me, (long long)g->id, why);
+    if (g->map)
+        unmap_all(g);
+    free(g->map);
+    free(g->part);
+    g->map = NULL;
+    g->part = NULL;
+    return total < 0 ? -1 : 0;
+}
+
+void *coll_host_alloc(size_t bytes)
+{
+    if (!coll_g.initialised) {
+        coll_fail(COLL_ERR_STATE, "libcollective: coll_host_alloc called before coll_init()");
+        return NULL;
+    }
+    struct coll_shm_region *g = calloc(1, sizeof *g);
+    if (!g) {
+        coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for a coll_host_alloc region");
+        return NULL;
+    }
+    g->id = next_id++;
+    g->bytes = bytes;
+    int shared = 0;
+    /* The size is agreed wherever there are ranks, so that a program that gets it wrong fails on a laptop
+     * as it would on one node of a cluster. */
+    if (coll_g.use_mpi && coll_g.size > 1) {
+        const int n = coll_g.size;
+        int64_t mine[3] = {(int64_t)bytes, (int64_t)getpid(), (int64_t)(coll_now() * 1e9)};
+        int64_t *all = malloc(3 * (size_t)n * sizeof *all);
+        int rc = all ? coll_allgather(mine, all, 3, COLL_INT64)
+                     : coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for coll_host_alloc's agreement");
+        for (int r = 1; rc == COLL_OK && r < n; r++)
+            if (all[3 * r] != all[0])
+                rc = coll_fail(COLL_ERR_ARG,
+                               "libcollective: coll_host_alloc #%lld differs across ranks: rank 0 asked for %lld "
+                               "bytes, rank %d for %lld",
+                               (long long)g->id, (long long)all[0], r, (long long)all[3 * r]);
+        if (rc == COLL_OK && coll_g.local_size == n && coll_g.env.shm && (shared = share(g, all + 1)) < 0)
+            rc = COLL_ERR_BACKEND;
+        free(all);
+        if (rc != COLL_OK) {
+            free(g);
+            return NULL;
+        }
+    }
+    if (!shared) {
+        void *p = NULL;
+        if (posix_memalign(&p, HEAD_BYTES, bytes ? bytes : 1) != 0) {
+            coll_fail(COLL_ERR_NOMEM, "libcollective: coll_host_alloc: no memory for %zu bytes", bytes);
+            free(g);
+            return NULL;
+        }
+        memset(p, 0, bytes);
+        g->data = p;
+    }
+    g->next = regions;
+    regions = g;
+    return g->data;
+}
+
+int coll_host_free(void *p)
+{
+    if (!p)
+        return COLL_OK;
+    for (struct coll_shm_region **at = &regions; *at; at = &(*at)->next)
+        if ((*at)->data == p) {
+            struct coll_shm_region *g = *at;
+            *at = g->next;
+            region_free(g);
+            return COLL_OK;
+        }
+    return coll_fail(COLL_ERR_ARG, "libcollective: coll_host_free(%p): not memory from coll_host_alloc", p);
+}
+
+struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, int64_t *offset)
+{
+    const char *c = p;
+    for (struct coll_shm_region *g = regions; g; g = g->next)
+        if (g->map && c >= g->data && bytes <= g->bytes && (size_t)(c - g->data) <= g->bytes - bytes) {
+            *id = g->id;
+            *offset = (int64_t)(c - g->data);
+            return g;
+        }
+    return NULL;
+}
+
+int coll_shm_allreduce(struct coll_request **w, size_t k, char *err)
+{
+    (void)err; /* nothing here can fail: a peer that never finishes is the watchdog's */
+    static float tmp[CHUNK] __attribute__((aligned(64))); /* the progress thread's only */
+    struct coll_shm_region *g = w[0]->shm;
+    const int n = coll_g.size, me = coll_g.rank;
+    atomic_thread_fence(memory_order_acquire); /* the peers' gradients, final before they queued them */
+    for (size_t i = 0; i < k; i++) {
+        const size_t count = (size_t)w[i]->d.count, off = (size_t)w[i]->d.shm_offset;
+        const size_t lo = count * (size_t)me / (size_t)n, hi = count * (size_t)(me + 1) / (size_t)n;
+        const float divide = w[i]->d.op == COLL_AVERAGE ? (float)n : 0.0f;
+        for (size_t c = lo; c < hi; c += CHUNK) {
+            const size_t len = hi - c < CHUNK ? hi - c : CHUNK;
+            for (int r = 0; r < n; r++)
+                g->part[r] = (const float *)(data_of(g, r) + off) + c;
+            coll_sum_f32(tmp, g->part, n, len, divide);
+            for (int r = 0; r < n; r++)
+                memcpy((float *)(data_of(g, r) + off) + c, tmp, len * sizeof(float));
+        }
+    }
+    const int64_t mark = w[k - 1]->seq + 1;
+    atomic_store_explicit(&head_of(g, me)->done, mark, memory_order_release);
+    for (int r = 0; r < n; r++) {
+        double nap = 0;
+        while (atomic_load_explicit(&head_of(g, r)->done, memory_order_acquire) < mark)
+            coll_nap(&nap);
+    }
+    return COLL_OK;
+}
