@@ -325,7 +325,7 @@ static size_t carve(struct model *m, char *base, size_t B)
     return used;
 }
 
-int model_create(struct model *m, const struct kernels *k, int max_batch)
+int model_create(struct model *m, const struct kernels *k, int max_batch, float *grads)
 {
     memset(m, 0, sizeof *m);
     m->k = k;
@@ -340,7 +340,8 @@ int model_create(struct model *m, const struct kernels *k, int max_batch)
     m->step = k->alloc(sizeof *m->step);
     m->sums = k->alloc(2 * sizeof *m->sums); /* alloc zero-fills */
     m->params = k->alloc(MODEL_NPARAMS * sizeof(float));
-    m->grads = k->alloc(MODEL_NPARAMS * sizeof(float));
+    m->grads_lent = grads != NULL;
+    m->grads = grads ? grads : k->alloc(MODEL_NPARAMS * sizeof(float));
     if (!m->arena || !m->params || !m->grads || !m->step || !m->sums) {
         model_destroy(m);
         return -1;
@@ -355,7 +356,8 @@ void model_destroy(struct model *m)
     if (m->k) {
         m->k->release(m->arena);
         m->k->release(m->params);
-        m->k->release(m->grads);
+        if (!m->grads_lent)
+            m->k->release(m->grads);
         m->k->release(m->step);
         m->k->release(m->sums);
     }

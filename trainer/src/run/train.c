@@ -68,7 +68,11 @@ int step_core_create(struct step_core *c, const struct kernels *k, int max_batch
 {
     memset(c, 0, sizeof *c);
     c->size = size;
-    if (model_create(&c->model, k, max_batch) != 0 ||
+    if (size > 1 && !k->device && !(c->shared_grads = coll_host_alloc(MODEL_NPARAMS * sizeof(float)))) {
+        fprintf(stderr, "cifar-train: no memory for the gradients: %s\n", coll_last_error());
+        return -1;
+    }
+    if (model_create(&c->model, k, max_batch, c->shared_grads) != 0 ||
         rmsprop_create(&c->opt, k, MODEL_NPARAMS, lr, RMS_RHO, RMS_DECAY, RMS_EPSILON) != 0) {
         step_core_destroy(c);
         return -1;
@@ -100,6 +104,8 @@ void step_core_destroy(struct step_core *c)
         rmsprop_destroy(&c->opt, k);
     if (k)
         model_destroy(&c->model);
+    coll_host_free(c->shared_grads);
+    c->shared_grads = NULL;
 }
 
 /* The part of a step that a graph records: everything between the step's uploads and its iteration count. */

@@ -93,7 +93,10 @@ struct step_core {
     struct graph_plan plan;
     struct kernel_graph *graph; /* NULL until captured */
     double wait_sec; /* summed time the step waited for its gradient allreduces after backward (bench-scaling) */
+    float *shared_grads; /* several ranks on the host table: the model's gradients, from coll_host_alloc */
 };
+/* size > 1 with a host table makes it collective: the gradients come from coll_host_alloc, so that ranks on
+ * one node average them straight out of each other's memory. */
 int step_core_create(struct step_core *c, const struct kernels *k, int max_batch, double lr, int size);
 /* Graphs on (the default where possible) or off (--no-cuda-graph); drops a captured graph. */
 void step_core_set_graphs(struct step_core *c, int on);
