@@ -6,6 +6,8 @@
  *   mpirun -np 2 coll-bench --fused 10 -b 4M -e 4M       10 tensors per call, fused by the library
  *   mpirun -np 2 coll-bench --fused-sizes 864,32,...     one row: these tensors vs one MPI_Allreduce
  *   mpirun -np 2 coll-bench --mem device                 GPU buffers over NCCL (one GPU per rank)
+ *   mpirun -np 2 coll-bench --mem shared                 buffers from coll_host_alloc: in place, ranks of
+ *                                                        one node reduce them in shared memory
  *
  * Columns as nccl-tests: time (us) is the mean per iteration of the slowest rank (best of --rounds R
  * interleaved rounds, default 3), algbw = bytes / time,
@@ -33,7 +35,7 @@
 struct opts {
     size_t min_bytes, max_bytes;
     double factor;
-    int iters, warmup, check, device, rounds;
+    int iters, warmup, check, device, shared, rounds;
     enum coll_op op;
     enum coll_dtype type;
     size_t fused;                     /* tensors per call (equal split) */
@@ -89,7 +91,9 @@ static void usage(void)
               "  --fused K               split each message into K tensors, fused by the library (default 1)\n"
               "  --fused-sizes N1,N2,... one row: tensors of these element counts, against one MPI_Allreduce\n"
               "                          of their total\n"
-              "  --mem host|device       buffers in host memory (MPI) or on the GPU (NCCL) (default host)\n"
+              "  --mem host|device|shared\n"
+              "                          buffers in host memory (MPI), on the GPU (NCCL), or from coll_host_alloc\n"
+              "                          (in place: shared memory between the ranks of one node) (default host)\n"
               "  --rounds R              interleaved rounds per row, the best kept (default 3)\n"
               "  -h, --help              this text\n",
               stdout);
@@ -117,9 +121,10 @@ static void parse(int argc, char **argv, struct opts *o)
         else if (!strcmp(a, "--rounds")) o->rounds = atoi(v);
         else if (!strcmp(a, "--fused")) o->fused = (size_t)atol(v);
         else if (!strcmp(a, "--mem")) {
-            if (strcmp(v, "host") && strcmp(v, "device"))
-                die("--mem %s: expected host or device", v);
+            if (strcmp(v, "host") && strcmp(v, "device") && strcmp(v, "shared"))
+                die("--mem %s: expected host, device or shared", v);
             o->device = !strcmp(v, "device");
+            o->shared = !strcmp(v, "shared");
         } else if (!strcmp(a, "-o")) {
             if (!strcmp(v, "sum")) o->op = COLL_SUM;
             else if (!strcmp(v, "avg")) o->op = COLL_AVERAGE;
@@ -201,10 +206,16 @@ static int64_t wrong(enum coll_dtype t, const void *buf, size_t first, size_t n,
     return bad;
 }
 
-/* Buffers on the chosen memory, filled from host copies. */
+/* Buffers on the chosen memory, filled from host copies. With --mem shared every rank allocates alike (the
+ * call is collective). */
 static void *buf_alloc(const struct opts *o, size_t bytes)
 {
     void *p = NULL;
+    if (o->shared) {
+        if (!(p = coll_host_alloc(bytes ? bytes : 1)))
+            die("coll_host_alloc: %s", coll_last_error());
+        return p;
+    }
 #ifdef COLL_BENCH_CUDA
     if (o->device) {
         if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess)
@@ -221,6 +232,10 @@ static void *buf_alloc(const struct opts *o, size_t bytes)
 
 static void buf_free(const struct opts *o, void *p)
 {
+    if (o->shared) {
+        coll_host_free(p);
+        return;
+    }
 #ifdef COLL_BENCH_CUDA
     if (o->device) {
         cudaFree(p);
@@ -425,7 +440,8 @@ int main(int argc, char **argv)
         printf("# coll-bench (libcollective): nranks %d minBytes %zu maxBytes %zu step: %g(factor) warmup iters: %d "
                "iters: %d rounds: %d fused: %zu validation: %d memory: %s backend: %s threshold: %s\n",
                size, o.min_bytes, o.max_bytes, o.factor, o.warmup, o.iters, o.rounds, o.nsizes ? o.nsizes : o.fused, o.check,
-               o.device ? "device" : "host", o.device ? "NCCL" : "MPI",
+               o.device ? "device" : o.shared ? "shared (coll_host_alloc)" : "host",
+               o.device ? "NCCL" : o.shared ? "shared memory in place, MPI out of place" : "MPI",
                getenv("COLL_FUSION_THRESHOLD") ? getenv("COLL_FUSION_THRESHOLD") : "64M (default)");
         printf("#\n# Using devices\n#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s]\n#\n", rank, (int)getpid(),
                host, coll_device(), o.device ? "cuda" : "host memory");
