@@ -11,4 +11,8 @@ export OMPI_MCA_mpi_yield_when_idle=1
 # Open MPI keeps allocations until exit that LeakSanitizer would report; ASan/UBSan stay on.
 export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
 # The test binaries live outside build/lib, so point them at the NCCL plugin when it was built.
-[ -f "$BUILD/lib/libcollective_nccl.so" ] && export COLL_NCCL_LIBRARY=$(cd "$BUILD/lib" && pwd -P)/libcollective_nccl.so
+# (An if, not `[ ] &&`: as the last line of a file sourced under set -e, a false test would end the caller.)
+if [ -f "$BUILD/lib/libcollective_nccl.so" ]; then
+    COLL_NCCL_LIBRARY=$(cd "$BUILD/lib" && pwd -P)/libcollective_nccl.so
+    export COLL_NCCL_LIBRARY
+fi

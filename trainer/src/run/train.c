@@ -851,9 +851,11 @@ static int setup(struct run *r, const struct train_options *o)
     r->host_acc = calloc(MODEL_NPARAMS, sizeof(float));
     r->labels = malloc((size_t)o->batch);
     r->aug = malloc((size_t)o->batch * sizeof *r->aug);
-    if (!r->host_params || !r->host_acc || !r->labels || !r->aug ||
-        step_core_create(&r->core, o->kernels, o->batch, 1e-4, r->size) != 0 ||
-        batch_source_create(&r->batches, &r->core.model) != 0) {
+    const int no_host = !r->host_params || !r->host_acc || !r->labels || !r->aug;
+    /* Every rank creates the step core, whatever its own allocations gave: with several ranks on the CPU
+     * it is collective (coll_host_alloc), and a rank that skipped it would leave the others waiting. */
+    const int no_core = step_core_create(&r->core, o->kernels, o->batch, 1e-4, r->size) != 0;
+    if (no_host || no_core || batch_source_create(&r->batches, &r->core.model) != 0) {
         fprintf(stderr, "cifar-train: out of memory (%s buffers for batch %d)\n", o->kernels->name, o->batch);
         return -1;
     }
