@@ -73,17 +73,17 @@ static int map_object(struct coll_shm_region *g, const int64_t *stem, int r, cha
     char name[96];
     object_name(name, sizeof name, stem, g->id, r);
     const int mine = r == coll_g.rank;
-    int fd = shm_open(name, mine ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600), e = 0;
+    int fd = shm_open(name, mine ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600), e = fd < 0 ? errno : 0;
+    /* Reserve the pages now: with ftruncate alone a tmpfs that fills up (a container's 64 MiB /dev/shm)
+     * answers the first touch of a page it cannot back with SIGBUS instead of an error here. */
+    if (!e && mine)
+        e = posix_fallocate(fd, 0, (off_t)g->map_bytes);
     struct stat st;
-    if (fd < 0)
+    if (!e && fstat(fd, &st) != 0)
         e = errno;
-    else if (mine && ftruncate(fd, (off_t)g->map_bytes) != 0)
-        e = errno;
-    else if (fstat(fd, &st) != 0)
-        e = errno;
-    else if (st.st_uid != geteuid() || (size_t)st.st_size != g->map_bytes) /* not our peer's object */
+    if (!e && (st.st_uid != geteuid() || (size_t)st.st_size != g->map_bytes)) /* not our peer's object */
         e = EPERM;
-    else if ((g->map[r] = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
+    if (!e && (g->map[r] = mmap(NULL, g->map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
         g->map[r] = NULL;
         e = errno;
     }

@@ -26,6 +26,13 @@ if [ "$(id -u)" = 0 ] && command -v unshare >/dev/null; then
     echo "$out"
     grep -q 'libcollective: rank 1: no node-shared memory for coll_host_alloc #0 (creating /libcollective\..*: Read-only file system); its allreduces go through MPI' <<<"$out" ||
         { echo "FAIL: rank 1 did not say why it has no node-shared memory"; exit 1; }
+    echo "== a full /dev/shm (both ranks in a mount namespace whose /dev/shm is a 256 KiB tmpfs): refused at"
+    echo "   coll_host_alloc with ENOSPC, every rank falls back to MPI (a SIGBUS at first touch before)"
+    out=$(TEST_SHM_REFUSED=1 OMPI_MCA_btl=self,tcp unshare -m sh -c \
+        'mount -t tmpfs -o size=256k tmpfs /dev/shm && exec "$@"' sh "${MPIRUN[@]}" -np 2 "$BIN/test_collective" 2>&1)
+    echo "$out"
+    grep -q 'no node-shared memory for coll_host_alloc #0 (creating /libcollective\..*: No space left on device); its allreduces go through MPI' <<<"$out" ||
+        { echo "FAIL: no rank said that /dev/shm is full"; exit 1; }
 else
-    echo "(not root: a private mount namespace for one rank needs root; this case is left out)"
+    echo "(not root: a private mount namespace needs root; the read-only and full /dev/shm cases are left out)"
 fi
