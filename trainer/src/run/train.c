@@ -68,11 +68,16 @@ int step_core_create(struct step_core *c, const struct kernels *k, int max_batch
 {
     memset(c, 0, sizeof *c);
     c->size = size;
-    if (size > 1 && !k->device && !(c->shared_grads = coll_host_alloc(MODEL_NPARAMS * sizeof(float)))) {
+    /* Several ranks: one region holds what the step reduces on the host, the gradients (host table) and then
+     * the votes, so that the votes join the gradients' batch (step_queue). Device gradients go to NCCL;
+     * their region holds the votes alone. */
+    const size_t lent = size > 1 && !k->device ? MODEL_NPARAMS : 0;
+    if (size > 1 && !(c->shared = coll_host_alloc((lent + STEP_VOTES) * sizeof(float)))) {
         fprintf(stderr, "cifar-train: no memory for the gradients: %s\n", coll_last_error());
         return -1;
     }
-    if (model_create(&c->model, k, max_batch, c->shared_grads) != 0 ||
+    c->vote_slot = c->shared ? c->shared + lent : NULL;
+    if (model_create(&c->model, k, max_batch, lent ? c->shared : NULL) != 0 ||
         rmsprop_create(&c->opt, k, MODEL_NPARAMS, lr, RMS_RHO, RMS_DECAY, RMS_EPSILON) != 0) {
         step_core_destroy(c);
         return -1;
@@ -104,8 +109,31 @@ void step_core_destroy(struct step_core *c)
         rmsprop_destroy(&c->opt, k);
     if (k)
         model_destroy(&c->model);
-    coll_host_free(c->shared_grads);
-    c->shared_grads = NULL;
+    coll_host_free(c->shared);
+    c->shared = NULL;
+    c->vote_slot = NULL;
+}
+
+/* This rank's votes into c->votes (zeros without a vote function). */
+static void cast_votes(struct step_core *c)
+{
+    if (c->vote)
+        c->vote(c->vote_ctx, c->votes);
+}
+
+/* Several ranks: this rank's votes, queued right after the last gradient tensor so that they are granted
+ * and reduced in the gradients' batch (node-shared memory: the same pass; MPI: the fusion buffer) instead
+ * of in a collective round of their own. COLL_AVERAGE like the gradients, so that they fuse with them: an
+ * average is nonzero where any rank's vote is. A device's gradients go to NCCL and the votes, host
+ * memory, to the host path in the same coll_wait_all (libcollective tells the kinds apart per request). */
+static int queue_votes(struct step_core *c)
+{
+    coll_handle h;
+    cast_votes(c);
+    memcpy(c->vote_slot, c->votes, sizeof c->votes);
+    return coll_allreduce_async(c->vote_slot, c->vote_slot, STEP_VOTES, COLL_FLOAT32, COLL_AVERAGE, &h) == COLL_OK
+               ? 0
+               : -1;
 }
 
 /* The part of a step that a graph records: everything between the step's uploads and its iteration count. */
@@ -115,13 +143,17 @@ static int step_queue(struct step_core *c, int B)
     struct allreduce_ctx ctx = {m->k, 0};
     model_forward(m, B, 1);
     model_backward(m, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
+    if (c->size > 1 && !ctx.failed && queue_votes(c) != 0)
+        ctx.failed = 1;
     const double t0 = c->size > 1 ? progress_now() : 0;
     if (c->size > 1 && (coll_wait_all() != COLL_OK || ctx.failed)) {
         fprintf(stderr, "cifar-train: gradient allreduce failed: %s\n", coll_last_error());
         return -1;
     }
-    if (c->size > 1)
+    if (c->size > 1) {
         c->wait_sec += progress_now() - t0;
+        memcpy(c->votes, c->vote_slot, sizeof c->votes);
+    }
     rmsprop_queue(&c->opt, m->k, m->params, m->grads, &m->step->lr_t);
     return 0;
 }
@@ -152,6 +184,8 @@ int step_core_step(struct step_core *c, int B, uint64_t dropout_key)
         k->graph->replay(c->graph);
     else if (step_queue(c, B) != 0)
         return -1;
+    if (c->size == 1) /* not in step_queue: a graph may be recording it */
+        cast_votes(c);
     c->opt.iterations++;
     return 0;
 }
@@ -246,17 +280,49 @@ static const char *stop_signal_name(void)
 
 enum { STOP_SIGNAL = 1, STOP_NONFINITE = 2 };
 
-/* Every rank calls this at the same point: the stop reasons (bits) that any rank has, or -1 when the
- * allreduce failed (said). */
-static int agree_stop(int nonfinite)
+/* This rank's stop reasons at the end of a training step: the signals taken by then, and whether the loss
+ * is non-finite where the step reads it (every step on the CPU, every DEVICE_LOSS_EVERY steps and the
+ * last one of an epoch with a device). The step core asks for it (step_core.vote) and averages the
+ * ranks' votes with the gradients, so that the ranks agree on a stop at no collective of its own. With
+ * several ranks the vote is cast once backward has queued the last gradients, before the step waits for
+ * them: a signal that comes later (during that wait or the update) is seen one step later than a vote
+ * after the step would see it; every rank still stops after the same step. */
+struct stop_vote {
+    struct model *m;
+    int check;       /* read the loss at this step */
+    double loss_sum; /* the epoch's summed loss as last read */
+    int correct;
+    int nonfinite;   /* this rank's loss is not finite at this step */
+};
+
+static void cast_stop_vote(void *ctx, float *votes)
+{
+    struct stop_vote *v = ctx;
+    take_stop_signals();
+    if (v->check)
+        model_read_sums(v->m, &v->loss_sum, &v->correct);
+    v->nonfinite = v->check && !isfinite(v->loss_sum);
+    votes[0] = stop_signal != 0;
+    votes[1] = v->nonfinite;
+}
+
+/* The stop reasons (bits) of any rank, from the step core's averaged votes. */
+static int stop_reasons(const float *votes)
+{
+    return (votes[0] != 0 ? STOP_SIGNAL : 0) | (votes[1] != 0 ? STOP_NONFINITE : 0);
+}
+
+/* Every rank calls this at the same point, outside a step (the end of an epoch): 1 when any rank has a
+ * stop signal, 0 when none has, -1 when the allreduce failed (said). */
+static int agree_signal(void)
 {
     take_stop_signals();
-    int32_t v[2] = {stop_signal != 0, nonfinite != 0};
-    if (coll_size() > 1 && coll_allreduce(v, v, 2, COLL_INT32, COLL_SUM) != COLL_OK) {
+    int32_t v = stop_signal != 0;
+    if (coll_size() > 1 && coll_allreduce(&v, &v, 1, COLL_INT32, COLL_SUM) != COLL_OK) {
         fprintf(stderr, "cifar-train: allreduce failed: %s\n", coll_last_error());
         return -1;
     }
-    return (v[0] ? STOP_SIGNAL : 0) | (v[1] ? STOP_NONFINITE : 0);
+    return v != 0;
 }
 
 /* The first non-finite value of v (MODEL_NPARAMS floats in model_tensor() layout): its tensor, or NULL. */
@@ -485,6 +551,7 @@ struct run {
     uint32_t *order;
     struct augment_params *aug;
     struct batch_source batches; /* into the model's input: on the host, or the device's input ring */
+    struct stop_vote vote;       /* this rank's, cast by core's steps */
     struct keras_train_state state;
     FILE *json;
     struct step_export export; /* --dump-steps; export.steps is 0 without it */
@@ -635,19 +702,19 @@ static int save_checkpoint(struct run *r, int epoch, int step)
     return v[0] ? -1 : v[1] ? TRAIN_EXIT_NONFINITE : 0;
 }
 
-/* After step `s` (0-based) of `epoch`: the agreed stop, if any. Returns 0 to go on, or what run_epoch
- * returns. */
-static int after_step(struct run *r, int epoch, int s, int steps, double loss_sum, int nonfinite)
+/* After step `s` (0-based) of `epoch`: the stop the ranks voted for in it (cast_stop_vote), if any.
+ * Returns 0 to go on, or what run_epoch returns. */
+static int after_step(struct run *r, int epoch, int s, int steps)
 {
-    const int stop = agree_stop(nonfinite);
-    if (stop <= 0)
-        return stop;
+    const int stop = stop_reasons(r->core.votes);
+    if (!stop)
+        return 0;
     if (stop & STOP_NONFINITE) {
-        if (nonfinite)
+        if (r->vote.nonfinite)
             fprintf(stderr, "\ncifar-train: %sepoch %d, step %d/%d: the loss is %g: training stopped (non-finite "
                             "loss; nothing is saved from this run after the last checkpoint: lower --lr, or check "
                             "the checkpoint it resumed from)\n", r->size > 1 ? "a rank's " : "", epoch + 1, s + 1,
-                    steps, loss_sum);
+                    steps, r->vote.loss_sum);
         return TRAIN_EXIT_NONFINITE;
     }
     if (r->rank == 0) {
@@ -713,6 +780,7 @@ static int run_epoch(struct run *r, int epoch)
         const float lr_t = rmsprop_lr_t(&r->core.opt);
         if (r->export.steps && step_export_state(&r->export, &r->core.model, s, B, r->core.opt.acc) != 0)
             return -1;
+        r->vote.check = (s + 1) % loss_every == 0 || s + 1 == steps;
         const double step_t0 = progress_now();
         if (step_core_step(&r->core, B, dropout_key) != 0)
             return -1;
@@ -740,10 +808,7 @@ static int run_epoch(struct run *r, int epoch)
                           seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt, NULL);
             }
         }
-        const int check = (s + 1) % loss_every == 0 || s + 1 == steps;
-        if (check)
-            model_read_sums(&r->core.model, &loss_sum, &correct);
-        const int stop = after_step(r, epoch, s, steps, loss_sum, check && !isfinite(loss_sum));
+        const int stop = after_step(r, epoch, s, steps);
         if (stop != 0)
             return stop;
     }
@@ -768,13 +833,13 @@ static int run_epoch(struct run *r, int epoch)
     const int rc = save_checkpoint(r, epoch, 0);
     if (rc != 0)
         return rc;
-    const int stop = agree_stop(0); /* a signal during validation or the save: stop here */
-    if (stop & STOP_SIGNAL) {
+    const int stop = agree_signal(); /* a signal during validation or the save: stop here */
+    if (stop > 0) {
         if (r->rank == 0)
             printf("%s: stopping after epoch %d (checkpoint-%d.h5)\n", stop_signal_name(), epoch + 1, epoch + 1);
         return TRAIN_EXIT_STOPPED;
     }
-    return stop < 0 ? -1 : 0;
+    return stop;
 }
 
 static int finish(struct run *r)
@@ -860,6 +925,9 @@ static int setup(struct run *r, const struct train_options *o)
         return -1;
     }
     step_core_set_graphs(&r->core, o->graphs);
+    r->vote.m = &r->core.model;
+    r->core.vote = cast_stop_vote;
+    r->core.vote_ctx = &r->vote;
     return 0;
 }
 

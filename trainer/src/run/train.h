@@ -86,6 +86,7 @@ int evaluate_run(const char *model_path, const struct train_options *o);
  * replayed (graph_plan.h): the host work of a step is then one upload of the step's values
  * (model_set_step) and one graph launch. Returns 0, or -1 when the allreduce failed. */
 #define STEP_GRAPH_WARMUP 2
+#define STEP_VOTES 2
 struct step_core {
     struct model model;
     struct rmsprop opt;
@@ -93,10 +94,19 @@ struct step_core {
     struct graph_plan plan;
     struct kernel_graph *graph; /* NULL until captured */
     double wait_sec; /* summed time the step waited for its gradient allreduces after backward (bench-scaling) */
-    float *shared_grads; /* several ranks on the host table: the model's gradients, from coll_host_alloc */
+    /* The caller's vote on each step (train.c: its stop reasons), which costs no collective of its own:
+     * vote(vote_ctx, votes) writes this rank's STEP_VOTES values, and when step_core_step returns, `votes`
+     * holds their average over the ranks (nonzero where any rank's value is). With several ranks it is
+     * called once backward has queued the last gradient tensor, and the votes are reduced in the
+     * gradients' batch; with one, after the step. vote NULL: zeros. */
+    void (*vote)(void *ctx, float *votes);
+    void *vote_ctx;
+    float votes[STEP_VOTES];
+    float *shared;    /* several ranks: from coll_host_alloc, the gradients (host table) then the votes' slot */
+    float *vote_slot; /* several ranks: where the votes are reduced, in `shared` */
 };
-/* size > 1 with a host table makes it collective: the gradients come from coll_host_alloc, so that ranks on
- * one node average them straight out of each other's memory. */
+/* size > 1 makes it collective: the votes' slot, and with a host table the gradients before it, come from
+ * coll_host_alloc, so that ranks on one node average them straight out of each other's memory. */
 int step_core_create(struct step_core *c, const struct kernels *k, int max_batch, double lr, int size);
 /* Graphs on (the default where possible) or off (--no-cuda-graph); drops a captured graph. */
 void step_core_set_graphs(struct step_core *c, int on);
