@@ -27,3 +27,21 @@ for f in checkpoint-1.h5 checkpoint-2.h5 out/saved_models/keras_cifar10_trained_
 done
 [ "$(wc -l <"$work/log.json")" -eq 2 ] || { echo "FAIL: expected 2 epoch lines in log.json"; exit 1; }
 echo "2-rank cifar-train ok"
+
+# A non-finite loss on ONE rank of two (real ranks, a real NaN): both stop after that same step with status 4,
+# only that rank names the loss, nothing is saved. The checkpoint is doctored (nan_on_rank.py) so that the
+# first step resumed from it overflows on rank 1 alone, where its dropout keeps a poisoned unit.
+need_python h5py numpy
+(cd "$work" && "$bin" --device cpu --data "$data" --dir one --checkpoint-dir one --epochs 1 --limit-train 64 \
+    --limit-test 32 --threads 1 --seed 5 >one.log 2>&1) || { cat "$work/one.log"; exit 1; }
+/usr/bin/python3 tests/trainer/nan_on_rank.py "$work/one/checkpoint-1.h5"
+rc=0
+(cd "$work" && $mpi --tag-output "$bin" --device cpu --data "$data" --dir nan --checkpoint-dir nan --epochs 2 \
+    --limit-train 64 --limit-test 32 --threads 1 --batch-size 1 --resume one/checkpoint-1.h5) >"$work/nan.log" 2>&1 || rc=$?
+[ "$rc" = 4 ] || { echo "FAIL: exit status $rc with a NaN loss on rank 1, expected 4"; cat "$work/nan.log"; exit 1; }
+grep 'the loss is' "$work/nan.log"
+[ "$(grep -c 'the loss is' "$work/nan.log")" = 1 ] &&
+    grep -Eq "^\[1,1\]<stderr>:cifar-train: a rank's epoch 2, step 1/64: the loss is -?nan: training stopped" "$work/nan.log" ||
+    { echo "FAIL: expected rank 1 alone to name its loss at epoch 2, step 1"; cat "$work/nan.log"; exit 1; }
+! ls "$work"/nan/checkpoint-* "$work"/nan/saved_models/*.h5 2>/dev/null || { echo "FAIL: something was saved"; exit 1; }
+echo "a NaN loss on rank 1 stopped both ranks after the same step"
