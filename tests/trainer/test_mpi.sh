@@ -1,7 +1,8 @@
 #!/bin/bash
 # Data-parallel training with 2 real MPI ranks on this node:
 #  - test_mpi_dist: broadcast, identical weights, equality with a 1-process average (see its header);
-#  - cifar-train -np 2 on a slice of the real subset: trains, only rank 0 prints and writes files.
+#  - cifar-train -np 2 on a slice of the real subset: trains, only rank 0 prints and writes files;
+#  - a NaN loss on rank 1 alone (the ranks' stop votes ride in the step's gradient batch): both stop, status 4.
 # ASan's leak check is off for the MPI programs: Open MPI keeps allocations until exit by design.
 set -eu
 . tests/trainer/trainer-env.sh

@@ -73,7 +73,7 @@ int step_core_create(struct step_core *c, const struct kernels *k, int max_batch
      * their region holds the votes alone. */
     const size_t lent = size > 1 && !k->device ? MODEL_NPARAMS : 0;
     if (size > 1 && !(c->shared = coll_host_alloc((lent + STEP_VOTES) * sizeof(float)))) {
-        fprintf(stderr, "cifar-train: no memory for the gradients: %s\n", coll_last_error());
+        fprintf(stderr, "cifar-train: no memory for the gradients and votes: %s\n", coll_last_error());
         return -1;
     }
     c->vote_slot = c->shared ? c->shared + lent : NULL;
@@ -551,7 +551,7 @@ struct run {
     uint32_t *order;
     struct augment_params *aug;
     struct batch_source batches; /* into the model's input: on the host, or the device's input ring */
-    struct stop_vote vote;       /* this rank's, cast by core's steps */
+    struct stop_vote vote;       /* this rank's, cast by core's steps (cast_stop_vote) */
     struct keras_train_state state;
     FILE *json;
     struct step_export export; /* --dump-steps; export.steps is 0 without it */

@@ -59,10 +59,12 @@ void train_options_default(struct train_options *o);
  * Before the first step, rank 0 creates --dir/saved_models and --checkpoint-dir, proves each writable and
  * removes stale temporaries there (atomic_file_cleanup_dir), and every rank checks the data (cifar_verify).
  *
- * Stopping: SIGTERM, SIGINT and SIGUSR1 only set a flag. After every step the ranks agree (one 2-int
- * allreduce when size > 1) whether any rank saw one, or a non-finite loss; on a signal all stop after that
- * same step, rank 0 writes checkpoint-{E}-step-{S}.h5 (E: the epoch as printed, "Epoch E/N"; S: its
- * steps done) and the run returns TRAIN_EXIT_STOPPED. Resuming from it (by name or --resume auto) runs
+ * Stopping: SIGTERM, SIGINT and SIGUSR1 only set a flag. At every step the ranks agree whether any rank saw
+ * one, or a non-finite loss: with size > 1 through votes reduced with the step's gradients (step_core.vote,
+ * no collective of its own; cast once backward is done, so a signal during the gradients' wait or the
+ * update is seen at the next step); on a signal all stop after that same step, rank 0 writes
+ * checkpoint-{E}-step-{S}.h5 (E: the epoch as printed, "Epoch E/N"; S: its steps done) and the run returns
+ * TRAIN_EXIT_STOPPED. Resuming from it (by name or --resume auto) runs
  * the rest of that epoch and gives the same model as an uninterrupted run at the same thread count, world
  * size and batch size. The loss is read after every step on the CPU and every DEVICE_LOSS_EVERY steps
  * with a device table (each read waits for the device); weights are checked before each save. */
