@@ -7,7 +7,8 @@
  *   mpirun -np 2 coll-bench --fused-sizes 864,32,...     one row: these tensors vs one MPI_Allreduce
  *   mpirun -np 2 coll-bench --mem device                 GPU buffers over NCCL (one GPU per rank)
  *   mpirun -np 2 coll-bench --mem shared                 buffers from coll_host_alloc: in place, ranks of
- *                                                        one node reduce them in shared memory
+ *                                                        one host reduce them in shared memory (the header
+ *                                                        says whether they got it or the private fallback)
  *
  * Columns as nccl-tests: time (us) is the mean per iteration of the slowest rank (best of --rounds R
  * interleaved rounds, default 3), algbw = bytes / time,
@@ -434,14 +435,24 @@ int main(int argc, char **argv)
     rank = coll_rank();
     size = coll_size();
 
+    /* --mem shared: whether coll_host_alloc gives the ranks memory they share (one host) or the private
+     * fallback, whose in-place columns go over MPI too; asked of a probe allocation (collective, so every
+     * rank makes it). A later row's buffer that cannot be shared says so on stderr. */
+    const char *memory = o.device ? "device" : "host", *backend = o.device ? "NCCL" : "MPI";
+    if (o.shared) {
+        void *probe = buf_alloc(&o, 1);
+        const int node_shared = coll_host_shared(probe);
+        buf_free(&o, probe);
+        memory = node_shared ? "shared (coll_host_alloc: node-shared)" : "shared (coll_host_alloc: private fallback)";
+        backend = node_shared ? "shared memory in place, MPI out of place" : "MPI";
+    }
     char host[256] = "";
     gethostname(host, sizeof host - 1);
     if (rank == 0) {
         printf("# coll-bench (libcollective): nranks %d minBytes %zu maxBytes %zu step: %g(factor) warmup iters: %d "
                "iters: %d rounds: %d fused: %zu validation: %d memory: %s backend: %s threshold: %s\n",
                size, o.min_bytes, o.max_bytes, o.factor, o.warmup, o.iters, o.rounds, o.nsizes ? o.nsizes : o.fused, o.check,
-               o.device ? "device" : o.shared ? "shared (coll_host_alloc)" : "host",
-               o.device ? "NCCL" : o.shared ? "shared memory in place, MPI out of place" : "MPI",
+               memory, backend,
                getenv("COLL_FUSION_THRESHOLD") ? getenv("COLL_FUSION_THRESHOLD") : "64M (default)");
         printf("#\n# Using devices\n#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s]\n#\n", rank, (int)getpid(),
                host, coll_device(), o.device ? "cuda" : "host memory");

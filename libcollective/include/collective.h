@@ -92,17 +92,21 @@ int coll_test(coll_handle handle, int *done);
 
 /* Host memory for buffers that are allreduced in place again and again (a model's gradients). Collective:
  * every rank calls it, in the same order, with the same size (a difference fails the call on every rank,
- * naming both). When every rank runs on one node, the ranks map each other's buffers (POSIX shared memory,
- * unlinked before the call returns), and an in-place float32 allreduce of a tensor inside the buffer sums
- * straight out of the ranks' memory, with no MPI message and no copy; each rank must then pass the tensor
- * at the same offset in its buffer (checked with COLL_CHECK=1 like count and type). Otherwise (ranks on
- * several nodes, one process, COLL_SHM=0, or a node where shared memory cannot be had, which the failing
- * rank says on stderr) it is private zeroed memory whose collectives go through MPI as usual. Either way the
- * memory is zero-filled, page-aligned, and the results are bit-identical. NULL on failure
- * (coll_last_error()). coll_host_free() releases it, before or after coll_finalize(), once no collective
- * on it is outstanding; it is local, not collective. */
+ * naming both). When every rank runs on one host (the same host name and kernel boot id, NCCL's rule, or
+ * the same COLL_HOST_ID; a launcher's nodes do not matter, so two slurmd on one machine count as one
+ * host), the ranks map each other's buffers (POSIX shared memory, unlinked before the call returns), and an
+ * in-place float32 allreduce of a tensor inside the buffer sums straight out of the ranks' memory, with no
+ * MPI message and no copy; each rank must then pass the tensor at the same offset in its buffer (checked
+ * with COLL_CHECK=1 like count and type). Otherwise (ranks on several hosts, one process, COLL_SHM=0, or a
+ * host where shared memory cannot be had, which the failing rank says on stderr) it is private zeroed
+ * memory whose collectives go through MPI as usual; every rank gets the same kind. Either way the memory is
+ * zero-filled, page-aligned, and the results are bit-identical. NULL on failure (coll_last_error()).
+ * coll_host_free() releases it, before or after coll_finalize(), once no collective on it is outstanding;
+ * it is local, not collective. coll_host_shared() says which kind p (a pointer coll_host_alloc returned,
+ * or into its buffer) is: 1 node-shared, 0 private or not coll_host_alloc's memory. */
 void *coll_host_alloc(size_t bytes);
 int coll_host_free(void *p);
+int coll_host_shared(const void *p);
 
 const char *coll_last_error(void);
 /* CPU seconds that libcollective's own threads (progress and watchdog) have used since coll_init(); 0

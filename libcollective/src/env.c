@@ -46,6 +46,25 @@ static int env_flag(const char *name, int def, int *out)
     return COLL_OK;
 }
 
+/* COLL_HOST_ID: unset means this host's own identity; set, it must be usable as one, so an empty value (a
+ * script's unset variable) or one too long to be meant is refused instead of quietly ignored. */
+static int env_host_id(char *out)
+{
+    const char *v = getenv("COLL_HOST_ID");
+    if (!v) {
+        *out = '\0';
+        return COLL_OK;
+    }
+    if (!*v)
+        return coll_fail(COLL_ERR_ARG, "libcollective: COLL_HOST_ID is set but empty; unset it to use this "
+                                       "host's name and boot id, or give a name for the host");
+    if (strlen(v) > COLL_HOST_ID_MAX)
+        return coll_fail(COLL_ERR_ARG, "libcollective: COLL_HOST_ID is %zu bytes long, at most %d are accepted",
+                         strlen(v), COLL_HOST_ID_MAX);
+    strcpy(out, v);
+    return COLL_OK;
+}
+
 int coll_env_read(struct coll_env *env)
 {
     double threshold, direct, cycle_ms;
@@ -57,7 +76,7 @@ int coll_env_read(struct coll_env *env)
         (rc = env_number("COLL_STALL_ABORT_SEC", COLL_STALL_ABORT_DEFAULT, 0, &env->stall_abort_sec)) ||
         (rc = env_flag("COLL_CHECK", 1, &env->check)) ||
         (rc = env_flag("COLL_MISMATCH_ABORT", 1, &env->mismatch_abort)) ||
-        (rc = env_flag("COLL_SHM", 1, &env->shm)))
+        (rc = env_flag("COLL_SHM", 1, &env->shm)) || (rc = env_host_id(env->host_id)))
         return rc;
     env->fusion_threshold = (size_t)threshold;
     env->fusion_direct = (size_t)direct;

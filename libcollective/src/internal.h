@@ -6,7 +6,7 @@
  * granted requests are grouped and run (fusion.c) through the backend of their memory (backend.h): MPI
  * for host memory (mpi_backend.c), NCCL for device memory (device.c loads the plugin built from
  * nccl_backend.c). An in-place float32 allreduce on memory from coll_host_alloc() with every rank on one
- * node skips MPI: shm.c sums it straight out of the ranks' shared segments. Only the progress thread calls
+ * host skips MPI: shm.c sums it straight out of the ranks' shared segments. Only the progress thread calls
  * MPI after coll_init().
  */
 #ifndef COLL_INTERNAL_H
@@ -27,6 +27,8 @@
  * training job (a rank waits in a collective while rank 0 saves), and small against a Slurm time limit
  * (a Batch AI job's default is 7 days). */
 #define COLL_STALL_ABORT_DEFAULT 600.0
+/* The longest COLL_HOST_ID accepted: a host name (at most 64 bytes) and a boot id (36) fit many times. */
+#define COLL_HOST_ID_MAX 255
 
 /* COLL_KIND_FINALIZE is the barrier coll_finalize() runs: a rank that finalizes while another still
  * calls collectives is then a mismatch (which aborts) instead of a hang in MPI_Finalize. */
@@ -65,7 +67,10 @@ struct coll_env {
     double stall_abort_sec;  /* COLL_STALL_ABORT_SEC, 0 = never */
     int check;               /* COLL_CHECK */
     int mismatch_abort;      /* COLL_MISMATCH_ABORT: a detected mismatch aborts the job (1) or fails the call */
-    int shm;                 /* COLL_SHM: coll_host_alloc() shares memory between the ranks of one node */
+    int shm;                 /* COLL_SHM: coll_host_alloc() shares memory between the ranks of one host */
+    /* COLL_HOST_ID: hashed instead of this host's name and boot id into the host key that decides which
+     * ranks share a host (shm.c); "" when unset. */
+    char host_id[COLL_HOST_ID_MAX + 1];
 };
 
 struct coll_state {

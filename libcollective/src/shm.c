@@ -10,12 +10,17 @@
  * agree to the bit.
  *
  * A region is one POSIX shared-memory object per rank: a header page (the rank's progress mark) and the
- * data. coll_host_alloc() is collective: the ranks agree on the size and on a name stem (rank 0's pid and
- * a clock value) by allgather; when they all run on this node (and COLL_SHM is not 0) each creates its own object (O_EXCL, 0600), all map every rank's object,
- * and each unlinks its own name once all have mapped it, so nothing is left in /dev/shm after the call
- * returns, whatever happens to the job later. A failure on any rank (no /dev/shm, no room) makes every
- * rank fall back to private memory, said on stderr by the rank that failed: the collectives then go
- * through MPI, as for any other buffer.
+ * data. coll_host_alloc() is collective: the ranks agree on the size, on a name stem (rank 0's pid and a
+ * clock value) and on whether they share a host, by allgather. "Same host" is NCCL's rule (getHostHash):
+ * equal host keys, a hash of the host name and the kernel's boot id (or of COLL_HOST_ID instead), not MPI's
+ * or the launcher's idea of a node, so that ranks Slurm counts on two nodes of one machine (two slurmd on
+ * one host, contrib/localcluster) share memory too. When every rank's key is rank 0's (and COLL_SHM is not
+ * 0) each creates its own object (O_EXCL, 0600), all map every rank's object, and each unlinks its own
+ * name once all have mapped it, so nothing is left in /dev/shm after the call returns, whatever happens to
+ * the job later. Equal keys are a promise, not a proof: a failure on any rank (no /dev/shm, another mount
+ * namespace's /dev/shm, no room, a peer's object not there because the keys collided across machines)
+ * makes every rank fall back to private memory, said on stderr by the rank that failed: the collectives
+ * then go through MPI, as for any other buffer.
  *
  * The reduction (coll_shm_allreduce) runs on the progress thread once rank 0 has granted the requests,
  * which means every rank has queued them, so every rank's data is final. Rank r sums its slice
@@ -57,6 +62,9 @@ struct coll_shm_region {
 
 static struct coll_shm_region *regions;
 static int64_t next_id;
+
+/* Words of coll_host_alloc's agreement per rank: size, rank 0's name stem (pid, clock), host key. */
+enum { AGREE_WORDS = 4 };
 
 static char *data_of(const struct coll_shm_region *g, int r) { return g->map[r] + HEAD_BYTES; }
 static struct shm_head *head_of(const struct coll_shm_region *g, int r) { return (struct shm_head *)g->map[r]; }
@@ -120,6 +128,34 @@ static int failures_everywhere(int mine)
     return coll_allreduce(&v, &v, 1, COLL_INT32, COLL_SUM) == COLL_OK ? v : -1;
 }
 
+/* FNV-1a (64 bits) of len bytes of s, continuing from h. */
+static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+/* This host's key: COLL_HOST_ID when set, else the host name and the boot id, which tells apart machines
+ * (containers) that share a name; without a readable boot id the name alone, as NCCL does. Read at each
+ * coll_host_alloc, a rare call, so that it never outlives a coll_init's settings. */
+static uint64_t host_key(void)
+{
+    const uint64_t basis = 0xcbf29ce484222325ULL;
+    if (*coll_g.env.host_id)
+        return fnv1a(basis, coll_g.env.host_id, strlen(coll_g.env.host_id));
+    char name[256] = "", boot[64] = "";
+    gethostname(name, sizeof name - 1);
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(boot, sizeof boot, f))
+            boot[0] = '\0';
+        fclose(f);
+    }
+    boot[strcspn(boot, "\n")] = '\0';
+    return fnv1a(fnv1a(basis, name, strlen(name) + 1), boot, strlen(boot)); /* the NUL ends the name */
+}
+
 /* The shared attempt: 1 when shared, 0 to fall back to private memory, -1 on a collective's failure. */
 static int share(struct coll_shm_region *g, const int64_t *stem)
 {
@@ -180,17 +216,22 @@ void *coll_host_alloc(size_t bytes)
      * as it would on one node of a cluster. */
     if (coll_g.use_mpi && coll_g.size > 1) {
         const int n = coll_g.size;
-        int64_t mine[3] = {(int64_t)bytes, (int64_t)getpid(), (int64_t)(coll_now() * 1e9)};
-        int64_t *all = malloc(3 * (size_t)n * sizeof *all);
-        int rc = all ? coll_allgather(mine, all, 3, COLL_INT64)
+        int64_t mine[AGREE_WORDS] = {(int64_t)bytes, (int64_t)getpid(), (int64_t)(coll_now() * 1e9),
+                                     (int64_t)host_key()};
+        int64_t *all = malloc(AGREE_WORDS * (size_t)n * sizeof *all);
+        int rc = all ? coll_allgather(mine, all, AGREE_WORDS, COLL_INT64)
                      : coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for coll_host_alloc's agreement");
-        for (int r = 1; rc == COLL_OK && r < n; r++)
-            if (all[3 * r] != all[0])
+        int one_host = 1;
+        for (int r = 1; rc == COLL_OK && r < n; r++) {
+            const int64_t *theirs = all + AGREE_WORDS * r;
+            if (theirs[0] != all[0])
                 rc = coll_fail(COLL_ERR_ARG,
                                "libcollective: coll_host_alloc #%lld differs across ranks: rank 0 asked for %lld "
                                "bytes, rank %d for %lld",
-                               (long long)g->id, (long long)all[0], r, (long long)all[3 * r]);
-        if (rc == COLL_OK && coll_g.local_size == n && coll_g.env.shm && (shared = share(g, all + 1)) < 0)
+                               (long long)g->id, (long long)all[0], r, (long long)theirs[0]);
+            one_host &= theirs[3] == all[3];
+        }
+        if (rc == COLL_OK && one_host && coll_g.env.shm && (shared = share(g, all + 1)) < 0)
             rc = COLL_ERR_BACKEND;
         free(all);
         if (rc != COLL_OK) {
@@ -225,6 +266,12 @@ int coll_host_free(void *p)
             return COLL_OK;
         }
     return coll_fail(COLL_ERR_ARG, "libcollective: coll_host_free(%p): not memory from coll_host_alloc", p);
+}
+
+int coll_host_shared(const void *p)
+{
+    int64_t id, offset;
+    return p && coll_shm_find(p, 0, &id, &offset) != NULL;
 }
 
 struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, int64_t *offset)

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h" /* coll_shm_find: which path a coll_host_alloc buffer takes */
+#include "internal.h" /* coll_shm_find: where a tensor lies in node-shared memory */
 #include "testlib.h"
 
 static int rank, size;
@@ -150,10 +150,12 @@ static void test_fusion_identical(void)
     }
 }
 
-/* coll_host_alloc: the model's tensors laid out in one buffer, as cifar-train's gradients are. Under mpirun
- * every rank is on this host, so the buffer must be node-shared (unless COLL_SHM=0) and its in-place
- * allreduces must equal, bit for bit, the same tensors reduced through MPI from private memory; anywhere
- * else it must be private and right. The script checks that nothing is left in /dev/shm. */
+/* coll_host_alloc: the model's tensors laid out in one buffer, as cifar-train's gradients are. Every run of
+ * this test has its ranks on this host (mpirun here, srun on the local cluster's two slurmd, which share
+ * it), so the buffer must be node-shared, unless there is one process, COLL_SHM=0, or the script made it
+ * private (TEST_SHM_PRIVATE: a rank's /dev/shm refused, or a different COLL_HOST_ID per rank); its in-place
+ * allreduces must equal, bit for bit, the same tensors reduced through MPI from private memory; private, it
+ * must be right. The script checks that nothing is left in /dev/shm. */
 static void test_host_alloc(void)
 {
     size_t off[NGRADS + 1] = {0};
@@ -166,16 +168,19 @@ static void test_host_alloc(void)
         CHECK(g[i] == 0.0f, "coll_host_alloc's memory is not zeroed at %zu", i);
     int64_t id, at;
     const char *shm_env = getenv("COLL_SHM");
-    const int want_shared = size > 1 && coll_local_size() == size && !(shm_env && !strcmp(shm_env, "0")) &&
-                            !getenv("TEST_SHM_REFUSED"); /* the script took /dev/shm from one rank */
-    const int shared = coll_shm_find(g + off[3], grads[3] * sizeof *g, &id, &at) != NULL;
+    const int want_shared = size > 1 && !(shm_env && !strcmp(shm_env, "0")) && !getenv("TEST_SHM_PRIVATE");
+    const int shared = coll_host_shared(g);
     CHECK(shared == want_shared, "coll_host_alloc's buffer is %s, expected %s", shared ? "node-shared" : "private",
           want_shared ? "node-shared" : "private");
+    CHECK(coll_host_shared(g + off[NGRADS] - 1) == shared, "coll_host_shared differs at the buffer's last float");
+    CHECK((coll_shm_find(g + off[3], grads[3] * sizeof *g, &id, &at) != NULL) == shared,
+          "coll_host_shared and the library's own lookup disagree on tensor 3");
     CHECK(!shared || at == (int64_t)(off[3] * sizeof *g), "tensor 3 found at byte %lld, not %zu", (long long)at,
           off[3] * sizeof *g);
     if (rank == 0)
         printf("coll_host_alloc: %s\n", shared ? "node-shared" : "private");
     float *ref = test_alloc(off[NGRADS] * sizeof *ref);
+    CHECK(!coll_host_shared(ref) && !coll_host_shared(NULL), "coll_host_shared says malloc's memory is node-shared");
     for (int op = COLL_SUM; op <= COLL_AVERAGE; op++) {
         coll_handle h[NGRADS];
         test_random_floats(g, off[NGRADS], (unsigned)(rank * 7 + op));

@@ -35,7 +35,11 @@ for np in 2 3; do
 done
 
 echo "== a malformed setting is refused by name"
-env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_FUSION_THRESHOLD=12Q "$BIN/test_faults" badenv
+alone=(env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK)
+"${alone[@]}" COLL_FUSION_THRESHOLD=12Q "$BIN/test_faults" badenv "COLL_FUSION_THRESHOLD='12Q'"
+"${alone[@]}" COLL_HOST_ID= "$BIN/test_faults" badenv "COLL_HOST_ID is set but empty"
+"${alone[@]}" COLL_HOST_ID="$(printf 'h%.0s' $(seq 256))" "$BIN/test_faults" badenv \
+    "COLL_HOST_ID is 256 bytes long, at most 255"
 
 echo "== use_device=1 without a GPU, then host only (2 ranks, and one process without a launcher)"
 "${MPIRUN[@]}" -np 2 "$BIN/test_faults" nodevice | tee "$out"

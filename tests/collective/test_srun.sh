@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # libcollective under the real Slurm test cluster (contrib/localcluster: slurmctld + slurmd n1, n2 on this
 # host): srun --mpi=pmix across the two nodes, one task per node and then two per node, so that rank, size
-# and local rank come from Slurm/PMIx. Skipped when the cluster harness is not there.
+# and local rank come from Slurm/PMIx. The two nodes are one host (same host name and boot id), so
+# test_collective asserts that coll_host_alloc's memory is node-shared across them, and private (with the
+# same results) when COLL_HOST_ID differs per rank. Skipped when the cluster harness is not there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/collective/mpi-env.sh
@@ -21,6 +23,9 @@ echo "== srun --mpi=pmix -N 2 -n 2 (one task per node)"
 srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 -t 5 "$BIN/test_collective"
 echo "== srun --mpi=pmix -N 2 -n 4 (two tasks per node)"
 srun --mpi=pmix -N 2 -n 4 --ntasks-per-node=2 -t 5 "$BIN/test_collective"
+echo "== srun --mpi=pmix -N 2 -n 2, a different COLL_HOST_ID per rank: private memory, through MPI"
+TEST_SHM_PRIVATE=1 srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 -t 5 \
+    sh -c 'COLL_HOST_ID=host-$SLURM_PROCID exec "$0"' "$BIN/test_collective"
 echo "== srun without PMI must refuse, not train alone"
 rc=0
 srun --mpi=none -N 2 -n 2 -t 5 "$BIN/test_faults" nodevice >"$dir/nopmi.log" 2>&1 || rc=$?
