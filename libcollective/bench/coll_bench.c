@@ -94,7 +94,7 @@ static void usage(void)
               "                          of their total\n"
               "  --mem host|device|shared\n"
               "                          buffers in host memory (MPI), on the GPU (NCCL), or from coll_host_alloc\n"
-              "                          (in place: shared memory between the ranks of one node) (default host)\n"
+              "                          (in place: shared memory between the ranks of one host) (default host)\n"
               "  --rounds R              interleaved rounds per row, the best kept (default 3)\n"
               "  -h, --help              this text\n",
               stdout);
