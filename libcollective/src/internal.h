@@ -2,12 +2,13 @@
  *
  * Data flow: the public calls (queue.c) turn every collective into a request with a sequence number and
  * queue it. The progress thread (progress.c) announces new requests to rank 0, whose coordinator
- * (coordinator.c, with check.c and stall.c) grants a sequence number once every rank has reached it; the
- * granted requests are grouped and run (fusion.c) through the backend of their memory (backend.h): MPI
- * for host memory (mpi_backend.c), NCCL for device memory (device.c loads the plugin built from
- * nccl_backend.c). An in-place float32 allreduce on memory from coll_host_alloc() with every rank on one
- * host skips MPI: shm.c sums it straight out of the ranks' shared segments. Only the progress thread calls
- * MPI after coll_init().
+ * (coordinator.c, with check.c and stall.c) grants a sequence number once every rank has reached it; when
+ * every rank shares one host they announce into a node-shared control block instead (hostctl.c) and each
+ * runs the coordinator itself. The granted requests are grouped and run (fusion.c) through the backend of
+ * their memory (backend.h): MPI for host memory (mpi_backend.c), NCCL for device memory (device.c loads
+ * the plugin built from nccl_backend.c). An in-place float32 allreduce on memory from coll_host_alloc()
+ * with every rank on one host skips MPI: shm.c sums it straight out of the ranks' shared segments. Only
+ * the progress thread calls MPI after coll_init().
  */
 #ifndef COLL_INTERNAL_H
 #define COLL_INTERNAL_H

@@ -419,6 +419,7 @@ int coll_progress_start(void)
     if (coll_g.use_mpi && (coll_g.rank == 0 || coll_g.host_shared) && !(state.coord = coll_coord_new(coll_g.size)))
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the coordinator of %d ranks", coll_g.size);
     coll_g.stop = 0;
+    coll_g.cycle_pending = 0;
     coll_g.late_seq = -1;
     int rc = coll_thread_start(&coll_g.thread, progress_main, &state);
     if (rc) {

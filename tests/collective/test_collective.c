@@ -274,6 +274,24 @@ static void test_ragged(void)
     free(g);
 }
 
+/* More requests queued before a wait than the control block's log holds (1024 per rank, hostctl.c): they
+ * are announced as room frees, in order, with the right values. */
+static void test_many_queued(void)
+{
+    enum { N = 3000 };
+    int32_t *v = test_alloc(N * sizeof *v);
+    coll_handle *h = test_alloc(N * sizeof *h);
+    for (int i = 0; i < N; i++) {
+        v[i] = (rank + 1) * (i % 13 + 1);
+        OK(coll_allreduce_async(&v[i], &v[i], 1, COLL_INT32, COLL_SUM, &h[i]));
+    }
+    OK(coll_wait_all());
+    for (int i = 0; i < N; i++)
+        CHECK(same_as_expected(COLL_INT32, v, (size_t)i, COLL_SUM), "request %d of %d queued: %d", i, N, v[i]);
+    free(v);
+    free(h);
+}
+
 /* Queued collectives of different kinds complete in order with the right values. */
 static void test_async_mixed(void)
 {
@@ -370,6 +388,7 @@ int main(void)
     OK(coll_barrier());
     test_fusion_identical();
     test_async_mixed();
+    test_many_queued();
     test_overlap();
     test_control_block();
     test_host_alloc();
