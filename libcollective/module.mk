@@ -9,7 +9,7 @@ LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
 libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-isystem $(CUDA_HOME)/include)
 
 LIBCOLL_SRCS := $(addprefix libcollective/src/,env.c errors.c init.c queue.c progress.c coordinator.c check.c \
-                  stall.c watchdog.c fusion.c mpi_backend.c shm.c device.c)
+                  stall.c watchdog.c fusion.c mpi_backend.c shm.c hostctl.c device.c)
 LIBCOLL_LIBS := $(MPI_LIBS) -lpthread -ldl -lm
 # The reduction loops (mpi_backend.c's sum and average over every gradient) are vectorised at -O3; -O2 left
 # the average one scalar divss per element. Results are the same: no fast-math, each element rounded alike.

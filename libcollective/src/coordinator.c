@@ -1,6 +1,7 @@
-/* Rank 0's coordinator (Horovod's controller, reduced to sequence numbers): which collective each rank has
+/* The coordinator (Horovod's controller, reduced to sequence numbers): which collective each rank has
  * announced, whether they agree (checked mode, check.c), and which ranks the oldest one still waits for
- * (published for the watchdog, watchdog.c). Used by the progress thread of rank 0 only. */
+ * (published for the watchdog, watchdog.c). Run by rank 0's progress thread under MPI, and by every rank's
+ * when the ranks share a host (hostctl.c). */
 #include "internal.h"
 
 #include <stdlib.h>
@@ -11,6 +12,7 @@ struct slot {
     int have, first_rank;
     double first_time;
     char *mismatch; /* what disagrees, or NULL */
+    int cut;        /* some rank's announcement ended here (coll_coord_cut) */
 };
 
 struct coll_coord {
@@ -93,6 +95,19 @@ int64_t coll_coord_grantable(const struct coll_coord *c)
         if (c->ready[r] < m)
             m = c->ready[r];
     return m;
+}
+
+void coll_coord_cut(struct coll_coord *c, int64_t seq)
+{
+    size_t i = (size_t)(seq - c->base);
+    if (i < c->nslots) /* arrive made the slot */
+        c->slots[i].cut = 1;
+}
+
+int coll_coord_is_cut(const struct coll_coord *c, int64_t seq)
+{
+    size_t i = (size_t)(seq - c->base);
+    return i < c->nslots && c->slots[i].cut;
 }
 
 const char *coll_coord_mismatch(const struct coll_coord *c, int64_t seq)

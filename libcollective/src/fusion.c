@@ -3,7 +3,7 @@
  * Consecutive allreduces in one node-shared region need no packing: shm.c reduces them where they lie,
  * with one wait for the other ranks at the end.
  * Every rank groups the same granted sequence the same way (the grouping depends only on the agreed
- * descriptors), and the backends compute each element independently of its neighbours (mpi_backend.c),
+ * descriptors and, on one host, where some rank's announcement ended: hostctl.c), and the backends compute each element independently of its neighbours (mpi_backend.c),
  * so the results are bit-identical to reducing the tensors one by one. Runs on the progress thread. */
 #include "internal.h"
 
@@ -61,7 +61,7 @@ static size_t group_size(struct coll_request **w, size_t n)
     if (!fusable(a))
         return 1;
     size_t bytes = bytes_of(a), k = 1;
-    for (; k < n; k++) {
+    for (; k < n && !w[k - 1]->cut_after; k++) {
         const struct coll_request *b = w[k];
         if (!fusable(b) || b->d.dtype != a->d.dtype || b->d.op != a->d.op || b->d.device != a->d.device ||
             bytes + bytes_of(b) > coll_g.env.fusion_threshold)

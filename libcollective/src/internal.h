@@ -2,12 +2,13 @@
  *
  * Data flow: the public calls (queue.c) turn every collective into a request with a sequence number and
  * queue it. The progress thread (progress.c) announces new requests to rank 0, whose coordinator
- * (coordinator.c, with check.c and stall.c) grants a sequence number once every rank has reached it; the
- * granted requests are grouped and run (fusion.c) through the backend of their memory (backend.h): MPI
- * for host memory (mpi_backend.c), NCCL for device memory (device.c loads the plugin built from
- * nccl_backend.c). An in-place float32 allreduce on memory from coll_host_alloc() with every rank on one
- * host skips MPI: shm.c sums it straight out of the ranks' shared segments. Only the progress thread calls
- * MPI after coll_init().
+ * (coordinator.c, with check.c and stall.c) grants a sequence number once every rank has reached it; when
+ * every rank shares one host they announce into a node-shared control block instead (hostctl.c) and each
+ * runs the coordinator itself. The granted requests are grouped and run (fusion.c) through the backend of
+ * their memory (backend.h): MPI for host memory (mpi_backend.c), NCCL for device memory (device.c loads
+ * the plugin built from nccl_backend.c). An in-place float32 allreduce on memory from coll_host_alloc()
+ * with every rank on one host skips MPI: shm.c sums it straight out of the ranks' shared segments. Only
+ * the progress thread calls MPI after coll_init().
  */
 #ifndef COLL_INTERNAL_H
 #define COLL_INTERNAL_H
@@ -54,6 +55,7 @@ struct coll_request {
     int status; /* COLL_OK or the failure */
     char error[COLL_ERRLEN];
     struct coll_shm_region *shm; /* d.shm_region's region on this rank, or NULL */
+    int cut_after; /* one host: a fused group ends here, on every rank alike (coll_coord_cut) */
     struct coll_request *pending_next;          /* FIFO of requests the progress thread has not taken */
     struct coll_request *live_prev, *live_next; /* every request not yet freed by a wait */
 };
@@ -77,6 +79,9 @@ struct coll_state {
     int initialised;
     int rank, size, local_rank, local_size, device;
     int use_mpi;   /* 0: single process without a launcher, no MPI at all */
+    /* Every rank shares this host and the control block (hostctl.c) is mapped: the ranks coordinate
+     * through it instead of MPI messages, and coll_host_alloc() shares memory. */
+    int host_shared;
     int mpi_owned; /* we called MPI_Init_thread, so we call MPI_Finalize */
     MPI_Comm data; /* collectives */
     MPI_Comm ctrl; /* coordinator messages, so they never match a collective's */
@@ -90,6 +95,10 @@ struct coll_state {
     struct coll_request *live_head, *live_tail;
     int64_t next_seq; /* sequence number of the next request */
     int flush;        /* a waiter wants the queued requests announced now */
+    /* The progress thread holds requests it has not announced, and will take every queued request and
+     * announce them all at its cycle deadline: a new request need not wake it (each wake-up costs the
+     * core a compute thread needs). */
+    int cycle_pending;
     int stop;
     pthread_t thread;
 
@@ -143,7 +152,34 @@ void coll_fusion_release(void);
  * into all of them, then waits until every rank has done its slices. */
 struct coll_shm_region;
 struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, int64_t *offset);
+/* coll_init's control block: `bytes` per rank, shared when every rank has rank 0's host key (*out NULL
+ * when not; a rank that cannot map it says why on stderr). Calls MPI itself, before the progress thread
+ * runs. coll_shm_rank_data gives rank r's part of a shared region as mapped here. */
+int coll_shm_block(size_t bytes, struct coll_shm_region **out);
+void coll_shm_block_free(struct coll_shm_region *g);
+void *coll_shm_rank_data(const struct coll_shm_region *g, int r);
 int coll_shm_allreduce(struct coll_request **w, size_t k, char *err);
+
+/* hostctl.c: the control block of ranks that share a host. coll_hostctl_open (coll_init, before the
+ * progress thread, collective) maps it when every rank has rank 0's host key and COLL_SHM is not 0, and
+ * sets coll_g.host_shared; otherwise, or when a rank cannot map it (said on stderr), it returns COLL_OK
+ * without it. The rest is the progress thread's: announce publishes requests w[0..n) (consecutive seqs)
+ * and returns how many fit in the log; arrive feeds every rank's new announcements to the coordinator
+ * (1: some came, -1: bookkeeping failed); news says whether any rank announced what arrive has not fed;
+ * granted publishes that seqs below upto are granted here. sleep sleeps the progress thread until its bell
+ * rings or `until` passes (coll_now's clock, 0: no limit), unless ready(arg) holds already; with `held`
+ * (locked by the caller) it sleeps without it. ring_self rings this rank's bell (any thread); ring_peers
+ * every other rank's that sleeps. */
+int coll_hostctl_open(void);
+void coll_hostctl_close(void);
+size_t coll_hostctl_announce(struct coll_request *const *w, size_t n);
+struct coll_coord;
+int coll_hostctl_arrive(struct coll_coord *c);
+int coll_hostctl_news(void *unused);
+void coll_hostctl_granted(int64_t upto);
+void coll_hostctl_sleep(pthread_mutex_t *held, double until, int (*ready)(void *), void *arg);
+void coll_hostctl_ring_self(void);
+void coll_hostctl_ring_peers(void);
 
 /* queue.c: the progress thread marks a request done (under the lock) and wakes its waiters. */
 void coll_complete(struct coll_request *r, int status, const char *error);
@@ -159,8 +195,11 @@ int coll_progress_start(void);
 void coll_nap(double *nap);
 double coll_nap_next(double *nap);
 void coll_progress_stop(void);
+/* Wakes the progress thread for a new request, a flush or a stop; with coll_g.lock held. */
+void coll_progress_wake_locked(void);
 
-/* coordinator.c: rank 0's view of who reached which sequence number. */
+/* coordinator.c: the view of who reached which sequence number (rank 0's under MPI, every rank's on one
+ * host). */
 struct coll_coord;
 struct coll_coord *coll_coord_new(int size);
 void coll_coord_free(struct coll_coord *c);
@@ -169,6 +208,9 @@ int coll_coord_arrive(struct coll_coord *c, int rank, int64_t first, int64_t n, 
 int64_t coll_coord_grantable(const struct coll_coord *c); /* every rank has announced all seqs below it */
 /* Mismatch text of seq (NULL when it agreed); valid for seqs not yet released. */
 const char *coll_coord_mismatch(const struct coll_coord *c, int64_t seq);
+/* Some rank's announcement ended at seq (hostctl.c): a fused group must not run past it. */
+void coll_coord_cut(struct coll_coord *c, int64_t seq);
+int coll_coord_is_cut(const struct coll_coord *c, int64_t seq);
 void coll_coord_release(struct coll_coord *c, int64_t upto); /* seqs below upto are granted */
 /* Publishes the oldest collective that some rank has not announced into coll_g.late_* (takes the lock). */
 void coll_coord_publish_late(const struct coll_coord *c);

@@ -120,9 +120,18 @@ static int take_locked(struct progress *p)
     return flush;
 }
 
+/* A full control-block log (hostctl.c) is tried again this much later. */
+#define LOG_FULL_RETRY 1e-3
+
 static void announce(struct progress *p)
 {
     size_t n = p->nwork - p->announced;
+    if (coll_g.host_shared) {
+        size_t k = coll_hostctl_announce(p->work + p->announced, n);
+        p->announced += k;
+        p->deadline = k < n ? coll_now() + LOG_FULL_RETRY : 0;
+        return;
+    }
     int64_t *msg = words(2 + n * COLL_DESC_WORDS);
     msg[0] = p->work[p->announced]->seq;
     msg[1] = (int64_t)n;
@@ -174,7 +183,46 @@ static long receive(struct progress *p, int source, int tag, MPI_Status *st)
     return n;
 }
 
-/* Rank 0: collects announcements, refuses disagreeing collectives, grants what every rank reached. */
+/* Grants what every rank has announced, on rank 0 under MPI and on every rank of one host (each reaches
+ * the same decisions from the same announcements, and marks where fused groups must end so that all
+ * group alike): refuses the collectives that disagree, or aborts the job (COLL_MISMATCH_ABORT=1); under
+ * MPI tells the other ranks. */
+static int grant(struct progress *p)
+{
+    int64_t upto = coll_coord_grantable(p->coord);
+    if (upto <= p->granted)
+        return 0;
+    for (int64_t seq = p->granted; seq < upto; seq++) {
+        const char *text = coll_coord_mismatch(p->coord, seq);
+        if (!text)
+            continue;
+        if (coll_g.env.mismatch_abort) /* the ranks' programs have diverged: nothing after can agree */
+            coll_abort_job("%s; aborting the job (COLL_MISMATCH_ABORT=1)", text);
+        size_t len = strlen(text) + 1, nw = 1 + (len + 7) / 8;
+        for (int r = 1; !coll_g.host_shared && r < coll_g.size; r++) {
+            int64_t *msg = words(nw);
+            msg[nw - 1] = 0;
+            msg[0] = seq;
+            memcpy(msg + 1, text, len);
+            send_words(p, r, TAG_ERR, msg, nw);
+        }
+        refuse(work_at(p, seq), text);
+    }
+    for (int64_t seq = p->granted; coll_g.host_shared && seq < upto; seq++)
+        work_at(p, seq)->cut_after = coll_coord_is_cut(p->coord, seq);
+    for (int r = 1; !coll_g.host_shared && r < coll_g.size; r++) {
+        int64_t *msg = words(1);
+        msg[0] = upto;
+        send_words(p, r, TAG_GO, msg, 1);
+    }
+    if (coll_g.host_shared)
+        coll_hostctl_granted(upto);
+    coll_coord_release(p->coord, upto);
+    p->granted = upto;
+    return 1;
+}
+
+/* Rank 0 under MPI: collects announcements and grants. */
 static int coordinate(struct progress *p)
 {
     int busy = 0;
@@ -186,34 +234,16 @@ static int coordinate(struct progress *p)
             die("coordinator bookkeeping (malformed announcement)", MPI_ERR_INTERN);
         busy = 1;
     }
-    int64_t upto = coll_coord_grantable(p->coord);
-    if (upto > p->granted) {
-        for (int64_t seq = p->granted; seq < upto; seq++) {
-            const char *text = coll_coord_mismatch(p->coord, seq);
-            if (!text)
-                continue;
-            if (coll_g.env.mismatch_abort) /* the ranks' programs have diverged: nothing after can agree */
-                coll_abort_job("%s; aborting the job (COLL_MISMATCH_ABORT=1)", text);
-            size_t len = strlen(text) + 1, nw = 1 + (len + 7) / 8;
-            for (int r = 1; r < coll_g.size; r++) {
-                int64_t *msg = words(nw);
-                msg[nw - 1] = 0;
-                msg[0] = seq;
-                memcpy(msg + 1, text, len);
-                send_words(p, r, TAG_ERR, msg, nw);
-            }
-            refuse(work_at(p, seq), text);
-        }
-        for (int r = 1; r < coll_g.size; r++) {
-            int64_t *msg = words(1);
-            msg[0] = upto;
-            send_words(p, r, TAG_GO, msg, 1);
-        }
-        coll_coord_release(p->coord, upto);
-        p->granted = upto;
-        busy = 1;
-    }
-    return busy;
+    return grant(p) | busy;
+}
+
+/* Every rank of one host: reads the announcements from the control block and grants. */
+static int coordinate_host(struct progress *p)
+{
+    int busy = coll_hostctl_arrive(p->coord);
+    if (busy < 0)
+        die("coordinator bookkeeping (control block)", MPI_ERR_INTERN);
+    return grant(p) | busy;
 }
 
 /* Other ranks: GO and ERR from rank 0. */
@@ -295,6 +325,10 @@ static void idle_locked(struct progress *p)
 {
     if (coll_g.pending_head || coll_g.flush || coll_g.stop)
         return;
+    if (coll_g.host_shared) { /* rung by a new request, a waiter, or a peer's announcement that completes one */
+        coll_hostctl_sleep(&coll_g.lock, p->nwork > p->announced ? p->deadline : 0, coll_hostctl_news, NULL);
+        return;
+    }
     int awaiting = p->announced > 0;
     int coordinating = p->coord != NULL;
     if (p->nwork > p->announced && !awaiting) {
@@ -338,7 +372,11 @@ static void *progress_main(void *arg)
             announce(p);
             busy = 1;
         }
-        if (coll_g.use_mpi) {
+        if (coll_g.host_shared) {
+            busy |= coordinate_host(p);
+            if (busy)
+                coll_coord_publish_late(p->coord);
+        } else if (coll_g.use_mpi) {
             busy |= coll_g.rank == 0 ? coordinate(p) : follow(p);
             if (busy && p->coord) /* something was announced or granted */
                 coll_coord_publish_late(p->coord);
@@ -351,6 +389,7 @@ static void *progress_main(void *arg)
             p->nap = 0;
 
         pthread_mutex_lock(&coll_g.lock);
+        coll_g.cycle_pending = p->nwork > p->announced;
         if (stop && !p->nwork && !coll_g.pending_head)
             break;
         if (!busy)
@@ -377,9 +416,10 @@ int coll_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
 int coll_progress_start(void)
 {
     memset(&state, 0, sizeof state);
-    if (coll_g.use_mpi && coll_g.rank == 0 && !(state.coord = coll_coord_new(coll_g.size)))
+    if (coll_g.use_mpi && (coll_g.rank == 0 || coll_g.host_shared) && !(state.coord = coll_coord_new(coll_g.size)))
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the coordinator of %d ranks", coll_g.size);
     coll_g.stop = 0;
+    coll_g.cycle_pending = 0;
     coll_g.late_seq = -1;
     int rc = coll_thread_start(&coll_g.thread, progress_main, &state);
     if (rc) {
@@ -395,11 +435,19 @@ int coll_progress_start(void)
     return rc;
 }
 
+void coll_progress_wake_locked(void)
+{
+    if (coll_g.host_shared)
+        coll_hostctl_ring_self();
+    else
+        pthread_cond_signal(&coll_g.work_cv);
+}
+
 void coll_progress_stop(void)
 {
     pthread_mutex_lock(&coll_g.lock);
     coll_g.stop = 1;
-    pthread_cond_signal(&coll_g.work_cv);
+    coll_progress_wake_locked();
     pthread_mutex_unlock(&coll_g.lock);
     pthread_join(coll_g.thread, NULL);
     coll_watchdog_stop();

@@ -84,8 +84,8 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
     else
         coll_g.live_head = r;
     coll_g.live_tail = r;
-    if (!inline_run)
-        pthread_cond_signal(&coll_g.work_cv);
+    if (!inline_run && !coll_g.cycle_pending) /* else it takes this one with them at its deadline */
+        coll_progress_wake_locked();
     pthread_mutex_unlock(&coll_g.lock);
     if (inline_run)
         coll_fusion_run(&r, 1);
@@ -129,7 +129,7 @@ int coll_wait(coll_handle r)
     pthread_mutex_lock(&coll_g.lock);
     if (!r->done) {
         coll_g.flush = 1; /* someone is blocked on it: announce without waiting for the cycle */
-        pthread_cond_signal(&coll_g.work_cv);
+        coll_progress_wake_locked();
         while (!r->done)
             pthread_cond_wait(&coll_g.done_cv, &coll_g.lock);
     }
@@ -148,7 +148,7 @@ int coll_wait_all(void)
     /* Requests complete in sequence order, so the newest one being done means all are. */
     if (coll_g.live_tail && !coll_g.live_tail->done) {
         coll_g.flush = 1;
-        pthread_cond_signal(&coll_g.work_cv);
+        coll_progress_wake_locked();
         while (!coll_g.live_tail->done)
             pthread_cond_wait(&coll_g.done_cv, &coll_g.lock);
     }

@@ -10,25 +10,24 @@
  * agree to the bit.
  *
  * A region is one POSIX shared-memory object per rank: a header page (the rank's progress mark) and the
- * data. coll_host_alloc() is collective: the ranks agree on the size, on a name stem (rank 0's pid and a
- * clock value) and on whether they share a host, by allgather. "Same host" is NCCL's rule (getHostHash):
- * equal host keys, a hash of the host name and the kernel's boot id (or of COLL_HOST_ID instead), not MPI's
- * or the launcher's idea of a node, so that ranks Slurm counts on two nodes of one machine (two slurmd on
- * one host, contrib/localcluster) share memory too. When every rank's key is rank 0's (and COLL_SHM is not
- * 0) each creates its own object (O_EXCL, 0600), all map every rank's object, and each unlinks its own
- * name once all have mapped it, so nothing is left in /dev/shm after the call returns, whatever happens to
- * the job later. Equal keys are a promise, not a proof: a failure on any rank (no /dev/shm, another mount
- * namespace's /dev/shm, no room, a peer's object not there because the keys collided across machines)
- * makes every rank fall back to private memory, said on stderr by the rank that failed: the collectives
- * then go through MPI, as for any other buffer.
+ * data. Whether the ranks share a host is decided once, at coll_init (hostctl.c, which keeps its control
+ * block in such a region, made here by coll_shm_block): only then does coll_host_alloc() share, and its
+ * reductions wait on the control block's bells instead of polling. coll_host_alloc() is collective: the
+ * ranks agree on the size and on a name stem (rank 0's pid and a clock value) by allgather. Each rank
+ * creates its own object (O_EXCL, 0600), all map every rank's object, and each unlinks its own name once
+ * all have mapped it, so nothing is left in /dev/shm after the call returns, whatever happens to the job
+ * later. A failure on any rank (no room left in /dev/shm, say) makes every rank fall back to private
+ * memory, said on stderr by the rank that failed: the collectives then go through MPI, as for any other
+ * buffer.
  *
  * The reduction (coll_shm_allreduce) runs on the progress thread once rank 0 has granted the requests,
  * which means every rank has queued them, so every rank's data is final. Rank r sums its slice
  * [count*r/n, count*(r+1)/n) of each tensor, 16 KiB at a time through a buffer that stays in L1, and
  * copies the sums into every rank's buffer; slices are disjoint, so nothing is read after another rank
- * wrote it. It then publishes the batch's mark in its header (a release store) and naps (coll_nap) until
- * every rank has published it: only then may any rank's program read its results, or write its buffer
- * again. A rank that stops or dies meanwhile leaves the others napping until the watchdog ends the job. */
+ * wrote it. It then publishes the batch's mark in its header and sleeps on its bell (hostctl.c) until
+ * every rank has published it; the last rank to publish rings the others. Only then may any rank's
+ * program read its results, or write its buffer again. A rank that stops or dies meanwhile leaves the
+ * others asleep until the watchdog ends the job. */
 #include "internal.h"
 
 #include <errno.h>
@@ -63,16 +62,21 @@ struct coll_shm_region {
 static struct coll_shm_region *regions;
 static int64_t next_id;
 
-/* Words of coll_host_alloc's agreement per rank: size, rank 0's name stem (pid, clock), host key. */
-enum { AGREE_WORDS = 4 };
+/* Words of coll_host_alloc's agreement per rank: size, rank 0's name stem (pid, clock). */
+enum { AGREE_WORDS = 3 };
 
 static char *data_of(const struct coll_shm_region *g, int r) { return g->map[r] + HEAD_BYTES; }
 static struct shm_head *head_of(const struct coll_shm_region *g, int r) { return (struct shm_head *)g->map[r]; }
 
+/* id -1 is coll_shm_block's control block. */
 static void object_name(char *buf, size_t len, const int64_t *stem, int64_t id, int rank)
 {
-    snprintf(buf, len, "/libcollective.%lld.%llx.%lld.%d", (long long)stem[0], (unsigned long long)stem[1],
-             (long long)id, rank);
+    if (id < 0)
+        snprintf(buf, len, "/libcollective.%lld.%llx.ctl.%d", (long long)stem[0], (unsigned long long)stem[1],
+                 rank);
+    else
+        snprintf(buf, len, "/libcollective.%lld.%llx.%lld.%d", (long long)stem[0], (unsigned long long)stem[1],
+                 (long long)id, rank);
 }
 
 /* Maps rank r's object (creating it when r is this rank); returns 0 or an errno, with what failed in why. */
@@ -121,11 +125,20 @@ static void region_free(struct coll_shm_region *g)
 }
 
 /* Every rank calls this with its own count of failures; returns the job's total (or -1 when the
- * collective itself failed, its error set). */
-static int failures_everywhere(int mine)
+ * collective itself failed, its error set). direct: coll_init, before the progress thread runs, when
+ * this thread may call MPI itself. */
+static int failures_everywhere(int mine, int direct)
 {
     int32_t v = mine != 0;
-    return coll_allreduce(&v, &v, 1, COLL_INT32, COLL_SUM) == COLL_OK ? v : -1;
+    if (!direct)
+        return coll_allreduce(&v, &v, 1, COLL_INT32, COLL_SUM) == COLL_OK ? v : -1;
+    char err[COLL_ERRLEN];
+    int rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT32_T, MPI_SUM, coll_g.ctrl);
+    if (rc != MPI_SUCCESS) {
+        coll_fail(coll_mpi_error(err, "MPI_Allreduce (node-shared memory)", rc), "%s", err);
+        return -1;
+    }
+    return v;
 }
 
 /* FNV-1a (64 bits) of len bytes of s, continuing from h. */
@@ -137,8 +150,7 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
 }
 
 /* This host's key: COLL_HOST_ID when set, else the host name and the boot id, which tells apart machines
- * (containers) that share a name; without a readable boot id the name alone, as NCCL does. Read at each
- * coll_host_alloc, a rare call, so that it never outlives a coll_init's settings. */
+ * (containers) that share a name; without a readable boot id the name alone, as NCCL does. */
 static uint64_t host_key(void)
 {
     const uint64_t basis = 0xcbf29ce484222325ULL;
@@ -156,8 +168,9 @@ static uint64_t host_key(void)
     return fnv1a(fnv1a(basis, name, strlen(name) + 1), boot, strlen(boot)); /* the NUL ends the name */
 }
 
-/* The shared attempt: 1 when shared, 0 to fall back to private memory, -1 on a collective's failure. */
-static int share(struct coll_shm_region *g, const int64_t *stem)
+/* The shared attempt: 1 when shared, 0 to fall back to private memory, -1 on a collective's failure.
+ * what names the region in the fallback message; direct as in failures_everywhere. */
+static int share(struct coll_shm_region *g, const int64_t *stem, const char *what, int direct)
 {
     char why[256] = "";
     const int n = coll_g.size, me = coll_g.rank;
@@ -169,12 +182,12 @@ static int share(struct coll_shm_region *g, const int64_t *stem)
         snprintf(why, sizeof why, "no memory for %d ranks' mappings", n);
     else
         bad = map_object(g, stem, me, why, sizeof why) != 0;
-    int total = failures_everywhere(bad); /* every rank has created its object, or some could not */
+    int total = failures_everywhere(bad, direct); /* every rank has created its object, or some could not */
     for (int r = 0; total == 0 && r < n; r++)
         if (r != me && (bad = map_object(g, stem, r, why, sizeof why) != 0))
             break;
     if (total == 0)
-        total = failures_everywhere(bad); /* every rank has mapped every object */
+        total = failures_everywhere(bad, direct); /* every rank has mapped every object */
     if (g->map && g->map[me]) {
         char name[96];
         object_name(name, sizeof name, stem, g->id, me);
@@ -185,10 +198,9 @@ static int share(struct coll_shm_region *g, const int64_t *stem)
         return 1;
     }
     if (bad)
-        fprintf(stderr,
-                "libcollective: rank %d: no node-shared memory for coll_host_alloc #%lld (%s); its allreduces "
-                "go through MPI\n",
-                me, (long long)g->id, why);
+        fprintf(stderr, "libcollective: rank %d: no node-shared memory for %s (%s); %s\n", me, what, why,
+                g->id < 0 ? "the ranks of this host coordinate and reduce through MPI"
+                          : "its allreduces go through MPI");
     if (g->map)
         unmap_all(g);
     free(g->map);
@@ -196,6 +208,50 @@ static int share(struct coll_shm_region *g, const int64_t *stem)
     g->map = NULL;
     g->part = NULL;
     return total < 0 ? -1 : 0;
+}
+
+int coll_shm_block(size_t bytes, struct coll_shm_region **out)
+{
+    const int n = coll_g.size;
+    char err[COLL_ERRLEN];
+    *out = NULL;
+    int64_t mine[3] = {(int64_t)getpid(), (int64_t)(coll_now() * 1e9), (int64_t)host_key()};
+    int64_t *all = malloc(3 * (size_t)n * sizeof *all);
+    struct coll_shm_region *g = calloc(1, sizeof *g);
+    if (!all || !g) {
+        free(all);
+        free(g);
+        return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the node-shared control block");
+    }
+    int rc = MPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, coll_g.ctrl);
+    int one_host = rc == MPI_SUCCESS;
+    for (int r = 1; one_host && r < n; r++)
+        one_host = all[3 * r + 2] == all[2];
+    g->id = -1;
+    g->bytes = bytes;
+    int shared = one_host ? share(g, all, "the control block", 1) : 0;
+    free(all);
+    if (rc != MPI_SUCCESS) {
+        free(g);
+        return coll_fail(coll_mpi_error(err, "MPI_Allgather (host keys)", rc), "%s", err);
+    }
+    if (shared <= 0) {
+        free(g);
+        return shared < 0 ? COLL_ERR_BACKEND : COLL_OK;
+    }
+    *out = g;
+    return COLL_OK;
+}
+
+void coll_shm_block_free(struct coll_shm_region *g)
+{
+    if (g)
+        region_free(g);
+}
+
+void *coll_shm_rank_data(const struct coll_shm_region *g, int r)
+{
+    return data_of(g, r);
 }
 
 void *coll_host_alloc(size_t bytes)
@@ -216,12 +272,10 @@ void *coll_host_alloc(size_t bytes)
      * as it would on one node of a cluster. */
     if (coll_g.use_mpi && coll_g.size > 1) {
         const int n = coll_g.size;
-        int64_t mine[AGREE_WORDS] = {(int64_t)bytes, (int64_t)getpid(), (int64_t)(coll_now() * 1e9),
-                                     (int64_t)host_key()};
+        int64_t mine[AGREE_WORDS] = {(int64_t)bytes, (int64_t)getpid(), (int64_t)(coll_now() * 1e9)};
         int64_t *all = malloc(AGREE_WORDS * (size_t)n * sizeof *all);
         int rc = all ? coll_allgather(mine, all, AGREE_WORDS, COLL_INT64)
                      : coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for coll_host_alloc's agreement");
-        int one_host = 1;
         for (int r = 1; rc == COLL_OK && r < n; r++) {
             const int64_t *theirs = all + AGREE_WORDS * r;
             if (theirs[0] != all[0])
@@ -229,9 +283,10 @@ void *coll_host_alloc(size_t bytes)
                                "libcollective: coll_host_alloc #%lld differs across ranks: rank 0 asked for %lld "
                                "bytes, rank %d for %lld",
                                (long long)g->id, (long long)all[0], r, (long long)theirs[0]);
-            one_host &= theirs[3] == all[3];
         }
-        if (rc == COLL_OK && one_host && coll_g.env.shm && (shared = share(g, all + 1)) < 0)
+        char what[64];
+        snprintf(what, sizeof what, "coll_host_alloc #%lld", (long long)g->id);
+        if (rc == COLL_OK && coll_g.host_shared && (shared = share(g, all + 1, what, 0)) < 0)
             rc = COLL_ERR_BACKEND;
         free(all);
         if (rc != COLL_OK) {
@@ -286,6 +341,21 @@ struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, 
     return NULL;
 }
 
+struct done_wait {
+    const struct coll_shm_region *g;
+    int64_t mark;
+};
+
+/* Every rank has finished its slices of the batch whose mark is dw->mark. */
+static int all_done(void *arg)
+{
+    const struct done_wait *dw = arg;
+    for (int r = 0; r < coll_g.size; r++)
+        if (atomic_load(&head_of(dw->g, r)->done) < dw->mark)
+            return 0;
+    return 1;
+}
+
 int coll_shm_allreduce(struct coll_request **w, size_t k, char *err)
 {
     (void)err; /* nothing here can fail: a peer that never finishes is the watchdog's */
@@ -306,12 +376,17 @@ int coll_shm_allreduce(struct coll_request **w, size_t k, char *err)
                 memcpy((float *)(data_of(g, r) + off) + c, tmp, len * sizeof(float));
         }
     }
-    const int64_t mark = w[k - 1]->seq + 1;
-    atomic_store_explicit(&head_of(g, me)->done, mark, memory_order_release);
-    for (int r = 0; r < n; r++) {
-        double nap = 0;
-        while (atomic_load_explicit(&head_of(g, r)->done, memory_order_acquire) < mark)
-            coll_nap(&nap);
-    }
+    /* Ranks may group granted batches differently (one executes what another received as two grants),
+     * so a rank waits for every mark to reach its own, and whoever raises the lowest mark rings. */
+    struct done_wait dw = {g, w[k - 1]->seq + 1};
+    const int64_t before = atomic_load(&head_of(g, me)->done);
+    atomic_store(&head_of(g, me)->done, dw.mark); /* sequentially consistent: see hostctl.c */
+    int lowest = 1;
+    for (int r = 0; lowest && r < n; r++)
+        lowest = r == me || atomic_load(&head_of(g, r)->done) > before;
+    if (lowest)
+        coll_hostctl_ring_peers();
+    while (!all_done(&dw))
+        coll_hostctl_sleep(NULL, 0, all_done, &dw);
     return COLL_OK;
 }

@@ -4,10 +4,10 @@
  *
  * Once per tick it looks at two clocks, under coll_g.lock:
  *  - this rank's oldest collective that has not completed, since the program queued it; it is either
- *    waiting for rank 0's grant, or running in the backend (running_since set by fusion.c);
- *  - on rank 0, the oldest collective that some rank has not announced (published by the coordinator),
- *    since the first rank announced it: this names the late ranks, and fires even while rank 0's own
- *    program computes.
+ *    waiting for its grant, or running in the backend (running_since set by fusion.c);
+ *  - on rank 0 (on every rank when the ranks share a host), the oldest collective that some rank has not
+ *    announced (published by the coordinator), since the first rank announced it: this names the late
+ *    ranks, and fires even while this rank's own program computes.
  * After COLL_STALL_WARNING_SEC it prints one warning per collective; after COLL_STALL_ABORT_SEC it prints
  * the same facts and aborts the job (coll_abort_job). Every rank runs the same rule on its own clock, so
  * the job ends within the abort time plus one tick of whichever rank notices first, whether rank 0 is the
@@ -72,13 +72,13 @@ static int oldest_stall_locked(struct stall *st)
         snprintf(st->why, sizeof st->why,
                  "inside %s: every rank reached it, and one of the other %d stopped or died during it (rank %d)",
                  inside, coll_g.size - 1, coll_g.rank);
-    else if (coll_g.rank != 0)
+    else if (coll_g.rank != 0 && !coll_g.host_shared) /* on one host every rank grants for itself */
         snprintf(st->why, sizeof st->why,
                  "for rank 0 to grant it (rank %d): rank 0 is stopped or dead, or it waits for another rank and "
                  "says which",
                  coll_g.rank);
     else
-        snprintf(st->why, sizeof st->why, "on rank 0, which has not yet run it");
+        snprintf(st->why, sizeof st->why, "on rank %d, which has not yet run it", coll_g.rank);
     return 1;
 }
 

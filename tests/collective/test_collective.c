@@ -2,15 +2,15 @@
  * single process without a launcher. Every op and host type, sizes 0, 1, odd, below and far above the
  * fusion threshold (the script sets COLL_FUSION_THRESHOLD small), in-place and out-of-place, broadcast
  * from every root, allgather, barrier, asynchronous progress without waiting, and fusion bit-identical to
- * one-by-one, and coll_host_alloc's node-shared path bit-identical to MPI's. Values are chosen so that exact
- * results are known. */
+ * one-by-one, coll_host_alloc's node-shared path bit-identical to MPI's, and the node-shared control block
+ * under ragged timing. Values are chosen so that exact results are known. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "internal.h" /* coll_shm_find: where a tensor lies in node-shared memory */
+#include "internal.h" /* coll_shm_find, coll_g.host_shared: what the library chose */
 #include "testlib.h"
 
 static int rank, size;
@@ -214,6 +214,84 @@ static void test_host_alloc(void)
     free(ref);
 }
 
+/* The ranks of one host coordinate through the control block (hostctl.c) unless there is one process,
+ * COLL_SHM=0, or the script made them differ (TEST_CTL_PRIVATE: a different COLL_HOST_ID per rank, or a
+ * rank without /dev/shm). */
+static void test_control_block(void)
+{
+    const char *shm_env = getenv("COLL_SHM");
+    const int want = size > 1 && !(shm_env && !strcmp(shm_env, "0")) && !getenv("TEST_CTL_PRIVATE");
+    CHECK(coll_g.host_shared == want, "the ranks coordinate through %s, expected %s",
+          coll_g.host_shared ? "the node-shared control block" : "MPI messages",
+          want ? "the node-shared control block" : "MPI messages");
+    if (rank == 0)
+        printf("coordination: %s\n", coll_g.host_shared ? "node-shared control block" : "MPI messages");
+}
+
+/* Gradients as a training step queues them, with ragged timing: each rank sleeps its own pseudo-random
+ * 0-400 us between tensors, so that the ranks announce different batches, grant at different moments and
+ * receive the granted ones in different pieces. In node-shared memory (g from coll_host_alloc) a lost
+ * wake-up between the ranks' processes hangs this (the script's COLL_STALL_ABORT_SEC then ends it with a
+ * stall message); in private memory the fused MPI allreduces must still be the same on every rank, or
+ * MPI fails or the values are wrong. Values are exact. */
+static void ragged_steps(float *g, const size_t *off, const char *memory)
+{
+    unsigned seed = 12345u + 977u * (unsigned)rank;
+    for (int round = 0; round < 100; round++) {
+        for (size_t i = 0; i < off[NGRADS]; i++)
+            put(COLL_FLOAT32, g, i, (int64_t)(rank + 1) * (int64_t)(i % 13 + 1));
+        coll_handle h[NGRADS];
+        for (size_t k = NGRADS; k-- > 0;) {
+            seed = seed * 1103515245u + 12345u;
+            struct timespec nap = {0, (long)((seed >> 8) % 400) * 1000};
+            nanosleep(&nap, NULL);
+            OK(coll_allreduce_async(g + off[k], g + off[k], grads[k], COLL_FLOAT32, COLL_SUM, &h[k]));
+        }
+        if (round % 3 == 0) /* sometimes one tensor at a time, newest first */
+            for (size_t k = 0; k < NGRADS; k++)
+                OK(coll_wait(h[k]));
+        else
+            OK(coll_wait_all());
+        for (size_t i = 0; i < off[NGRADS]; i++)
+            CHECK(same_as_expected(COLL_FLOAT32, g, i, COLL_SUM), "ragged round %d (%s): element %zu is %g", round,
+                  memory, i, g[i]);
+    }
+    if (rank == 0)
+        printf("ragged: 100 steps of %zu tensors, ranks 0-400 us apart, %s memory: exact\n", NGRADS, memory);
+}
+
+static void test_ragged(void)
+{
+    size_t off[NGRADS + 1] = {0};
+    for (size_t k = 0; k < NGRADS; k++)
+        off[k + 1] = off[k] + grads[k];
+    float *g = coll_host_alloc(off[NGRADS] * sizeof *g);
+    CHECK(g, "coll_host_alloc of %zu floats failed: %s", off[NGRADS], coll_last_error());
+    ragged_steps(g, off, coll_host_shared(g) ? "node-shared" : "coll_host_alloc's private");
+    OK(coll_host_free(g));
+    g = test_alloc(off[NGRADS] * sizeof *g);
+    ragged_steps(g, off, "private");
+    free(g);
+}
+
+/* More requests queued before a wait than the control block's log holds (1024 per rank, hostctl.c): they
+ * are announced as room frees, in order, with the right values. */
+static void test_many_queued(void)
+{
+    enum { N = 3000 };
+    int32_t *v = test_alloc(N * sizeof *v);
+    coll_handle *h = test_alloc(N * sizeof *h);
+    for (int i = 0; i < N; i++) {
+        v[i] = (rank + 1) * (i % 13 + 1);
+        OK(coll_allreduce_async(&v[i], &v[i], 1, COLL_INT32, COLL_SUM, &h[i]));
+    }
+    OK(coll_wait_all());
+    for (int i = 0; i < N; i++)
+        CHECK(same_as_expected(COLL_INT32, v, (size_t)i, COLL_SUM), "request %d of %d queued: %d", i, N, v[i]);
+    free(v);
+    free(h);
+}
+
 /* Queued collectives of different kinds complete in order with the right values. */
 static void test_async_mixed(void)
 {
@@ -310,8 +388,11 @@ int main(void)
     OK(coll_barrier());
     test_fusion_identical();
     test_async_mixed();
+    test_many_queued();
     test_overlap();
+    test_control_block();
     test_host_alloc();
+    test_ragged();
     OK(coll_barrier());
     OK(coll_finalize());
     CHECK(coll_barrier() == COLL_ERR_STATE, "barrier after finalize accepted");

@@ -24,7 +24,7 @@ srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 -t 5 "$BIN/test_collective"
 echo "== srun --mpi=pmix -N 2 -n 4 (two tasks per node)"
 srun --mpi=pmix -N 2 -n 4 --ntasks-per-node=2 -t 5 "$BIN/test_collective"
 echo "== srun --mpi=pmix -N 2 -n 2, a different COLL_HOST_ID per rank: private memory, through MPI"
-TEST_SHM_PRIVATE=1 srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 -t 5 \
+TEST_SHM_PRIVATE=1 TEST_CTL_PRIVATE=1 srun --mpi=pmix -N 2 -n 2 --ntasks-per-node=1 -t 5 \
     sh -c 'COLL_HOST_ID=host-$SLURM_PROCID exec "$0"' "$BIN/test_collective"
 echo "== srun without PMI must refuse, not train alone"
 rc=0
