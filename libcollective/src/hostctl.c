@@ -66,7 +66,7 @@ static struct part *mine(void) { return host.parts[coll_g.rank]; }
 
 int coll_hostctl_open(void)
 {
-    if (coll_g.size < 2 || !coll_g.env.shm)
+    if (coll_g.size < 2)
         return COLL_OK;
     int rc = coll_shm_block(sizeof(struct part), &host.block);
     if (rc != COLL_OK || !host.block)

@@ -152,8 +152,8 @@ void coll_fusion_release(void);
  * into all of them, then waits until every rank has done its slices. */
 struct coll_shm_region;
 struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, int64_t *offset);
-/* coll_init's control block: `bytes` per rank, shared when every rank has rank 0's host key (*out NULL
- * when not; a rank that cannot map it says why on stderr). Calls MPI itself, before the progress thread
+/* coll_init's control block: `bytes` per rank, shared when every rank has rank 0's host key and none set
+ * COLL_SHM=0 (*out NULL when not; a rank that cannot map it says why on stderr). Calls MPI itself, before the progress thread
  * runs. coll_shm_rank_data gives rank r's part of a shared region as mapped here. */
 int coll_shm_block(size_t bytes, struct coll_shm_region **out);
 void coll_shm_block_free(struct coll_shm_region *g);
@@ -161,7 +161,7 @@ void *coll_shm_rank_data(const struct coll_shm_region *g, int r);
 int coll_shm_allreduce(struct coll_request **w, size_t k, char *err);
 
 /* hostctl.c: the control block of ranks that share a host. coll_hostctl_open (coll_init, before the
- * progress thread, collective) maps it when every rank has rank 0's host key and COLL_SHM is not 0, and
+ * progress thread, collective) maps it when every rank has rank 0's host key and no rank set COLL_SHM=0, and
  * sets coll_g.host_shared; otherwise, or when a rank cannot map it (said on stderr), it returns COLL_OK
  * without it. The rest is the progress thread's: announce publishes requests w[0..n) (consecutive seqs)
  * and returns how many fit in the log; arrive feeds every rank's new announcements to the coordinator

@@ -215,18 +215,21 @@ int coll_shm_block(size_t bytes, struct coll_shm_region **out)
     const int n = coll_g.size;
     char err[COLL_ERRLEN];
     *out = NULL;
-    int64_t mine[3] = {(int64_t)getpid(), (int64_t)(coll_now() * 1e9), (int64_t)host_key()};
-    int64_t *all = malloc(3 * (size_t)n * sizeof *all);
+    /* Every rank takes part, COLL_SHM=0 or not, so that one rank's setting cannot leave the others in
+     * this allgather: the block is shared only when every rank has rank 0's key and none said 0. */
+    enum { WORDS = 4 };
+    int64_t mine[WORDS] = {(int64_t)getpid(), (int64_t)(coll_now() * 1e9), (int64_t)host_key(), coll_g.env.shm};
+    int64_t *all = malloc(WORDS * (size_t)n * sizeof *all);
     struct coll_shm_region *g = calloc(1, sizeof *g);
     if (!all || !g) {
         free(all);
         free(g);
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the node-shared control block");
     }
-    int rc = MPI_Allgather(mine, 3, MPI_INT64_T, all, 3, MPI_INT64_T, coll_g.ctrl);
+    int rc = MPI_Allgather(mine, WORDS, MPI_INT64_T, all, WORDS, MPI_INT64_T, coll_g.ctrl);
     int one_host = rc == MPI_SUCCESS;
-    for (int r = 1; one_host && r < n; r++)
-        one_host = all[3 * r + 2] == all[2];
+    for (int r = 0; one_host && r < n; r++)
+        one_host = all[WORDS * r + 2] == all[2] && all[WORDS * r + 3];
     g->id = -1;
     g->bytes = bytes;
     int shared = one_host ? share(g, all, "the control block", 1) : 0;

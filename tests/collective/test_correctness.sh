@@ -21,6 +21,10 @@ left=$(find /dev/shm -maxdepth 1 -name 'libcollective.*' -user "$(id -u)")
 [ -z "$left" ] || { echo "FAIL: left in /dev/shm: $left"; exit 1; }
 echo "== COLL_SHM=0, 2 ranks on one host: coll_host_alloc's memory is private, its allreduces go through MPI"
 COLL_SHM=0 "${MPIRUN[@]}" -np 2 "$BIN/test_collective"
+echo "== COLL_SHM=0 on rank 1 only: every rank coordinates through MPI messages, with private memory (rank 0"
+echo "   must not wait for the others in coll_init's agreement)"
+TEST_SHM_PRIVATE=1 TEST_CTL_PRIVATE=1 "${MPIRUN[@]}" -np 1 "$BIN/test_collective" : -np 1 env COLL_SHM=0 \
+    "$BIN/test_collective"
 echo "== a different COLL_HOST_ID per rank, 2 ranks on one host: told they are on two hosts, they take private"
 echo "   memory and MPI (the test asserts which), with the same results"
 TEST_SHM_PRIVATE=1 TEST_CTL_PRIVATE=1 "${MPIRUN[@]}" -np 2 sh -c 'COLL_HOST_ID=host-$OMPI_COMM_WORLD_RANK exec "$0"' \
