@@ -10,7 +10,11 @@
  *
  * Messages on coll_g.ctrl (int64 words): READY rank->0 {first seq, n, n descriptors};
  * GO 0->rank {upto}: every seq below upto may run; ERR 0->rank {seq, text}: that seq fails everywhere.
- * MPI keeps messages between two ranks on one communicator in order, so an ERR arrives before its GO. */
+ * MPI keeps messages between two ranks on one communicator in order, so an ERR arrives before its GO.
+ *
+ * When every rank shares this host (coll_g.host_shared) there are no messages: announcements go into the
+ * node-shared control block (hostctl.c), every rank's thread runs the coordinator on all of them and
+ * grants for itself, and the thread sleeps on its bell there instead of napping. */
 #include "internal.h"
 
 #include <signal.h>
