@@ -3,8 +3,9 @@
  * Consecutive allreduces in one node-shared region need no packing: shm.c reduces them where they lie,
  * with one wait for the other ranks at the end.
  * Every rank groups the same granted sequence the same way (the grouping depends only on the agreed
- * descriptors and, on one host, where some rank's announcement ended: hostctl.c), and the backends compute each element independently of its neighbours (mpi_backend.c),
- * so the results are bit-identical to reducing the tensors one by one. Runs on the progress thread. */
+ * descriptors and, on one host, where some rank's announcement ended: hostctl.c), and the backends
+ * compute each element independently of its neighbours (mpi_backend.c), so the results are bit-identical
+ * to reducing the tensors one by one. Runs on the progress thread. */
 #include "internal.h"
 
 #include <stdio.h>

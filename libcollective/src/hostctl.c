@@ -25,7 +25,7 @@
  * consistent atomics, so of a sleeper's look and a waker's test of `sleeping` at least one sees the other's
  * store (Dekker): the sleeper sees the news, or the waker rings. A waker rings only when its store may
  * complete what others wait for: an announcement that raises the lowest `announced` of all ranks (the one
- * that completes a collective), a reduction mark that is the last of its batch (shm.c). */
+ * that completes a collective), a reduction mark that raises the lowest mark of all ranks (shm.c). */
 #include "internal.h"
 
 #include <linux/futex.h>
@@ -118,10 +118,13 @@ void coll_hostctl_sleep(pthread_mutex_t *held, double until, int (*ready)(void *
     atomic_store(&me->sleeping, 1);
     if (held)
         pthread_mutex_unlock(held);
-    double left = until > 0 ? until - coll_now() : 1;
-    if ((!ready || !ready(arg)) && left > 0) {
+    if (!ready || !ready(arg)) {
+        const double left = until > 0 ? until - coll_now() : 0;
         struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-        syscall(SYS_futex, &me->bell, FUTEX_WAIT, bell, until > 0 ? &ts : NULL, NULL, 0);
+        if (until <= 0) /* until rung */
+            syscall(SYS_futex, &me->bell, FUTEX_WAIT, bell, NULL, NULL, 0);
+        else if (left > 0)
+            syscall(SYS_futex, &me->bell, FUTEX_WAIT, bell, &ts, NULL, 0);
     }
     atomic_store(&me->sleeping, 0);
     if (held)

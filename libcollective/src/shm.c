@@ -20,14 +20,14 @@
  * memory, said on stderr by the rank that failed: the collectives then go through MPI, as for any other
  * buffer.
  *
- * The reduction (coll_shm_allreduce) runs on the progress thread once rank 0 has granted the requests,
- * which means every rank has queued them, so every rank's data is final. Rank r sums its slice
+ * The reduction (coll_shm_allreduce) runs on the progress thread once the requests are granted, which
+ * means every rank has queued them, so every rank's data is final. Rank r sums its slice
  * [count*r/n, count*(r+1)/n) of each tensor, 16 KiB at a time through a buffer that stays in L1, and
  * copies the sums into every rank's buffer; slices are disjoint, so nothing is read after another rank
  * wrote it. It then publishes the batch's mark in its header and sleeps on its bell (hostctl.c) until
- * every rank has published it; the last rank to publish rings the others. Only then may any rank's
- * program read its results, or write its buffer again. A rank that stops or dies meanwhile leaves the
- * others asleep until the watchdog ends the job. */
+ * every rank's mark has reached it; a rank whose mark raises the lowest rings the others. Only then may
+ * any rank's program read its results, or write its buffer again. A rank that stops or dies meanwhile
+ * leaves the others asleep until the watchdog ends the job. */
 #include "internal.h"
 
 #include <errno.h>

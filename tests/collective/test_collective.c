@@ -150,6 +150,18 @@ static void test_fusion_identical(void)
     }
 }
 
+/* The model's gradient tensors laid out in one buffer, as cifar-train's are: off[k] is tensor k's first
+ * float, off[NGRADS] the total. The buffer comes from coll_host_alloc (collective). */
+static float *host_grads(size_t *off)
+{
+    off[0] = 0;
+    for (size_t k = 0; k < NGRADS; k++)
+        off[k + 1] = off[k] + grads[k];
+    float *g = coll_host_alloc(off[NGRADS] * sizeof *g);
+    CHECK(g, "coll_host_alloc of %zu floats failed: %s", off[NGRADS], coll_last_error());
+    return g;
+}
+
 /* coll_host_alloc: the model's tensors laid out in one buffer, as cifar-train's gradients are. Every run of
  * this test has its ranks on this host (mpirun here, srun on the local cluster's two slurmd, which share
  * it), so the buffer must be node-shared, unless there is one process, COLL_SHM=0, or the script made it
@@ -158,11 +170,8 @@ static void test_fusion_identical(void)
  * must be right. The script checks that nothing is left in /dev/shm. */
 static void test_host_alloc(void)
 {
-    size_t off[NGRADS + 1] = {0};
-    for (size_t k = 0; k < NGRADS; k++)
-        off[k + 1] = off[k] + grads[k];
-    float *g = coll_host_alloc(off[NGRADS] * sizeof *g);
-    CHECK(g, "coll_host_alloc of %zu floats failed: %s", off[NGRADS], coll_last_error());
+    size_t off[NGRADS + 1];
+    float *g = host_grads(off);
     CHECK(((uintptr_t)g & 4095) == 0, "coll_host_alloc's memory is not page-aligned: %p", (void *)g);
     for (size_t i = 0; i < off[NGRADS]; i++)
         CHECK(g[i] == 0.0f, "coll_host_alloc's memory is not zeroed at %zu", i);
@@ -262,11 +271,8 @@ static void ragged_steps(float *g, const size_t *off, const char *memory)
 
 static void test_ragged(void)
 {
-    size_t off[NGRADS + 1] = {0};
-    for (size_t k = 0; k < NGRADS; k++)
-        off[k + 1] = off[k] + grads[k];
-    float *g = coll_host_alloc(off[NGRADS] * sizeof *g);
-    CHECK(g, "coll_host_alloc of %zu floats failed: %s", off[NGRADS], coll_last_error());
+    size_t off[NGRADS + 1];
+    float *g = host_grads(off);
     ragged_steps(g, off, coll_host_shared(g) ? "node-shared" : "coll_host_alloc's private");
     OK(coll_host_free(g));
     g = test_alloc(off[NGRADS] * sizeof *g);
