@@ -90,6 +90,31 @@ int coll_wait_all(void);           /* every outstanding handle of this rank (the
 /* Non-blocking check: *done = 1 when the collective has completed (then coll_wait() returns at once). */
 int coll_test(coll_handle handle, int *done);
 
+/* Allreduce, then apply: an in-place float32 average or sum of host memory whose reduced values are not
+ * written back but handed to fn, which applies them (an optimizer's update, as PyTorch's DDP communication
+ * hook with ZeroRedundancyOptimizer does), on libcollective's progress thread while the program goes on.
+ *
+ * fn(ctx, at, n, reduced, first_rank, nranks): `reduced` holds the reduced values of the n elements at
+ * buf position `at` (this rank's buffer; its contents there are not the reduced values), and fn does what
+ * these elements' reduced values mean for each rank in [first_rank, first_rank + nranks). Over all ranks'
+ * calls every (element, rank) pair comes exactly once:
+ *  - buf in node-shared coll_host_alloc memory (every rank on one host): rank r gets only its slice of the
+ *    tensor, [count*r/size, count*(r+1)/size), in pieces, with first_rank 0 and nranks = size. So each rank
+ *    does 1/size of the work, and fn writes every rank's copy of what it updates (coll_host_peer: that
+ *    memory must be node-shared too).
+ *  - otherwise (private memory, ranks on several hosts, one process): every rank gets the whole tensor,
+ *    reduced over MPI in place in buf, once, with first_rank = this rank and nranks 1.
+ * The reduced values are bit-identical to coll_allreduce's. fn runs on libcollective's progress thread
+ * (in one process without a launcher: in the call itself): it must not call libcollective, and may touch
+ * only memory the program leaves alone until the collective completes on every rank (other ranks' copies
+ * included). The collective completes, on every rank, once every
+ * rank's calls have returned. Every rank must call it where the others call it, with the same count and
+ * op (checked like the rest); a rank calling coll_allreduce_async there instead is a mismatch. Device
+ * memory: COLL_ERR_UNSUPPORTED. */
+typedef void (*coll_apply_fn)(void *ctx, float *at, size_t n, const float *reduced, int first_rank, int nranks);
+int coll_allreduce_apply_async(float *buf, size_t count, enum coll_op op, coll_apply_fn fn, void *ctx,
+                               coll_handle *handle);
+
 /* Host memory for buffers that are allreduced in place again and again (a model's gradients). Collective:
  * every rank calls it, in the same order, with the same size (a difference fails the call on every rank,
  * naming both). When every rank runs on one host (the same host name and kernel boot id, NCCL's rule, or
@@ -107,6 +132,10 @@ int coll_test(coll_handle handle, int *done);
 void *coll_host_alloc(size_t bytes);
 int coll_host_free(void *p);
 int coll_host_shared(const void *p);
+/* Where rank `rank`'s copy of what p points to lies in this process: p itself for this rank (node-shared
+ * or not), the same byte of that rank's buffer as mapped here when p is in a node-shared coll_host_alloc
+ * buffer, NULL otherwise. */
+void *coll_host_peer(const void *p, int rank);
 
 const char *coll_last_error(void);
 /* CPU seconds that libcollective's own threads (progress and watchdog) have used since coll_init(); 0

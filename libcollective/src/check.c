@@ -9,12 +9,12 @@ void coll_desc_format(const struct coll_desc *d, char *buf, size_t len)
     switch (d->kind) {
     case COLL_KIND_ALLREDUCE:
         if (d->shm_region)
-            snprintf(buf, len, "allreduce %s of %lld x %s in node-shared memory (coll_host_alloc #%lld, byte %lld)",
-                     coll_op_name(d->op), (long long)d->count, coll_dtype_name(d->dtype),
+            snprintf(buf, len, "allreduce%s %s of %lld x %s in node-shared memory (coll_host_alloc #%lld, byte %lld)",
+                     d->apply ? "-apply" : "", coll_op_name(d->op), (long long)d->count, coll_dtype_name(d->dtype),
                      (long long)d->shm_region - 1, (long long)d->shm_offset);
         else
-            snprintf(buf, len, "allreduce %s of %lld x %s in %s memory", coll_op_name(d->op), (long long)d->count,
-                     coll_dtype_name(d->dtype), mem);
+            snprintf(buf, len, "allreduce%s %s of %lld x %s in %s memory", d->apply ? "-apply" : "",
+                     coll_op_name(d->op), (long long)d->count, coll_dtype_name(d->dtype), mem);
         break;
     case COLL_KIND_BROADCAST:
         snprintf(buf, len, "broadcast of %lld x %s from root %lld in %s memory", (long long)d->count,
@@ -35,7 +35,7 @@ int coll_check_differs(const struct coll_desc *a, int rank_a, const struct coll_
     /* Fields a collective does not use are zero on every rank (queue.c), so all of them can be compared. */
     if (a->kind == b->kind && a->count == b->count && a->dtype == b->dtype && a->op == b->op &&
         a->root == b->root && a->device == b->device && a->shm_region == b->shm_region &&
-        a->shm_offset == b->shm_offset)
+        a->shm_offset == b->shm_offset && a->apply == b->apply)
         return 0;
     char da[200], db[200];
     coll_desc_format(a, da, sizeof da);

@@ -125,6 +125,15 @@ static int run_fused(struct coll_request **w, size_t k, size_t total, char *err)
     return b->sync(err);
 }
 
+/* Reduced in place by a backend, every rank holds all of an apply request's values: each hands its whole
+ * buffer to the function, for itself alone. */
+static void hand_over(struct coll_request **w, size_t k)
+{
+    for (size_t i = 0; i < k; i++)
+        if (w[i]->apply)
+            w[i]->apply(w[i]->apply_ctx, w[i]->recv, (size_t)w[i]->d.count, w[i]->recv, coll_g.rank, 1);
+}
+
 void coll_fusion_run(struct coll_request **w, size_t n)
 {
     char err[COLL_ERRLEN];
@@ -148,6 +157,8 @@ void coll_fusion_run(struct coll_request **w, size_t n)
                 total += bytes_of(w[i]);
             rc = run_fused(w, k, total, err);
         }
+        if (rc == COLL_OK && !w[0]->d.shm_region)
+            hand_over(w, k);
         for (size_t i = 0; i < k; i++)
             coll_complete(w[i], rc, err);
         w += k;

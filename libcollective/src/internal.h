@@ -38,11 +38,13 @@ enum coll_kind { COLL_KIND_ALLREDUCE, COLL_KIND_BROADCAST, COLL_KIND_ALLGATHER, 
 /* What every rank must agree on for one collective; this is what the coordinator compares. shm_region is
  * the node-shared region (shm.c) that holds an in-place float32 allreduce's buffer on this rank (its id +
  * 1; 0: none), shm_offset the buffer's byte offset in it: the reduction reads the peers' copies at that
- * offset, so every rank must name the same place. */
+ * offset, so every rank must name the same place. apply is 1 for coll_allreduce_apply_async: on one host
+ * its reduced values go to the program's function instead of into every rank's buffer, so a rank that
+ * asked for a plain allreduce there would never see them. */
 struct coll_desc {
-    int64_t kind, count, dtype, op, root, device, shm_region, shm_offset;
+    int64_t kind, count, dtype, op, root, device, shm_region, shm_offset, apply;
 };
-#define COLL_DESC_WORDS 8
+#define COLL_DESC_WORDS 9
 
 struct coll_request {
     int64_t seq;
@@ -55,6 +57,8 @@ struct coll_request {
     int status; /* COLL_OK or the failure */
     char error[COLL_ERRLEN];
     struct coll_shm_region *shm; /* d.shm_region's region on this rank, or NULL */
+    coll_apply_fn apply;         /* d.apply: coll_allreduce_apply_async's function and its context */
+    void *apply_ctx;
     int cut_after; /* one host: a fused group ends here, on every rank alike (coll_coord_cut) */
     struct coll_request *pending_next;          /* FIFO of requests the progress thread has not taken */
     struct coll_request *live_prev, *live_next; /* every request not yet freed by a wait */
@@ -142,14 +146,16 @@ int coll_device_open(void); /* after rank/size/local rank are known; sets coll_g
 void coll_device_close(void);
 int coll_is_device_ptr(const void *p);
 
-/* fusion.c: runs the granted requests w[0..n) in order, fusing allreduces; completes each one. */
+/* fusion.c: runs the granted requests w[0..n) in order, fusing allreduces; completes each one. An apply
+ * request reduced there (not in node-shared memory) gets its whole buffer handed to its function. */
 void coll_fusion_run(struct coll_request **w, size_t n);
 void coll_fusion_release(void);
 
 /* shm.c: node-shared memory (coll_host_alloc). coll_shm_find gives the region holding [p, p + bytes) and
  * its offset there, or NULL; coll_shm_allreduce runs the in-place float32 allreduces w[0..k), all in one
  * region, on the progress thread: each rank sums its slice of every tensor out of all ranks' segments
- * into all of them, then waits until every rank has done its slices. */
+ * into all of them (an apply request: into its function), then waits until every rank has done its
+ * slices. */
 struct coll_shm_region;
 struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, int64_t *offset);
 /* coll_init's control block: `bytes` per rank, shared when every rank has rank 0's host key and none set

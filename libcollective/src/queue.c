@@ -33,8 +33,14 @@ static int memory_kind(int64_t kind, const void *send, const void *recv, int64_t
     return COLL_OK;
 }
 
+/* A request's function for coll_allreduce_apply_async (NULL fn: none). */
+struct apply {
+    coll_apply_fn fn;
+    void *ctx;
+};
+
 static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int64_t dtype, int64_t op,
-                   int64_t root, coll_handle *handle)
+                   int64_t root, struct apply apply, coll_handle *handle)
 {
     const char *name = coll_kind_name(kind);
     int rc;
@@ -47,11 +53,15 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
     if (kind == COLL_KIND_BROADCAST && (root < 0 || root >= coll_g.size))
         return coll_fail(COLL_ERR_ARG, "libcollective: broadcast root %lld is not a rank (size %d)",
                          (long long)root, coll_g.size);
-    struct coll_desc d = {.kind = kind, .count = (int64_t)count, .dtype = dtype, .op = op, .root = root};
+    struct coll_desc d = {.kind = kind, .count = (int64_t)count, .dtype = dtype, .op = op, .root = root,
+                          .apply = apply.fn != NULL};
     if (kind < COLL_KIND_BARRIER &&
         ((rc = memory_kind(kind, count ? send : NULL, count ? recv : NULL, &d.device)) ||
          (rc = refuse_type(kind, dtype, d.device))))
         return rc;
+    if (d.apply && d.device) /* its function runs on the host, over the reduced values */
+        return coll_fail(COLL_ERR_UNSUPPORTED,
+                         "libcollective: allreduce_apply of device memory; it reduces host memory only");
     struct coll_shm_region *shm = NULL;
     if (kind == COLL_KIND_ALLREDUCE && send == recv && dtype == COLL_FLOAT32 && !d.device && count &&
         (shm = coll_shm_find(recv, count * sizeof(float), &d.shm_region, &d.shm_offset)))
@@ -62,6 +72,8 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for a %s request", name);
     r->d = d;
     r->shm = shm;
+    r->apply = apply.fn;
+    r->apply_ctx = apply.ctx;
     r->send = send;
     r->recv = recv;
     r->queued_at = coll_now();
@@ -179,7 +191,7 @@ int coll_test(coll_handle r, int *done)
 static int run(int64_t kind, const void *send, void *recv, size_t count, int64_t dtype, int64_t op, int64_t root)
 {
     coll_handle h;
-    int rc = enqueue(kind, send, recv, count, dtype, op, root, &h);
+    int rc = enqueue(kind, send, recv, count, dtype, op, root, (struct apply){0}, &h);
     return rc ? rc : coll_wait(h);
 }
 
@@ -188,14 +200,23 @@ int coll_allreduce_async(const void *sendbuf, void *recvbuf, size_t count, enum 
 {
     if (!handle)
         return coll_fail(COLL_ERR_ARG, "libcollective: allreduce_async with a NULL handle pointer");
-    return enqueue(COLL_KIND_ALLREDUCE, sendbuf, recvbuf, count, type, op, 0, handle);
+    return enqueue(COLL_KIND_ALLREDUCE, sendbuf, recvbuf, count, type, op, 0, (struct apply){0}, handle);
+}
+
+int coll_allreduce_apply_async(float *buf, size_t count, enum coll_op op, coll_apply_fn fn, void *ctx,
+                               coll_handle *handle)
+{
+    if (!handle || !fn)
+        return coll_fail(COLL_ERR_ARG, "libcollective: allreduce_apply_async with a NULL %s",
+                         handle ? "function" : "handle pointer");
+    return enqueue(COLL_KIND_ALLREDUCE, buf, buf, count, COLL_FLOAT32, op, 0, (struct apply){fn, ctx}, handle);
 }
 
 int coll_broadcast_async(void *buf, size_t count, enum coll_dtype type, int root, coll_handle *handle)
 {
     if (!handle)
         return coll_fail(COLL_ERR_ARG, "libcollective: broadcast_async with a NULL handle pointer");
-    return enqueue(COLL_KIND_BROADCAST, buf, buf, count, type, 0, root, handle);
+    return enqueue(COLL_KIND_BROADCAST, buf, buf, count, type, 0, root, (struct apply){0}, handle);
 }
 
 int coll_allreduce(const void *sendbuf, void *recvbuf, size_t count, enum coll_dtype type, enum coll_op op)

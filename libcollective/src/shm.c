@@ -23,8 +23,9 @@
  * The reduction (coll_shm_allreduce) runs on the progress thread once the requests are granted, which
  * means every rank has queued them, so every rank's data is final. Rank r sums its slice
  * [count*r/n, count*(r+1)/n) of each tensor, 16 KiB at a time through a buffer that stays in L1, and
- * copies the sums into every rank's buffer; slices are disjoint, so nothing is read after another rank
- * wrote it. It then publishes the batch's mark in its header and sleeps on its bell (hostctl.c) until
+ * copies the sums into every rank's buffer, or hands them to an apply request's function, which then
+ * does that slice's work for every rank (collective.h); slices are disjoint, so nothing is read after
+ * another rank wrote it. It then publishes the batch's mark in its header and sleeps on its bell (hostctl.c) until
  * every rank's mark has reached it; a rank whose mark raises the lowest rings the others. Only then may
  * any rank's program read its results, or write its buffer again. A rank that stops or dies meanwhile
  * leaves the others asleep until the watchdog ends the job. */
@@ -332,6 +333,15 @@ int coll_host_shared(const void *p)
     return p && coll_shm_find(p, 0, &id, &offset) != NULL;
 }
 
+void *coll_host_peer(const void *p, int rank)
+{
+    int64_t id, offset;
+    const struct coll_shm_region *g = p ? coll_shm_find(p, 0, &id, &offset) : NULL;
+    if (rank == coll_g.rank)
+        return (void *)p;
+    return g && rank >= 0 && rank < coll_g.size ? data_of(g, rank) + offset : NULL;
+}
+
 struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, int64_t *offset)
 {
     const char *c = p;
@@ -375,8 +385,11 @@ int coll_shm_allreduce(struct coll_request **w, size_t k, char *err)
             for (int r = 0; r < n; r++)
                 g->part[r] = (const float *)(data_of(g, r) + off) + c;
             coll_sum_f32(tmp, g->part, n, len, divide);
-            for (int r = 0; r < n; r++)
-                memcpy((float *)(data_of(g, r) + off) + c, tmp, len * sizeof(float));
+            if (w[i]->apply) /* this slice for every rank, straight from L1 */
+                w[i]->apply(w[i]->apply_ctx, (float *)w[i]->recv + c, len, tmp, 0, n);
+            else
+                for (int r = 0; r < n; r++)
+                    memcpy((float *)(data_of(g, r) + off) + c, tmp, len * sizeof(float));
         }
     }
     /* Ranks may group granted batches differently (one executes what another received as two grants),

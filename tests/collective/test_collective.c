@@ -2,8 +2,8 @@
  * single process without a launcher. Every op and host type, sizes 0, 1, odd, below and far above the
  * fusion threshold (the script sets COLL_FUSION_THRESHOLD small), in-place and out-of-place, broadcast
  * from every root, allgather, barrier, asynchronous progress without waiting, and fusion bit-identical to
- * one-by-one, coll_host_alloc's node-shared path bit-identical to MPI's, and the node-shared control block
- * under ragged timing. Values are chosen so that exact results are known. */
+ * one-by-one, coll_host_alloc's node-shared path bit-identical to MPI's, the node-shared control block
+ * under ragged timing, and allreduce_apply's hand-over. Values are chosen so that exact results are known. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -223,6 +223,87 @@ static void test_host_alloc(void)
     free(ref);
 }
 
+/* coll_allreduce_apply_async's function here: it copies what it is handed into each named rank's copy of
+ * `out` and counts the hand-over in that rank's `hits`, both laid out like the reduced buffer g. */
+struct apply_check {
+    const float *g;
+    float *out, *hits;
+    int first_rank, nranks; /* what every call must say */
+    int wrong;              /* calls that said otherwise, or named a rank whose copy is out of reach */
+};
+
+static void apply_record(void *vctx, float *at, size_t n, const float *reduced, int first_rank, int nranks)
+{
+    struct apply_check *c = vctx;
+    const size_t i = (size_t)(at - c->g);
+    c->wrong += first_rank != c->first_rank || nranks != c->nranks;
+    for (int r = first_rank; r < first_rank + nranks; r++) {
+        float *out = coll_host_peer(c->out, r), *hits = coll_host_peer(c->hits, r);
+        if (!out || !hits) {
+            c->wrong++;
+            continue;
+        }
+        memcpy(out + i, reduced, n * sizeof *out);
+        for (size_t k = 0; k < n; k++)
+            hits[i + k] += 1.0f;
+    }
+}
+
+/* coll_allreduce_apply_async, queued as cifar-train queues its gradients (last tensor first, the votes'
+ * plain allreduce after them in the same buffer): on every rank, after coll_wait_all, its copy of `out`
+ * must hold coll_allreduce's results bit for bit, and its `hits` must be 1 everywhere. That is, every
+ * (element, rank) pair was handed over exactly once, and the collective completed only after every rank's
+ * calls had returned: in node-shared memory each rank gets its slices for all ranks, otherwise the whole
+ * buffer for itself. Private memory (TEST_SHM_PRIVATE, COLL_SHM=0, one process) reduces through MPI,
+ * fused with the plain allreduce under the script's COLL_FUSION_THRESHOLD. */
+static void test_apply(void)
+{
+    size_t off[NGRADS + 1];
+    float *g = host_grads(off), *out = host_grads(off), *hits = host_grads(off);
+    const size_t total = off[NGRADS], votes = grads[NGRADS - 1];
+    const int shared = coll_host_shared(g);
+    CHECK(coll_host_shared(out) == shared && coll_host_shared(hits) == shared, "coll_host_alloc mixed kinds");
+    CHECK(coll_host_peer(g, rank) == g && coll_host_peer(g + 5, rank) == g + 5, "coll_host_peer of this rank");
+    CHECK(!coll_host_peer(g, size) && !coll_host_peer(g, -1), "coll_host_peer of a rank that is not one");
+    for (int r = 0; r < size; r++)
+        CHECK((coll_host_peer(g + 7, r) != NULL) == (shared || r == rank), "coll_host_peer(g + 7, %d) is %p", r,
+              coll_host_peer(g + 7, r));
+    struct apply_check c = {g, out, hits, shared ? 0 : rank, shared ? size : 1, 0};
+    float *ref = test_alloc(total * sizeof *ref);
+    for (int round = 0; round < 4; round++) {
+        const enum coll_op op = round % 2 ? COLL_SUM : COLL_AVERAGE;
+        test_random_floats(g, total, (unsigned)(rank * 31 + round));
+        memcpy(ref, g, total * sizeof *g);
+        memset(out, 0, total * sizeof *out); /* this rank's copies: the peers write them only once this rank */
+        memset(hits, 0, total * sizeof *hits); /* has queued, after this */
+        for (size_t k = 0; k < NGRADS; k++)
+            OK(coll_allreduce(ref + off[k], ref + off[k], grads[k], COLL_FLOAT32, op));
+        coll_handle h;
+        for (size_t k = NGRADS - 1; k-- > 0;)
+            OK(coll_allreduce_apply_async(g + off[k], grads[k], op, apply_record, &c, &h));
+        OK(coll_allreduce_async(g + off[NGRADS - 1], g + off[NGRADS - 1], votes, COLL_FLOAT32, op, &h));
+        OK(coll_wait_all());
+        CHECK(!c.wrong, "round %d: %d hand-overs named ranks other than %d + %d, or a copy out of reach", round,
+              c.wrong, c.first_rank, c.nranks);
+        for (size_t i = 0; i < off[NGRADS - 1]; i++) {
+            CHECK(hits[i] == 1.0f, "round %d: element %zu was handed over %g times for rank %d", round, i, hits[i],
+                  rank);
+            CHECK(!memcmp(&out[i], &ref[i], sizeof *out), "round %d: element %zu handed over as %.9g, not %.9g",
+                  round, i, out[i], ref[i]);
+        }
+        CHECK(!memcmp(g + off[NGRADS - 1], ref + off[NGRADS - 1], votes * sizeof *g),
+              "round %d: the plain allreduce after the applied ones is wrong", round);
+        CHECK(hits[total - 1] == 0.0f, "round %d: the plain allreduce was handed over", round);
+    }
+    if (rank == 0)
+        printf("allreduce_apply: %zu tensors, 4 rounds, %s memory: each element handed over once per rank, "
+               "bit-identical\n", NGRADS - 1, shared ? "node-shared" : "private");
+    free(ref);
+    OK(coll_host_free(g));
+    OK(coll_host_free(out));
+    OK(coll_host_free(hits));
+}
+
 /* The ranks of one host coordinate through the control block (hostctl.c) unless there is one process,
  * COLL_SHM=0, or the script made them differ (TEST_CTL_PRIVATE: a different COLL_HOST_ID per rank, or a
  * rank without /dev/shm). */
@@ -363,6 +444,9 @@ static void test_refusals(void)
     CHECK(coll_allreduce(f, f, 4, COLL_FLOAT32, (enum coll_op)7) == COLL_ERR_ARG, "unknown op accepted");
     CHECK(coll_broadcast(f, 4, COLL_FLOAT32, size) == COLL_ERR_ARG, "root out of range accepted");
     CHECK(coll_allreduce_async(f, f, 4, COLL_FLOAT32, COLL_SUM, NULL) == COLL_ERR_ARG, "NULL handle accepted");
+    coll_handle handle;
+    CHECK(coll_allreduce_apply_async(f, 4, COLL_SUM, NULL, NULL, &handle) == COLL_ERR_ARG,
+          "allreduce_apply without a function accepted");
     CHECK(coll_wait(NULL) == COLL_ERR_ARG, "wait(NULL) accepted");
 }
 
@@ -399,6 +483,7 @@ int main(void)
     test_control_block();
     test_host_alloc();
     test_ragged();
+    test_apply();
     OK(coll_barrier());
     OK(coll_finalize());
     CHECK(coll_barrier() == COLL_ERR_STATE, "barrier after finalize accepted");

@@ -2,9 +2,10 @@
  *   stall R     rank R sleeps 3 s before an allreduce; the script sets COLL_STALL_WARNING_SEC=1 and looks
  *               for rank 0's message naming rank R. The allreduce must still succeed.
  *   abort       the last rank sleeps 120 s; COLL_STALL_ABORT_SEC makes rank 0 abort the job.
- *   mismatch    (COLL_MISMATCH_ABORT=0) ranks disagree on count, on type, on broadcast root, on the size
- *               of a coll_host_alloc and, node-shared, on a tensor's place in it: every rank gets the error
- *               naming both sides; the next, agreeing collective still works.
+ *   mismatch    (COLL_MISMATCH_ABORT=0) ranks disagree on count, on type, on broadcast root, on applying
+ *               an allreduce or not, on the size of a coll_host_alloc and, node-shared, on a tensor's place
+ *               in it: every rank gets the error naming both sides; the next, agreeing collective still
+ *               works.
  *   loop DIR    every rank writes its pid to DIR/rank.R and then runs allreduces (async, 1 MiB, as a
  *               training step does) without end; the script stops or kills one rank and expects the job to
  *               end within COLL_STALL_ABORT_SEC. With TEST_LOOP_SHARED=1 the buffer is coll_host_alloc's
@@ -66,6 +67,12 @@ static void expect_mismatch(int rc, const char *mine, const char *theirs)
         printf("rank 0 got: %s\n", e);
 }
 
+static void count_hand_overs(void *ctx, float *at, size_t n, const float *reduced, int first_rank, int nranks)
+{
+    (void)at, (void)n, (void)reduced, (void)first_rank, (void)nranks;
+    ++*(int *)ctx;
+}
+
 static void mismatch(void)
 {
     start();
@@ -91,6 +98,17 @@ static void mismatch(void)
     expect_mismatch(coll_wait(b), "from root 0", theirs);
     OK(coll_wait(c));
     CHECK(x[0] == (float)size && y[3] == 2.0f, "collectives around the refused one: %g %g", x[0], y[3]);
+
+    /* An allreduce applied on some ranks and plain on another: on one host the plain one would never get
+     * the values handed to the others' function. Refused everywhere, and no function is called. */
+    int applied = 0;
+    if (odd)
+        OK(coll_allreduce_async(f, f, 10, COLL_FLOAT32, COLL_SUM, &a));
+    else
+        OK(coll_allreduce_apply_async(f, 10, COLL_SUM, count_hand_overs, &applied, &a));
+    snprintf(theirs, sizeof theirs, "rank %d called allreduce sum of 10 x float32 in host memory", size - 1);
+    expect_mismatch(coll_wait(a), "called allreduce-apply sum of 10 x float32 in host memory", theirs);
+    CHECK(!applied, "a refused allreduce_apply handed its values over %d times", applied);
 
     /* coll_host_alloc: the size is agreed everywhere; a tensor's place only where the memory is shared. */
     float *s = coll_host_alloc(odd ? 128 : 64);
