@@ -35,7 +35,7 @@ int main(int argc, char **argv)
     k->set_threads(2);
     struct model m;
     struct rmsprop opt;
-    if (model_create(&m, k, B, NULL) || rmsprop_create(&opt, k, MODEL_NPARAMS, 1e-3, 0.9, 1e-6, 1e-7))
+    if (model_create(&m, k, B, NULL, NULL) || rmsprop_create(&opt, k, MODEL_NPARAMS, 1e-3, 0.9, 1e-6, 1e-7, NULL))
         return 1;
     float *p = malloc(MODEL_NPARAMS * 4), *a = malloc(MODEL_NPARAMS * 4), *x = malloc(B * 3072 * 4);
     uint8_t labels[B] = {3, 7, 1};

@@ -43,7 +43,7 @@ int main(void)
     }
     struct model m;
     struct batch_source src;
-    if (model_create(&m, &kernels_cpu, MAX_B, NULL) != 0 || batch_source_create(&src, &m) != 0) {
+    if (model_create(&m, &kernels_cpu, MAX_B, NULL, NULL) != 0 || batch_source_create(&src, &m) != 0) {
         fprintf(stderr, "test_batch_source: out of memory\n");
         return 1;
     }

@@ -65,7 +65,7 @@ int main(void)
     struct kernels rows_only = kernels_cpu;
     rows_only.infer = NULL;
     struct model eng, ref;
-    if (model_create(&eng, &kernels_cpu, B, NULL) || model_create(&ref, &rows_only, B, NULL))
+    if (model_create(&eng, &kernels_cpu, B, NULL, NULL) || model_create(&ref, &rows_only, B, NULL, NULL))
         return 1;
     float *p = malloc(MODEL_NPARAMS * sizeof *p), *x = malloc((size_t)B * 3072 * sizeof *x);
     float *one = malloc(B * feat * sizeof *one);

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Data-parallel training with 2 real MPI ranks on this node:
 #  - test_mpi_dist: broadcast, identical weights, equality with a 1-process average (see its header);
-#  - cifar-train -np 2 on a slice of the real subset: trains, only rank 0 prints and writes files;
+#  - the same with COLL_SHM=0 (each rank updates its own copy after an MPI allreduce), bit for bit;
+#  - cifar-train -np 2 on a slice of the real subset: trains, only rank 0 prints and writes files; the same
+#    with COLL_SHM=0 gives the same checkpoints bit for bit;
 #  - a NaN loss on rank 1 alone (the ranks' stop votes ride in the step's gradient batch): both stop, status 4.
 # ASan's leak check is off for the MPI programs: Open MPI keeps allocations until exit by design.
 set -eu
@@ -13,6 +15,7 @@ export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader,tcp} OMPI_MCA_rmaps_base_oversubs
 export ASAN_OPTIONS=detect_leaks=0
 mpi="mpirun --allow-run-as-root --oversubscribe -np 2"
 $mpi "$BUILD/tests/trainer/test_mpi_dist"
+COLL_SHM=0 $mpi "$BUILD/tests/trainer/test_mpi_dist"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-mpi.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -29,10 +32,20 @@ done
 [ "$(wc -l <"$work/log.json")" -eq 2 ] || { echo "FAIL: expected 2 epoch lines in log.json"; exit 1; }
 echo "2-rank cifar-train ok"
 
+# On one host each rank updates its slice of the one node-shared copy of the parameters as its gradients are
+# reduced (train.c); with COLL_SHM=0 each rank reduces through MPI and updates a copy of its own. The
+# weights and RMSprop accumulators must be the same, bit for bit.
+need_python h5py numpy
+(cd "$work" && COLL_SHM=0 $mpi "$bin" --device cpu --data "$data" --dir private --checkpoint-dir private --epochs 2 \
+    --limit-train 96 --limit-test 64 --threads 1) >"$work/private.log" 2>&1 || { cat "$work/private.log"; exit 1; }
+for e in 1 2; do
+    /usr/bin/python3 tests/trainer/h5_same.py "$work/checkpoint-$e.h5" "$work/private/checkpoint-$e.h5"
+done
+echo "sharded update in node-shared memory = each rank's own update after MPI, bit for bit"
+
 # A non-finite loss on ONE rank of two (real ranks, a real NaN): both stop after that same step with status 4,
 # only that rank names the loss, nothing is saved. The checkpoint is doctored (nan_on_rank.py) so that the
 # first step resumed from it overflows on rank 1 alone, where its dropout keeps a poisoned unit.
-need_python h5py numpy
 (cd "$work" && "$bin" --device cpu --data "$data" --dir one --checkpoint-dir one --epochs 1 --limit-train 64 \
     --limit-test 32 --threads 1 --seed 5 >one.log 2>&1) || { cat "$work/one.log"; exit 1; }
 /usr/bin/python3 tests/trainer/nan_on_rank.py "$work/one/checkpoint-1.h5"

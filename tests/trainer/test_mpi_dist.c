@@ -2,7 +2,10 @@
  *  1. rank 0's initial weights broadcast: ranks start from different seeds, then agree after it;
  *  2. after 3 steps on different batches per rank every rank holds bit-identical weights;
  *  3. those weights equal a single process that, for each step, averages the gradients of the same two
- *     batches (with the same dropout masks) and applies one update. */
+ *     batches (with the same dropout masks) and applies one update.
+ * On one host the ranks train one node-shared copy of the weights, each updating its slice of it, so 2.
+ * holds by construction and 3. is what tells; test_mpi.sh runs it again with COLL_SHM=0, where each rank
+ * updates its own copy after an MPI allreduce and 2. tells as well. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

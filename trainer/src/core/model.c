@@ -325,7 +325,7 @@ static size_t carve(struct model *m, char *base, size_t B)
     return used;
 }
 
-int model_create(struct model *m, const struct kernels *k, int max_batch, float *grads)
+int model_create(struct model *m, const struct kernels *k, int max_batch, float *params, float *grads)
 {
     memset(m, 0, sizeof *m);
     m->k = k;
@@ -339,8 +339,8 @@ int model_create(struct model *m, const struct kernels *k, int max_batch, float 
     m->arena = k->alloc(total);
     m->step = k->alloc(sizeof *m->step);
     m->sums = k->alloc(2 * sizeof *m->sums); /* alloc zero-fills */
-    m->params = k->alloc(MODEL_NPARAMS * sizeof(float));
-    m->grads_lent = grads != NULL;
+    m->lent = grads != NULL;
+    m->params = params ? params : k->alloc(MODEL_NPARAMS * sizeof(float));
     m->grads = grads ? grads : k->alloc(MODEL_NPARAMS * sizeof(float));
     if (!m->arena || !m->params || !m->grads || !m->step || !m->sums) {
         model_destroy(m);
@@ -355,9 +355,10 @@ void model_destroy(struct model *m)
     free(m->slots);
     if (m->k) {
         m->k->release(m->arena);
-        m->k->release(m->params);
-        if (!m->grads_lent)
+        if (!m->lent) {
+            m->k->release(m->params);
             m->k->release(m->grads);
+        }
         m->k->release(m->step);
         m->k->release(m->sums);
     }

@@ -118,7 +118,7 @@ struct model {
     int max_batch;
     float *params; /* device, MODEL_NPARAMS */
     float *grads;  /* device, MODEL_NPARAMS; written (not accumulated) by model_backward */
-    int grads_lent; /* grads is the caller's (model_create), not freed here */
+    int lent;      /* params and grads are the caller's (model_create), not freed here */
     /* Activations and scratch of one batch, carved from one allocation in table order. */
     void *arena;
     float *x, *dlogits;
@@ -136,11 +136,11 @@ struct model {
 };
 
 /* Allocates parameters, gradients and activations for batches of up to max_batch images. Parameters
- * start at zero: upload them (model_set_params). grads, when not NULL, is the gradient buffer to use
- * instead of one from the table (MODEL_NPARAMS floats in the table's memory, 64-byte aligned; the caller
- * frees it after model_destroy): the trainer lends libcollective's node-shared memory there. Returns 0,
- * or -1 when memory runs out. */
-int model_create(struct model *m, const struct kernels *k, int max_batch, float *grads);
+ * start at zero: upload them (model_set_params). params and grads, both NULL or both not, are the buffers
+ * to use instead of the table's (MODEL_NPARAMS zeroed floats each in the table's memory, 64-byte
+ * aligned; the caller frees them after model_destroy): the trainer lends libcollective's node-shared
+ * memory there. Returns 0, or -1 when memory runs out. */
+int model_create(struct model *m, const struct kernels *k, int max_batch, float *params, float *grads);
 void model_destroy(struct model *m);
 
 void model_set_params(struct model *m, const float *host_params);

@@ -3,7 +3,7 @@
 #include <string.h>
 
 int rmsprop_create(struct rmsprop *o, const struct kernels *k, size_t n, double lr, double rho, double decay,
-                   double epsilon)
+                   double epsilon, float *acc)
 {
     memset(o, 0, sizeof *o);
     o->lr = lr;
@@ -11,13 +11,15 @@ int rmsprop_create(struct rmsprop *o, const struct kernels *k, size_t n, double 
     o->decay = decay;
     o->epsilon = epsilon;
     o->n = n;
-    o->acc = k->alloc(n * sizeof(float));
+    o->acc_lent = acc != NULL;
+    o->acc = acc ? acc : k->alloc(n * sizeof(float));
     return o->acc ? 0 : -1;
 }
 
 void rmsprop_destroy(struct rmsprop *o, const struct kernels *k)
 {
-    k->release(o->acc);
+    if (!o->acc_lent)
+        k->release(o->acc);
     memset(o, 0, sizeof *o);
 }
 
@@ -32,6 +34,14 @@ void rmsprop_queue(const struct rmsprop *o, const struct kernels *k, float *para
                    const float *lr_t)
 {
     k->rmsprop(params, grads, o->acc, o->n, lr_t, (float)o->rho, (float)o->epsilon);
+}
+
+void rmsprop_apply(const struct rmsprop *o, float *p, float *a, const float *g, size_t n, float lr_t)
+{
+    const float rho = (float)o->rho, one_minus_rho = 1.0f - rho, eps = (float)o->epsilon;
+#pragma omp simd
+    for (size_t i = 0; i < n; i++)
+        rmsprop_update_one(&p[i], &a[i], g[i], lr_t, rho, one_minus_rho, eps);
 }
 
 void rmsprop_step(struct rmsprop *o, const struct kernels *k, float *params, const float *grads, const float *lr_t)

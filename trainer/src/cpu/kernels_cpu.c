@@ -1,6 +1,7 @@
 /* kernels_cpu: the CPU implementation of kernels.h. Loops are parallelised with OpenMP over independent
  * outputs (images, rows), so results do not depend on the thread count; GEMMs go to cpu_gemm. */
 #include "core/kernels.h"
+#include "core/optimizer.h"
 
 #include <emmintrin.h>
 #include <math.h>
@@ -354,11 +355,8 @@ static void cpu_rmsprop(float *p, const float *g, float *a, size_t n, const floa
 {
     const float one_minus_rho = 1.0f - rho, lr = *lrp;
 #pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++) {
-        float ai = rho * a[i] + one_minus_rho * g[i] * g[i];
-        a[i] = ai;
-        p[i] -= lr * g[i] / (sqrtf(ai) + eps);
-    }
+    for (size_t i = 0; i < n; i++)
+        rmsprop_update_one(&p[i], &a[i], g[i], lr, rho, one_minus_rho, eps);
 }
 
 static void cpu_set_threads(int n) { cpu_gemm_set_threads(n); }

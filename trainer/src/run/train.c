@@ -44,41 +44,72 @@ void train_options_default(struct train_options *o)
 /* ---- the per-step core ---- */
 
 struct allreduce_ctx {
-    const struct kernels *k;
+    struct step_core *c;
     int failed;
 };
+
+/* coll_allreduce_apply_async's function (collective.h), on libcollective's thread: RMSprop on the
+ * parameters of these gradients. The ranks it answers for all use the parameters and accumulators that
+ * this rank uses (step_core_create), so one update serves them all. The model's layers are done with
+ * these parameters: backward hands a layer's gradients over after its input gradient, and the next
+ * forward starts after coll_wait_all, which returns once every rank's updates have. */
+static void apply_update(void *vc, float *at, size_t n, const float *reduced, int first_rank, int nranks)
+{
+    (void)first_rank, (void)nranks;
+    struct step_core *c = vc;
+    const size_t i = (size_t)(at - c->model.grads);
+    rmsprop_apply(&c->opt, c->model.params + i, c->opt.acc + i, reduced, n, c->model.step->lr_t);
+}
 
 static void allreduce_layer(void *vctx, float *grads, int first, int count)
 {
     struct allreduce_ctx *ctx = vctx;
+    struct step_core *c = ctx->c;
     size_t off = model_tensor(first)->offset, n = 0;
     for (int t = first; t < first + count; t++)
         n += model_tensor(t)->count;
     coll_handle h;
+    int rc;
     /* A device table queues work: the gradients must be final before NCCL's stream reads them. Waiting
      * here, layer by layer, keeps the overlap: the allreduce of this layer runs during the next layer's
      * backward, on another stream. */
-    if (ctx->k->sync)
-        ctx->k->sync();
-    if (!ctx->failed && coll_allreduce_async(grads + off, grads + off, n, COLL_FLOAT32, COLL_AVERAGE, &h) != COLL_OK)
-        ctx->failed = 1;
+    if (c->model.k->sync)
+        c->model.k->sync();
+    if (ctx->failed)
+        return;
+    if (c->applies)
+        rc = coll_allreduce_apply_async(grads + off, n, COLL_AVERAGE, apply_update, c, &h);
+    else
+        rc = coll_allreduce_async(grads + off, grads + off, n, COLL_FLOAT32, COLL_AVERAGE, &h);
+    ctx->failed = rc != COLL_OK;
 }
 
 int step_core_create(struct step_core *c, const struct kernels *k, int max_batch, double lr, int size)
 {
     memset(c, 0, sizeof *c);
     c->size = size;
-    /* Several ranks: one region holds what the step reduces on the host, the gradients (host table) and then
-     * the votes, so that the votes join the gradients' batch (step_queue). Device gradients go to NCCL;
-     * their region holds the votes alone. */
-    const size_t lent = size > 1 && !k->device ? MODEL_NPARAMS : 0;
+    /* Several ranks with a host table: one region holds the gradients, the parameters and the RMSprop
+     * accumulators, each rounded up to 64 bytes, and then the votes, so that the votes join the gradients'
+     * batch (step_queue). Each gradient tensor's reduced values update the parameters as libcollective
+     * hands them over (apply_update). When the region is node-shared, every rank trains rank 0's
+     * parameters and accumulators, the one copy of the host, and each rank updates only its slice of
+     * them (ZeRO's sharded update, with nothing to gather): each does 1/size of the optimizer's work, reads
+     * the summed gradients from L1 instead of from memory, and no rank writes a copy of its own. One
+     * region gives every part the same kind of memory. Device gradients go to NCCL; their region holds
+     * the votes alone. */
+    const size_t stride = (MODEL_NPARAMS + 15) & ~(size_t)15, lent = size > 1 && !k->device ? 3 * stride : 0;
     if (size > 1 && !(c->shared = coll_host_alloc((lent + STEP_VOTES) * sizeof(float)))) {
         fprintf(stderr, "cifar-train: no memory for the gradients and votes: %s\n", coll_last_error());
         return -1;
     }
     c->vote_slot = c->shared ? c->shared + lent : NULL;
-    if (model_create(&c->model, k, max_batch, lent ? c->shared : NULL) != 0 ||
-        rmsprop_create(&c->opt, k, MODEL_NPARAMS, lr, RMS_RHO, RMS_DECAY, RMS_EPSILON) != 0) {
+    c->applies = lent > 0;
+    float *grads = lent ? c->shared : NULL, *state = lent ? coll_host_peer(c->shared + stride, 0) : NULL;
+    if (lent && !state) /* private memory: this rank's own */
+        state = c->shared + stride;
+    float *params = state, *acc = state ? state + stride : NULL;
+    if (model_create(&c->model, k, max_batch, params, grads) != 0 ||
+        rmsprop_create(&c->opt, k, MODEL_NPARAMS, lr, RMS_RHO, RMS_DECAY, RMS_EPSILON, acc) != 0) {
         step_core_destroy(c);
         return -1;
     }
@@ -112,6 +143,7 @@ void step_core_destroy(struct step_core *c)
     coll_host_free(c->shared);
     c->shared = NULL;
     c->vote_slot = NULL;
+    c->applies = 0;
 }
 
 /* This rank's votes into c->votes (zeros without a vote function). */
@@ -140,7 +172,7 @@ static int queue_votes(struct step_core *c)
 static int step_queue(struct step_core *c, int B)
 {
     struct model *m = &c->model;
-    struct allreduce_ctx ctx = {m->k, 0};
+    struct allreduce_ctx ctx = {c, 0};
     model_forward(m, B, 1);
     model_backward(m, B, c->size > 1 ? allreduce_layer : NULL, &ctx);
     if (c->size > 1 && !ctx.failed && queue_votes(c) != 0)
@@ -154,7 +186,8 @@ static int step_queue(struct step_core *c, int B)
         c->wait_sec += progress_now() - t0;
         memcpy(c->votes, c->vote_slot, sizeof c->votes);
     }
-    rmsprop_queue(&c->opt, m->k, m->params, m->grads, &m->step->lr_t);
+    if (!c->applies) /* else the reductions have updated the parameters */
+        rmsprop_queue(&c->opt, m->k, m->params, m->grads, &m->step->lr_t);
     return 0;
 }
 

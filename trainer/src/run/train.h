@@ -104,11 +104,17 @@ struct step_core {
     void (*vote)(void *ctx, float *votes);
     void *vote_ctx;
     float votes[STEP_VOTES];
-    float *shared;    /* several ranks: from coll_host_alloc, the gradients (host table) then the votes' slot */
+    /* Several ranks: from coll_host_alloc, the votes' slot and, with a host table, before it the gradients,
+     * parameters and accumulators (step_core_create says why). */
+    float *shared;
     float *vote_slot; /* several ranks: where the votes are reduced, in `shared` */
+    /* Several ranks with a host table: the gradients' reductions update the parameters (apply_update),
+     * which live in `shared`, rank 0's for every rank of one host. */
+    int applies;
 };
-/* size > 1 makes it collective: the votes' slot, and with a host table the gradients before it, come from
- * coll_host_alloc, so that ranks on one node average them straight out of each other's memory. */
+/* size > 1 makes it collective: the votes' slot, and with a host table the gradients, parameters and
+ * accumulators, come from coll_host_alloc, so that ranks on one node average the gradients straight out
+ * of each other's memory and each updates its slice of the one copy of the parameters. */
 int step_core_create(struct step_core *c, const struct kernels *k, int max_batch, double lr, int size);
 /* Graphs on (the default where possible) or off (--no-cuda-graph); drops a captured graph. */
 void step_core_set_graphs(struct step_core *c, int on);
