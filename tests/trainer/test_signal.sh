@@ -2,7 +2,8 @@
 # A signal mid-epoch, then `--resume auto`, gives the model of an uninterrupted run (compared with h5py,
 # dataset by dataset, at a fixed thread count):
 #  - 1 process, SIGTERM: exit 3, "SIGTERM: stopping after epoch 1, step S/N", checkpoint-1-step-S.h5;
-#  - 2 MPI ranks, SIGUSR1 sent to rank 1 only: both ranks agree on the step, rank 0 writes the checkpoint;
+#  - 2 MPI ranks, SIGUSR1 sent to rank 1 only: both ranks agree on the step, rank 0 names the signal that
+#    only rank 1 took and writes the checkpoint;
 #  - a second stop in the resumed run (SIGINT), so the job is stopped twice, still ends with the same model.
 # Also: --resume auto with an empty checkpoint directory starts from the beginning, saying so.
 set -eu
@@ -71,7 +72,7 @@ two=(--device cpu --data "$data" --limit-train 2560 --limit-test 64 --threads 1 
 mkdir "$work/c" "$work/d"
 (cd "$work/c" && "${mpi[@]}" "$bin" "${two[@]}" >log 2>&1) || { cat "$work/c/log"; exit 1; }
 start_and_signal "$work/d" USR1 rank1 "${mpi[@]}" "$bin" "${two[@]}" --resume auto
-expect_stop "$work/d" "a stop signal on another rank"
+expect_stop "$work/d" SIGUSR1
 [ "$(ls "$work/d"/checkpoint-*-step-*.h5 | wc -l)" = 1 ] || { echo "FAIL: expected one mid-epoch checkpoint"; exit 1; }
 (cd "$work/d" && "${mpi[@]}" "$bin" "${two[@]}" --resume auto >log.2 2>&1) || { cat "$work/d/log.2"; exit 1; }
 /usr/bin/python3 tests/trainer/h5_same.py "$work/c/saved_models/keras_cifar10_trained_model.h5" \

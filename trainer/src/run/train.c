@@ -301,14 +301,21 @@ static void take_stop_signals(void)
         stop_signal = sig;
 }
 
-static const char *stop_signal_name(void)
+/* The stop signals as the ranks vote on them (cast_stop_vote, agree_signal): one vote each, so that rank 0
+ * names a signal that only another rank has taken yet (srun passes a signal on to the ranks one by one).
+ * When ranks took different ones, the first here is named. */
+#define STOP_NSIGNALS 3
+_Static_assert(STOP_NSIGNALS + 1 == STEP_VOTES, "a vote per stop signal and one for a non-finite loss");
+static const int stop_signo[STOP_NSIGNALS] = {SIGTERM, SIGINT, SIGUSR1};
+static const char *const stop_signame[STOP_NSIGNALS] = {"SIGTERM", "SIGINT", "SIGUSR1"};
+
+/* The name of the first signal with a nonzero vote, NULL when none has one. */
+static const char *voted_signal(const float *votes)
 {
-    switch (stop_signal) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    case SIGUSR1: return "SIGUSR1";
-    default: return "a stop signal on another rank";
-    }
+    for (int k = 0; k < STOP_NSIGNALS; k++)
+        if (votes[k] != 0)
+            return stop_signame[k];
+    return NULL;
 }
 
 enum { STOP_SIGNAL = 1, STOP_NONFINITE = 2 };
@@ -335,27 +342,35 @@ static void cast_stop_vote(void *ctx, float *votes)
     if (v->check)
         model_read_sums(v->m, &v->loss_sum, &v->correct);
     v->nonfinite = v->check && !isfinite(v->loss_sum);
-    votes[0] = stop_signal != 0;
-    votes[1] = v->nonfinite;
+    for (int k = 0; k < STOP_NSIGNALS; k++)
+        votes[k] = stop_signal == stop_signo[k];
+    votes[STOP_NSIGNALS] = v->nonfinite;
 }
 
 /* The stop reasons (bits) of any rank, from the step core's averaged votes. */
 static int stop_reasons(const float *votes)
 {
-    return (votes[0] != 0 ? STOP_SIGNAL : 0) | (votes[1] != 0 ? STOP_NONFINITE : 0);
+    return (voted_signal(votes) ? STOP_SIGNAL : 0) | (votes[STOP_NSIGNALS] != 0 ? STOP_NONFINITE : 0);
 }
 
 /* Every rank calls this at the same point, outside a step (the end of an epoch): 1 when any rank has a
- * stop signal, 0 when none has, -1 when the allreduce failed (said). */
-static int agree_signal(void)
+ * stop signal (*name: which, as voted_signal names it), 0 when none has, -1 when the allreduce failed
+ * (said). */
+static int agree_signal(const char **name)
 {
     take_stop_signals();
-    int32_t v = stop_signal != 0;
-    if (coll_size() > 1 && coll_allreduce(&v, &v, 1, COLL_INT32, COLL_SUM) != COLL_OK) {
+    int32_t v[STOP_NSIGNALS];
+    float votes[STOP_NSIGNALS];
+    for (int k = 0; k < STOP_NSIGNALS; k++)
+        v[k] = stop_signal == stop_signo[k];
+    if (coll_size() > 1 && coll_allreduce(v, v, STOP_NSIGNALS, COLL_INT32, COLL_SUM) != COLL_OK) {
         fprintf(stderr, "cifar-train: allreduce failed: %s\n", coll_last_error());
         return -1;
     }
-    return v != 0;
+    for (int k = 0; k < STOP_NSIGNALS; k++)
+        votes[k] = (float)v[k];
+    *name = voted_signal(votes);
+    return *name != NULL;
 }
 
 /* The first non-finite value of v (MODEL_NPARAMS floats in model_tensor() layout): its tensor, or NULL. */
@@ -751,7 +766,7 @@ static int after_step(struct run *r, int epoch, int s, int steps)
         return TRAIN_EXIT_NONFINITE;
     }
     if (r->rank == 0) {
-        printf("\n%s: stopping after epoch %d, step %d/%d\n", stop_signal_name(), epoch + 1, s + 1, steps);
+        printf("\n%s: stopping after epoch %d, step %d/%d\n", voted_signal(r->core.votes), epoch + 1, s + 1, steps);
         fflush(stdout);
     }
     const int rc = save_checkpoint(r, epoch, s + 1);
@@ -866,10 +881,11 @@ static int run_epoch(struct run *r, int epoch)
     const int rc = save_checkpoint(r, epoch, 0);
     if (rc != 0)
         return rc;
-    const int stop = agree_signal(); /* a signal during validation or the save: stop here */
+    const char *signal = NULL;
+    const int stop = agree_signal(&signal); /* a signal during validation or the save: stop here */
     if (stop > 0) {
         if (r->rank == 0)
-            printf("%s: stopping after epoch %d (checkpoint-%d.h5)\n", stop_signal_name(), epoch + 1, epoch + 1);
+            printf("%s: stopping after epoch %d (checkpoint-%d.h5)\n", signal, epoch + 1, epoch + 1);
         return TRAIN_EXIT_STOPPED;
     }
     return stop;

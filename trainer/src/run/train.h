@@ -88,7 +88,7 @@ int evaluate_run(const char *model_path, const struct train_options *o);
  * replayed (graph_plan.h): the host work of a step is then one upload of the step's values
  * (model_set_step) and one graph launch. Returns 0, or -1 when the allreduce failed. */
 #define STEP_GRAPH_WARMUP 2
-#define STEP_VOTES 2
+#define STEP_VOTES 4 /* train.c's: one per stop signal (SIGTERM, SIGINT, SIGUSR1) and a non-finite loss */
 struct step_core {
     struct model model;
     struct rmsprop opt;
