@@ -100,17 +100,16 @@ int coll_test(coll_handle handle, int *done);
  * calls every (element, rank) pair comes exactly once:
  *  - buf in node-shared coll_host_alloc memory (every rank on one host): rank r gets only its slice of the
  *    tensor, [count*r/size, count*(r+1)/size), in pieces, with first_rank 0 and nranks = size. So each rank
- *    does 1/size of the work, and fn writes every rank's copy of what it updates (coll_host_peer: that
- *    memory must be node-shared too).
+ *    does 1/size of the work, and what fn updates must be node-shared too: every rank's copy of it
+ *    (coll_host_peer), or one copy that every rank uses.
  *  - otherwise (private memory, ranks on several hosts, one process): every rank gets the whole tensor,
  *    reduced over MPI in place in buf, once, with first_rank = this rank and nranks 1.
  * The reduced values are bit-identical to coll_allreduce's. fn runs on libcollective's progress thread
  * (in one process without a launcher: in the call itself): it must not call libcollective, and may touch
  * only memory the program leaves alone until the collective completes on every rank (other ranks' copies
- * included). The collective completes, on every rank, once every
- * rank's calls have returned. Every rank must call it where the others call it, with the same count and
- * op (checked like the rest); a rank calling coll_allreduce_async there instead is a mismatch. Device
- * memory: COLL_ERR_UNSUPPORTED. */
+ * included). The collective completes, on every rank, once every rank's calls have returned. Every rank
+ * must call it where the others call it, with the same count and op (checked like the rest); a rank
+ * calling coll_allreduce_async there instead is a mismatch. Device memory: COLL_ERR_UNSUPPORTED. */
 typedef void (*coll_apply_fn)(void *ctx, float *at, size_t n, const float *reduced, int first_rank, int nranks);
 int coll_allreduce_apply_async(float *buf, size_t count, enum coll_op op, coll_apply_fn fn, void *ctx,
                                coll_handle *handle);

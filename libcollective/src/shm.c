@@ -25,8 +25,8 @@
  * [count*r/n, count*(r+1)/n) of each tensor, 16 KiB at a time through a buffer that stays in L1, and
  * copies the sums into every rank's buffer, or hands them to an apply request's function, which then
  * does that slice's work for every rank (collective.h); slices are disjoint, so nothing is read after
- * another rank wrote it. It then publishes the batch's mark in its header and sleeps on its bell (hostctl.c) until
- * every rank's mark has reached it; a rank whose mark raises the lowest rings the others. Only then may
+ * another rank wrote it. It then publishes the batch's mark in its header and sleeps on its bell
+ * (hostctl.c) until every rank's mark has reached it; a rank whose mark raises the lowest rings the others. Only then may
  * any rank's program read its results, or write its buffer again. A rank that stops or dies meanwhile
  * leaves the others asleep until the watchdog ends the job. */
 #include "internal.h"

@@ -94,7 +94,8 @@ int step_core_create(struct step_core *c, const struct kernels *k, int max_batch
      * hands them over (apply_update). When the region is node-shared, every rank trains rank 0's
      * parameters and accumulators, the one copy of the host, and each rank updates only its slice of
      * them (ZeRO's sharded update, with nothing to gather): each does 1/size of the optimizer's work, reads
-     * the summed gradients from L1 instead of from memory, and no rank writes a copy of its own. One
+     * the summed gradients from L1 instead of from memory, and no rank writes a copy of its own (the
+     * other ranks' parameter parts go unused: coll_host_alloc gives every rank the same size). One
      * region gives every part the same kind of memory. Device gradients go to NCCL; their region holds
      * the votes alone. */
     const size_t stride = (MODEL_NPARAMS + 15) & ~(size_t)15, lent = size > 1 && !k->device ? 3 * stride : 0;
@@ -693,6 +694,8 @@ static int initial_state(struct run *r)
     r->state.world_size = r->size;
     r->state.threads = r->threads;
     r->state.batch = o->batch;
+    /* On one host every rank writes the same broadcast values into the one copy (step_core_create), so a
+     * rank that starts its first step meanwhile reads them either way. */
     model_set_params(&r->core.model, r->host_params);
     r->core.opt.lr = r->state.lr;
     r->core.opt.iterations = r->state.iterations;
