@@ -9,7 +9,7 @@ LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
 libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-isystem $(CUDA_HOME)/include)
 
 LIBCOLL_SRCS := $(addprefix libcollective/src/,env.c errors.c init.c queue.c progress.c coordinator.c check.c \
-                  stall.c watchdog.c fusion.c mpi_backend.c shm.c hostctl.c device.c)
+                  stall.c watchdog.c fusion.c mpi_backend.c shm.c hostctl.c device.c device_choice.c)
 LIBCOLL_LIBS := $(MPI_LIBS) -lpthread -ldl -lm
 # The reduction loops (mpi_backend.c's sum and average over every gradient) are vectorised at -O3; -O2 left
 # the average one scalar divss per element. Results are the same: no fast-math, each element rounded alike.
@@ -72,8 +72,15 @@ $(COLL_TEST_BINS): $(BUILD)/tests/collective/%: $(BUILD)/san/tests/collective/%.
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^ $(LIBCOLL_LIBS)
 
+# The device choice rule alone (no MPI run): a unit test run directly.
+COLL_CHOICE_TEST := $(BUILD)/tests/collective/test_device_choice
+$(COLL_CHOICE_TEST): $(BUILD)/san/tests/collective/test_device_choice.o $(call san-of,libcollective/src/device_choice.c)
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^
+
 ifneq ($(HAVE_MPI),)
-TEST_BINS += $(COLL_TEST_BINS) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
+TEST_BINS += $(COLL_TEST_BINS) $(COLL_CHOICE_TEST) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
+TESTS += $(COLL_CHOICE_TEST)
 endif
 # Counted whether or not MPI is here: without it they skip, saying why (tests/collective/mpi-env.sh).
 TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_liveness.sh \

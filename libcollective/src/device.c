@@ -84,14 +84,8 @@ int coll_device_open(void)
         snprintf(err, sizeof err, "libcollective: use_device=1 but no CUDA device is visible on rank %d",
                  coll_g.rank);
         rc = COLL_ERR_UNSUPPORTED;
-    } else if (count > 1 && coll_g.local_rank >= count) {
-        snprintf(err, sizeof err, "libcollective: local rank %d needs a GPU of its own but only %d are visible",
-                 coll_g.local_rank, count);
-        rc = COLL_ERR_UNSUPPORTED;
     } else {
-        /* One visible GPU (e.g. Slurm's --gpus-per-task sets CUDA_VISIBLE_DEVICES) is ours; otherwise the
-         * local rank picks, as Horovod does. */
-        device = count == 1 ? 0 : coll_g.local_rank;
+        device = coll_device_choice(count, coll_g.local_rank);
         /* A single rank opens no communicator (nccl_plugin.h), so it needs no id either. */
         if (coll_g.rank == 0 && coll_g.size > 1)
             rc = p->unique_id(id, err);

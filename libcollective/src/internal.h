@@ -143,6 +143,13 @@ void coll_mpi_release(void);     /* frees the reduction scratch */
 
 /* device.c: loads the NCCL plugin and answers whether a pointer is device memory. */
 int coll_device_open(void); /* after rank/size/local rank are known; sets coll_g.nccl and coll_g.device */
+/* device_choice.c: the ordinal a rank takes among the `visible` GPUs CUDA shows it (after
+ * CUDA_VISIBLE_DEVICES), -1 when it sees none. Where Slurm binds GPUs to tasks (--gpus-per-task,
+ * --gpu-bind), each task sees only its own, renumbered from 0: with one each, every rank takes 0; with k
+ * each, rank r takes r mod k, a different one for each of the tasks that could share a set of k. Where
+ * every task sees the node's GPUs, the local rank picks, as Horovod does; more ranks than GPUs would put two
+ * on one GPU, which NCCL refuses when it builds the communicator. */
+int coll_device_choice(int visible, int local_rank);
 void coll_device_close(void);
 int coll_is_device_ptr(const void *p);
 

@@ -23,8 +23,8 @@ mkdir "$work/gpu" "$work/cpu" "$work/san" "$work/nccl" # --checkpoint-dir must e
 rc=0
 (cd "$work" && "$bin" "${common[@]}" --device cuda --dir gpu --checkpoint-dir gpu >gpu.log 2>gpu.err) || rc=$?
 if gpu_absent; then
-    [ $rc -eq 1 ] && grep -q 'no CUDA device' "$work/gpu.err" ||
-        { echo "FAIL: --device cuda without a GPU exited $rc, not 1 with 'no CUDA device'"; cat "$work/gpu.err"; exit 1; }
+    [ $rc -eq 5 ] && grep -q 'no CUDA device' "$work/gpu.err" ||
+        { echo "FAIL: --device cuda without a GPU exited $rc, not 5 with 'no CUDA device'"; cat "$work/gpu.err"; exit 1; }
     [ "$(wc -l <"$work/gpu.err")" -eq 1 ] && [ ! -s "$work/gpu.log" ] ||
         { echo "FAIL: --device cuda without a GPU said more than its one error line"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
     echo "without a GPU, --device cuda fails cleanly: $(cat "$work/gpu.err")"
