@@ -157,6 +157,10 @@ static int init_collectives(struct train_options *o, const struct device_request
     if (gpu) {
         gpu_refused(r, coll_last_error());
         *status = EXIT_NO_GPU;
+        /* Every rank failed alike (coll_init agrees on device failures): end MPI cleanly, so that the
+         * launcher passes on this status instead of reporting ranks that left without finalising. */
+        if (coll_init(NULL) == COLL_OK)
+            coll_finalize();
     } else {
         fprintf(stderr, "cifar-train: cannot initialise the collectives: %s\n", coll_last_error());
     }
