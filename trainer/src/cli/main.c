@@ -112,7 +112,7 @@ static void gpu_refused(const struct device_request *r, const char *why)
         fprintf(stderr, "cifar-train: this process was given a GPU (%s) but cannot use it: %s%s\n", r->said, why,
                 r->want ? "" : "; stopping instead of training on the CPU (--device cpu computes there on purpose)");
     else
-        fprintf(stderr, "cifar-train: --device cuda: %s\n", why);
+        fprintf(stderr, "cifar-train: %s: %s\n", r->want ? "--device cuda" : "the GPU this process sees", why);
 }
 
 /* The table for the request, or NULL after printing why it cannot be met (*status: the exit status). With
@@ -148,22 +148,22 @@ static int init_collectives(struct train_options *o, const struct device_request
     *status = 1;
     if (coll_init(&(struct coll_init_opts){.use_device = gpu}) == COLL_OK)
         return 0;
-    if (gpu && !r->want && !r->granted) {
-        fprintf(stderr, "cifar-train: warning: computing on the CPU: %s\n", coll_last_error());
-        o->kernels = &kernels_cpu;
-        if (coll_init(NULL) == COLL_OK)
-            return 0;
-    }
-    if (gpu) {
+    if (gpu && (r->want || r->granted)) {
         gpu_refused(r, coll_last_error());
         *status = EXIT_NO_GPU;
         /* Every rank failed alike (coll_init agrees on device failures): end MPI cleanly, so that the
          * launcher passes on this status instead of reporting ranks that left without finalising. */
         if (coll_init(NULL) == COLL_OK)
             coll_finalize();
-    } else {
-        fprintf(stderr, "cifar-train: cannot initialise the collectives: %s\n", coll_last_error());
+        return -1;
     }
+    if (gpu) {
+        fprintf(stderr, "cifar-train: warning: computing on the CPU: %s\n", coll_last_error());
+        o->kernels = &kernels_cpu;
+        if (coll_init(NULL) == COLL_OK)
+            return 0;
+    }
+    fprintf(stderr, "cifar-train: cannot initialise the collectives: %s\n", coll_last_error());
     return -1;
 }
 
