@@ -10,7 +10,7 @@
 #   input/  the training batches: augmentation and the device input ring
 #   io/     files: CIFAR-10 data, Keras HDF5 models and checkpoints, atomic replacement, step dumps
 #   run/    the training run over libcollective: epochs, steps, progress, recipe agreement, draws
-#   cli/    the cifar-train command
+#   cli/    the cifar-train command, and whether the launcher gave it a GPU (gpu_grant)
 trainer_CFLAGS := -Itrainer/src -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
 # sqrtf without errno, so that the RMSprop loop vectorises (nothing in the trainer reads errno after maths).
 trainer_CFLAGS += -fno-math-errno

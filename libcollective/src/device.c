@@ -68,6 +68,33 @@ static int all_ok(int ok)
     return all;
 }
 
+/* Refuses, on every rank of a node, picks that put two local ranks on one GPU (more ranks than the GPUs they
+ * all see), naming them, before NCCL refuses the communicator in its own words. Collective over all ranks:
+ * each calls it, whatever its own pick. A node of more ranks than PICKS_MAX is left to NCCL (the same
+ * decision on all its ranks, so none waits). */
+#define PICKS_MAX 1024
+static int check_shared(int device, int count, char *err, size_t len)
+{
+    if (!coll_g.use_mpi || coll_g.local_size < 2 || coll_g.local_size > PICKS_MAX)
+        return COLL_OK;
+    struct coll_gpu_pick mine = {.device = device, .visible = coll_visible_digest(getenv("CUDA_VISIBLE_DEVICES"))};
+    struct coll_gpu_pick all[PICKS_MAX];
+    MPI_Comm node;
+    int a, b, rc = MPI_Comm_split_type(coll_g.ctrl, MPI_COMM_TYPE_SHARED, coll_g.rank, MPI_INFO_NULL, &node);
+    if (rc != MPI_SUCCESS)
+        return coll_mpi_error(err, "MPI_Comm_split_type", rc);
+    rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, node);
+    MPI_Comm_free(&node);
+    if (rc != MPI_SUCCESS)
+        return coll_mpi_error(err, "MPI_Allgather (GPU picks)", rc);
+    if (device < 0 || !coll_device_shared(all, coll_g.local_size, &a, &b))
+        return COLL_OK;
+    snprintf(err, len, "libcollective: local ranks %d and %d would share GPU %d of the %d they see (the same "
+             "CUDA_VISIBLE_DEVICES): ask Slurm for one GPU per task (--gpus-per-task=1), or run at most %d ranks "
+             "per node", a, b, (int)all[a].device, count, count);
+    return COLL_ERR_UNSUPPORTED;
+}
+
 int coll_device_open(void)
 {
     char err[COLL_ERRLEN] = "";
@@ -84,18 +111,16 @@ int coll_device_open(void)
         snprintf(err, sizeof err, "libcollective: use_device=1 but no CUDA device is visible on rank %d",
                  coll_g.rank);
         rc = COLL_ERR_UNSUPPORTED;
-    } else if (count > 1 && coll_g.local_rank >= count) {
-        snprintf(err, sizeof err, "libcollective: local rank %d needs a GPU of its own but only %d are visible",
-                 coll_g.local_rank, count);
-        rc = COLL_ERR_UNSUPPORTED;
     } else {
-        /* One visible GPU (e.g. Slurm's --gpus-per-task sets CUDA_VISIBLE_DEVICES) is ours; otherwise the
-         * local rank picks, as Horovod does. */
-        device = count == 1 ? 0 : coll_g.local_rank;
+        device = coll_device_choice(count, coll_g.local_rank);
         /* A single rank opens no communicator (nccl_plugin.h), so it needs no id either. */
         if (coll_g.rank == 0 && coll_g.size > 1)
             rc = p->unique_id(id, err);
     }
+    if (rc == COLL_OK)
+        rc = check_shared(device, count, err, sizeof err);
+    else
+        (void)check_shared(-1, count, why, sizeof why);
     if (!all_ok(rc == COLL_OK)) {
         if (rc == COLL_OK) {
             snprintf(err, sizeof err, "libcollective: use_device=1 failed on another rank (see its message)");

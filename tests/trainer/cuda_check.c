@@ -523,6 +523,35 @@ static void check_graph(int B)
     step_core_destroy(&graph);
 }
 
+/* kernels_cuda_describe: the name cifar-train prints for each rank's GPU carries a UUID in nvidia-smi's form
+ * (GPU-8-4-4-4-12 hex digits, which test_cuda.sh finds in `nvidia-smi -L`) and a PCI bus id
+ * (domain:bus:device.function); an ordinal past the visible GPUs is refused with CUDA's reason. */
+static void check_describe(int count)
+{
+    char out[512], uuid[64] = "", bus[64] = "";
+    if (kernels_cuda_describe(0, out, sizeof out) != 0) {
+        printf("describe: FAIL: device 0: %s\n", out);
+        failures++;
+        return;
+    }
+    printf("describe: device 0: %s\n", out);
+    const char *u = strstr(out, ", GPU-"), *p = strstr(out, ", PCI ");
+    unsigned dom, b, dev, fn;
+    char end;
+    int ok = u && p && sscanf(u + 2, "%63[^,]", uuid) == 1 && sscanf(p + 6, "%63s", bus) == 1 &&
+             strlen(uuid) == 40 && strspn(uuid + 4, "0123456789abcdef-") == 36 && uuid[12] == '-' &&
+             uuid[17] == '-' && uuid[22] == '-' && uuid[27] == '-' &&
+             sscanf(bus, "%x:%x:%x.%x%c", &dom, &b, &dev, &fn, &end) == 4;
+    if (!ok) {
+        printf("describe: FAIL: '%s' has no GPU-<uuid> and PCI <domain:bus:device.function>\n", out);
+        failures++;
+    }
+    if (kernels_cuda_describe(count, out, sizeof out) == 0) {
+        printf("describe: FAIL: device %d of %d is named: %s\n", count, count, out);
+        failures++;
+    }
+}
+
 int main(int argc, char **argv)
 {
     const int small = argc > 1 && strcmp(argv[1], "--small") == 0;
@@ -540,6 +569,7 @@ int main(int argc, char **argv)
         return 1;
     }
     kernels_cpu.set_threads(2);
+    check_describe(kernels_cuda_device_count(why, sizeof why));
     check_alloc();
     check_dense(1000, 5, 37); /* the bias gradient: several row chunks, a partial column block */
     check_dense(3, 5, 600);   /* many column blocks, one short chunk */

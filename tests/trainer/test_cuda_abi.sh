@@ -1,7 +1,7 @@
 #!/bin/bash
 # The CUDA table's library is found through its one getter, whose ABI number must be cifar-train's:
 # stand-ins of another build (tests/trainer/cuda_abi_stub.c: a getter with the next ABI number; no getter)
-# loaded through CIFAR_TRAIN_CUDA_LIBRARY make `--device cuda` exit 1 with a message naming both numbers
+# loaded through CIFAR_TRAIN_CUDA_LIBRARY make `--device cuda` exit 5 (a GPU asked for and not usable) with a message naming both numbers
 # (or the missing getter), and `--version` report it; nothing is called in them. The real library of this
 # build passes the check (where it is built): its refusal, if any, is CUDA's, not the ABI's.
 set -eu
@@ -17,8 +17,8 @@ run=(--device cuda --data "$DATA" --limit-train 32 --limit-test 32 --epochs 1 --
 expect_refusal() {
     rc=0
     CIFAR_TRAIN_CUDA_LIBRARY=$1 "$bin" "${run[@]}" >"$work/out" 2>"$work/err" || rc=$?
-    [ $rc -eq 1 ] && grep -qF -- "$1 $2" "$work/err" ||
-        { echo "FAIL: $1: exit $rc, expected 1 and '$2' on stderr:"; cat "$work/err"; exit 1; }
+    [ $rc -eq 5 ] && grep -qF -- "$1 $2" "$work/err" ||
+        { echo "FAIL: $1: exit $rc, expected 5 and '$2' on stderr:"; cat "$work/err"; exit 1; }
     CIFAR_TRAIN_CUDA_LIBRARY=$1 "$bin" --version | grep -qF -- "$1 $2" ||
         { echo "FAIL: $1: --version does not say '$2'"; CIFAR_TRAIN_CUDA_LIBRARY=$1 "$bin" --version; exit 1; }
     [ ! -e "$work/saved_models" ] || { echo "FAIL: $1: a model was written"; exit 1; }

@@ -3,9 +3,11 @@
 # CPU write the same Keras files (h5py: the same datasets with the same shapes and dtypes, the same
 # attributes, the same model_config), with finite weights; `cifar-train evaluate` of the GPU model agrees
 # with the run's own last line on the GPU and within two images on the CPU; one epoch under
-# compute-sanitizer memcheck where it is installed; with two GPUs or more, a 2-rank run over NCCL.
+# compute-sanitizer memcheck where it is installed; with two GPUs or more, a 2-rank run over NCCL. Each
+# rank must name its GPU (ordinal, UUID, PCI bus id; the two NCCL ranks different ones), and a process
+# given CUDA_VISIBLE_DEVICES=0 with no --device trains on it.
 # Where the machine has no GPU (tests/gpu-env.sh) it checks that --device cuda fails cleanly ("no CUDA
-# device", exit 1), then SKIPs; where it has one, every failure fails (a GPU the runtime cannot use too).
+# device", exit 5), then SKIPs; where it has one, every failure fails (a GPU the runtime cannot use too).
 # A single process opens no NCCL communicator, so the memcheck epoch must report no CUDA API error at all.
 set -eu
 cd "$(dirname "$0")/../.."
@@ -23,8 +25,8 @@ mkdir "$work/gpu" "$work/cpu" "$work/san" "$work/nccl" # --checkpoint-dir must e
 rc=0
 (cd "$work" && "$bin" "${common[@]}" --device cuda --dir gpu --checkpoint-dir gpu >gpu.log 2>gpu.err) || rc=$?
 if gpu_absent; then
-    [ $rc -eq 1 ] && grep -q 'no CUDA device' "$work/gpu.err" ||
-        { echo "FAIL: --device cuda without a GPU exited $rc, not 1 with 'no CUDA device'"; cat "$work/gpu.err"; exit 1; }
+    [ $rc -eq 5 ] && grep -q 'no CUDA device' "$work/gpu.err" ||
+        { echo "FAIL: --device cuda without a GPU exited $rc, not 5 with 'no CUDA device'"; cat "$work/gpu.err"; exit 1; }
     [ "$(wc -l <"$work/gpu.err")" -eq 1 ] && [ ! -s "$work/gpu.log" ] ||
         { echo "FAIL: --device cuda without a GPU said more than its one error line"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
     echo "without a GPU, --device cuda fails cleanly: $(cat "$work/gpu.err")"
@@ -32,6 +34,16 @@ if gpu_absent; then
     exit 77
 fi
 [ $rc -eq 0 ] || { echo "FAIL: a GPU is here ($(gpu_seen)) but cifar-train --device cuda exited $rc"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
+# The rank says which GPU it took: ordinal, model, UUID, PCI bus id.
+grep -qE '^cifar-train: rank 0 of 1: GPU 0 \(.*, GPU-[0-9a-f-]{36}, PCI [0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9]\)$' "$work/gpu.err" ||
+    { echo "FAIL: --device cuda did not name its GPU (rank, ordinal, UUID, PCI bus id) on stderr:"; cat "$work/gpu.err"; exit 1; }
+grep '^cifar-train: rank' "$work/gpu.err"
+# Given GPU 0 the way Slurm gives it, with no --device: it trains there and says so.
+mkdir "$work/given"
+(cd "$work/given" && CUDA_VISIBLE_DEVICES=0 SLURM_GPUS_ON_NODE=1 "$bin" --data "$data" --limit-train 32 --limit-test 32 \
+    --epochs 1 --dir . >out 2>err) || { echo "FAIL: given CUDA_VISIBLE_DEVICES=0 it exited $?"; cat "$work/given/err"; exit 1; }
+grep -q '^cifar-train: rank 0 of 1: GPU 0 of CUDA_VISIBLE_DEVICES=0 (.*GPU-' "$work/given/err" ||
+    { echo "FAIL: given CUDA_VISIBLE_DEVICES=0, it did not say it uses that GPU:"; cat "$work/given/err"; exit 1; }
 (cd "$work" && "$bin" "${common[@]}" --device cpu --dir cpu --checkpoint-dir cpu >cpu.log)
 cat "$work/gpu.log"
 /usr/bin/python3 - "$work/cpu" "$work/gpu" <<'PY'
@@ -83,8 +95,13 @@ gpus=$("$bin" --version | sed -n 's/^cuda: \([0-9]*\) device.*/\1/p')
 if [ "${gpus:-0}" -ge 2 ]; then
     echo "== 2 ranks over NCCL (mpirun -np 2 --device cuda)"
     (cd "$work" && OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader} mpirun --allow-run-as-root --oversubscribe -np 2 \
-        "$bin" "${common[@]}" --device cuda --dir nccl --checkpoint-dir nccl >nccl.log)
+        "$bin" "${common[@]}" --device cuda --dir nccl --checkpoint-dir nccl >nccl.log 2>nccl.err) ||
+        { echo "FAIL: the 2-rank NCCL run exited $?"; cat "$work/nccl.err"; exit 1; }
     grep '^Test accuracy' "$work/nccl.log"
+    # Each rank on its own GPU: two lines, two PCI bus ids.
+    n=$(sed -n 's/^cifar-train: rank [01] of 2: GPU [0-9]* (.*, PCI \(.*\))$/\1/p' "$work/nccl.err" | sort -u | wc -l)
+    [ "$n" -eq 2 ] || { echo "FAIL: 2 ranks did not name 2 different GPUs:"; cat "$work/nccl.err"; exit 1; }
+    grep '^cifar-train: rank' "$work/nccl.err"
     [ -f "$work/nccl/saved_models/keras_cifar10_trained_model.h5" ] || { echo "FAIL: 2-rank run wrote no model"; exit 1; }
 else
     echo "note: ${gpus:-0} GPU(s): the 2-rank NCCL run needs two"

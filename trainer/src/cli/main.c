@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/gpu_grant.h"
 #include "io/cifar_data.h"
 #include "collective.h"
 #include "cuda/cuda_plugin.h"
@@ -31,7 +32,10 @@ static const char usage[] =
     "  --seed N            initial weights, sample order, augmentation, dropout (default 1)\n"
     "  --threads N         compute threads per process (default: the CPUs it may run on)\n"
     "  --device cpu|cuda   where to compute (default: cuda when this process sees a GPU, else cpu); with\n"
-    "                      cuda each process takes the GPU of its local rank and gradients go over NCCL\n"
+    "                      cuda each rank takes one GPU and says which on stderr, gradients go over NCCL.\n"
+    "                      A process given GPUs (CUDA_VISIBLE_DEVICES, SLURM_STEP_GPUS, SLURM_GPUS_ON_NODE,\n"
+    "                      AZ_BATCHAI_NUM_GPUS) computes on one or stops (exit 5); only --device cpu\n"
+    "                      puts it on the CPU\n"
     "  --tf32              with cuda: GEMMs in TF32 on tensor cores (faster, ~1e-3 relative per product;\n"
     "                      the default is full FP32)\n"
     "  --no-cuda-graph     with cuda: launch each step's kernels one by one instead of replaying the step\n"
@@ -49,7 +53,8 @@ static const char usage[] =
     "  --version, --help\n"
     "\n"
     "SIGTERM, SIGINT and SIGUSR1 end the run after the current step with a checkpoint, exit status 3.\n"
-    "Exit status: 0 done, 1 error, 3 stopped by a signal (resumable), 4 non-finite loss or weights.\n";
+    "Exit status: 0 done, 1 error, 3 stopped by a signal (resumable), 4 non-finite loss or weights,\n"
+    "5 a GPU was given or asked for (--device cuda) and cannot be used.\n";
 
 /* A decimal integer in [min, max]: no sign tricks, no trailing text, no silent truncation (strtoll's
  * ERANGE and the range check together catch 4294967297 for an int). */
@@ -90,33 +95,69 @@ static void print_version(void)
         printf("cuda: no device (%s)\n", why);
 }
 
-/* --device: "cpu", "cuda", or NULL for the default (cuda when a GPU is visible). Returns the table, or
- * NULL after printing why the request cannot be met. */
-static const struct kernels *choose_device(const char *want)
+/* Exit status when a GPU was required (given by the launcher, or --device cuda) and cannot be used. */
+enum { EXIT_NO_GPU = 5 };
+
+/* What the launcher gave this process (gpu_grant.h), and the device request it makes. */
+struct device_request {
+    const char *want;   /* --device: "cpu", "cuda", or NULL for the default */
+    int granted;        /* the launcher gave this process a GPU */
+    char said[256];     /* the variables that say so, with their values */
+};
+
+/* Says why the GPU that was required cannot be used, naming the variables that gave it. */
+static void gpu_refused(const struct device_request *r, const char *why)
 {
-    char why[256];
-    if (want && strcmp(want, "cpu") == 0)
+    if (r->granted)
+        fprintf(stderr, "cifar-train: this process was given a GPU (%s) but cannot use it: %s%s\n", r->said, why,
+                r->want ? "" : "; stopping instead of training on the CPU (--device cpu computes there on purpose)");
+    else
+        fprintf(stderr, "cifar-train: %s: %s\n", r->want ? "--device cuda" : "the GPU this process sees", why);
+}
+
+/* The table for the request, or NULL after printing why it cannot be met (*status: the exit status). With
+ * no --device: cuda when the launcher gave a GPU (and it must work), else cuda when one is visible, else
+ * the CPU. */
+static const struct kernels *choose_device(const struct device_request *r, int *status)
+{
+    char why[512];
+    *status = 1;
+    if (r->want && strcmp(r->want, "cpu") == 0)
         return &kernels_cpu;
-    if (want && strcmp(want, "cuda") != 0) {
-        fprintf(stderr, "cifar-train: --device: '%s' is neither cpu nor cuda\n", want);
+    if (r->want && strcmp(r->want, "cuda") != 0) {
+        fprintf(stderr, "cifar-train: --device: '%s' is neither cpu nor cuda\n", r->want);
         return NULL;
     }
     if (cuda_devices(why, sizeof why) > 0)
         return cuda_table();
-    if (!want)
+    if (!r->want && !r->granted)
         return &kernels_cpu;
-    fprintf(stderr, "cifar-train: --device cuda: no CUDA device (%s)\n", why);
+    char no[600];
+    snprintf(no, sizeof no, "no CUDA device (%s)", why);
+    gpu_refused(r, no);
+    *status = EXIT_NO_GPU;
     return NULL;
 }
 
-/* coll_init for the chosen table. Where the GPU was only the default and libcollective cannot use it (no
- * NCCL plugin, say), every rank fails alike and all fall back to the CPU, saying so. */
-static int init_collectives(struct train_options *o, int asked_for_device)
+/* coll_init for the chosen table. Where the GPU was only the default, not given by the launcher, and
+ * libcollective cannot use it (no NCCL plugin, say), every rank fails alike and all fall back to the CPU,
+ * saying so. */
+static int init_collectives(struct train_options *o, const struct device_request *r, int *status)
 {
     const int gpu = o->kernels->device;
+    *status = 1;
     if (coll_init(&(struct coll_init_opts){.use_device = gpu}) == COLL_OK)
         return 0;
-    if (gpu && !asked_for_device) {
+    if (gpu && (r->want || r->granted)) {
+        gpu_refused(r, coll_last_error());
+        *status = EXIT_NO_GPU;
+        /* Every rank failed alike (coll_init agrees on device failures): end MPI cleanly, so that the
+         * launcher passes on this status instead of reporting ranks that left without finalising. */
+        if (coll_init(NULL) == COLL_OK)
+            coll_finalize();
+        return -1;
+    }
+    if (gpu) {
         fprintf(stderr, "cifar-train: warning: computing on the CPU: %s\n", coll_last_error());
         o->kernels = &kernels_cpu;
         if (coll_init(NULL) == COLL_OK)
@@ -126,11 +167,13 @@ static int init_collectives(struct train_options *o, int asked_for_device)
     return -1;
 }
 
-/* Binds a device table to the GPU libcollective picked for this rank (its local rank's), in TF32 or FP32. */
-static int device_open(const struct kernels *k, int tf32)
+/* Binds a device table to the GPU libcollective picked for this rank (libcollective/README.md), in TF32
+ * or FP32, and says which GPU that is on stderr: its ordinal, model, UUID and PCI bus id. */
+static int device_open(const struct kernels *k, const struct device_request *r, int tf32, int *status)
 {
     const struct cuda_plugin *cuda;
-    char err[256];
+    char err[256], name[512];
+    *status = 1;
     if (!k->device) {
         if (!tf32)
             return 0;
@@ -139,10 +182,15 @@ static int device_open(const struct kernels *k, int tf32)
     }
     cuda = cuda_plugin_load(err, sizeof err);
     if (cuda && cuda->open(coll_device(), err, sizeof err) == 0) {
+        const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+        cuda->describe(coll_device(), name, sizeof name); /* on failure, name holds CUDA's reason */
+        fprintf(stderr, "cifar-train: rank %d of %d: GPU %d%s%s (%s)\n", coll_rank(), coll_size(), coll_device(),
+                cvd ? " of CUDA_VISIBLE_DEVICES=" : "", cvd ? cvd : "", name);
         cuda->set_tf32(tf32);
         return 0;
     }
-    fprintf(stderr, "cifar-train: %s\n", err);
+    gpu_refused(r, err);
+    *status = EXIT_NO_GPU;
     return -1;
 }
 
@@ -244,18 +292,19 @@ int main(int argc, char **argv)
         argc -= 2;
         argv[0] = "cifar-train evaluate";
     }
-    const char *device = NULL;
-    int tf32 = 0;
-    int p = parse(argc, argv, &o, &device, &tf32);
+    struct device_request req = {0};
+    int tf32 = 0, status;
+    int p = parse(argc, argv, &o, &req.want, &tf32);
     if (p)
         return p == 2 ? 0 : 1;
+    req.granted = gpu_grant(req.said, sizeof req.said) > 0;
     if (!evaluate)
         train_catch_signals();
-    if (!(o.kernels = choose_device(device)) || init_collectives(&o, device != NULL) != 0)
-        return 1;
-    if (device_open(o.kernels, tf32) != 0) {
+    if (!(o.kernels = choose_device(&req, &status)) || init_collectives(&o, &req, &status) != 0)
+        return status;
+    if (device_open(o.kernels, &req, tf32, &status) != 0) {
         coll_finalize();
-        return 1;
+        return status;
     }
     int rc = evaluate ? evaluate_run(model, &o) : train_run(&o);
     device_close(o.kernels);

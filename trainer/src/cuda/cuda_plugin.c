@@ -68,7 +68,8 @@ const struct cuda_plugin *cuda_plugin_load(char *why, size_t len)
             else if (plugin->abi != CUDA_PLUGIN_ABI)
                 snprintf(reason, sizeof reason, "%s has CUDA table ABI %d, this cifar-train needs ABI %d (install "
                          "the library built with this cifar-train)", file, plugin->abi, CUDA_PLUGIN_ABI);
-            else if (!plugin->device_count || !plugin->open || !plugin->close || !plugin->set_tf32 || !plugin->table)
+            else if (!plugin->device_count || !plugin->open || !plugin->close || !plugin->set_tf32 || !plugin->table ||
+                     !plugin->describe)
                 snprintf(reason, sizeof reason, "%s: %s() left an entry point NULL", file, CUDA_PLUGIN_GETTER);
             else
                 state = 1;

@@ -18,7 +18,7 @@
 
 /* Bump on any change to struct kernels, the engines it points to (input_ring.h, kernels.h), struct
  * cuda_plugin, or the meaning of their calls. */
-#define CUDA_PLUGIN_ABI 2
+#define CUDA_PLUGIN_ABI 3
 #define CUDA_PLUGIN_GETTER "cifar_train_cuda_plugin"
 
 struct cuda_plugin {
@@ -28,6 +28,7 @@ struct cuda_plugin {
     void (*close)(void);                        /* kernels_cuda_close */
     void (*set_tf32)(int on);                   /* kernels_cuda_set_tf32 */
     const struct kernels *table;                /* &kernels_cuda */
+    int (*describe)(int device, char *out, size_t len); /* kernels_cuda_describe */
 };
 
 #ifdef __cplusplus

@@ -749,6 +749,24 @@ int kernels_cuda_device_count(char *why, size_t len)
     return n;
 }
 
+int kernels_cuda_describe(int device, char *out, size_t len)
+{
+    cudaDeviceProp prop;
+    char bus[32];
+    cudaError_t e;
+    if ((e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess ||
+        (e = cudaDeviceGetPCIBusId(bus, (int)sizeof bus, device)) != cudaSuccess) {
+        snprintf(out, len, "CUDA device %d: %s", device, cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return -1;
+    }
+    const unsigned char *u = (const unsigned char *)prop.uuid.bytes;
+    snprintf(out, len, "%s, GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x, PCI %s",
+             prop.name, u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15], bus);
+    return 0;
+}
+
 int kernels_cuda_open(int device, char *err, size_t len)
 {
     if (g.device >= 0) {
@@ -878,7 +896,7 @@ extern "C" const struct cuda_plugin *cifar_train_cuda_plugin(void)
 {
     static const struct cuda_plugin plugin = {
         CUDA_PLUGIN_ABI,   kernels_cuda_device_count, kernels_cuda_open, kernels_cuda_close,
-        kernels_cuda_set_tf32, &kernels_cuda,
+        kernels_cuda_set_tf32, &kernels_cuda,   kernels_cuda_describe,
     };
     return &plugin;
 }

@@ -36,6 +36,11 @@ int kernels_cuda_device_count(char *why, size_t len);
  * handle. Returns 0, or -1 with the reason in err. Must succeed before kernels_cuda is used. */
 int kernels_cuda_open(int device, char *err, size_t len);
 
+/* Names `device` (an ordinal among the visible ones) in out: its model, UUID (nvidia-smi's GPU-... form)
+ * and PCI bus id, which stay the same whatever CUDA_VISIBLE_DEVICES renumbers. Returns 0, or -1 with
+ * CUDA's reason in out. */
+int kernels_cuda_describe(int device, char *out, size_t len);
+
 /* GEMMs in TF32 on tensor cores (on != 0: CUBLAS_TF32_TENSOR_OP_MATH) or full FP32 (0, the default).
  * After kernels_cuda_open. */
 void kernels_cuda_set_tf32(int on);
