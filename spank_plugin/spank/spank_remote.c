@@ -234,6 +234,26 @@ static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s,
     return 0;
 }
 
+/* What Slurm gave this task, not the site's figure: AZ_BATCHAI_NUM_GPUS is the job's GPUs on this node
+ * (SLURM_GPUS_ON_NODE, which slurmstepd sets with CUDA_VISIBLE_DEVICES before the task plugins run; absent:
+ * none), and LOCAL_RANK the task's rank on its node, which a toolkit's launcher would set (kept when the
+ * job sets its own). */
+static int set_gpu_env(spank_t sp)
+{
+    char gpus[16] = "0", local_s[16];
+    uint32_t local;
+
+    if (spank_getenv(sp, "SLURM_GPUS_ON_NODE", gpus, sizeof gpus) != ESPANK_SUCCESS || !gpus[0])
+        snprintf(gpus, sizeof gpus, "0");
+    if (spank_get_item(sp, S_TASK_ID, &local) != ESPANK_SUCCESS)
+        return -1;
+    snprintf(local_s, sizeof local_s, "%u", local);
+    if (spank_setenv(sp, "AZ_BATCHAI_NUM_GPUS", gpus, 1) != ESPANK_SUCCESS)
+        return -1;
+    spank_err_t err = spank_setenv(sp, "LOCAL_RANK", local_s, 0);
+    return err == ESPANK_SUCCESS || err == ESPANK_ENV_EXISTS ? 0 : -1;
+}
+
 int bai_remote_task_init(spank_t sp, int ac, char **av)
 {
     const char *opt = bai_option_value(sp);
@@ -309,7 +329,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         goto out;
     }
     snprintf(rank_s, sizeof rank_s, "%u", rank);
-    if (spank_setenv(sp, "AZ_BATCHAI_TASK_INDEX", rank_s, 1) != ESPANK_SUCCESS)
+    if (spank_setenv(sp, "AZ_BATCHAI_TASK_INDEX", rank_s, 1) != ESPANK_SUCCESS || set_gpu_env(sp) != 0)
         goto out;
     /* Last, once everything above held: what every step of the rendered script checks (translate.h). */
     char prepared[sizeof jobid_s + sizeof node + 1];
