@@ -56,7 +56,9 @@ cluster_stop() {
 }
 
 # cluster_start [extra plugin words]: start the cluster; sets CL, SLURM_CONF, WORK (the user's submit
-# directory), SHARE (the site path of share "myshare").
+# directory), SHARE (the site path of share "myshare"). CLUSTER_OPTS: more localcluster start options
+# (--gpus: two stand-in GPUs per node).
+CLUSTER_OPTS=()
 cluster_start() {
     # job_root lives in $CL, and the plugin accepts only a job_root that root alone can write all the way
     # down from / (SECURITY.md): not under /tmp.
@@ -68,7 +70,7 @@ cluster_start() {
     "$LC" adduser "$TEST_USER" >/dev/null
     # job_temp under a sticky directory users can write, as /tmp/batchai is by default.
     install -d -m 1777 "$CL/scratch"
-    lc_start "$CL" --plugin "$PLUGIN" \
+    lc_start "$CL" "${CLUSTER_OPTS[@]}" --plugin "$PLUGIN" \
         --plugin-args "shares_root=$CL/shares job_root=$CL/jobs job_temp=$CL/scratch/batchai image_root=$CL/images $*" >/dev/null
     # shellcheck disable=SC1091
     . "$CL/env"

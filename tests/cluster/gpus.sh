@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# GPUs through Slurm on the two-node cluster with stand-in GPUs (localcluster --gpus: two device nodes of
+# NVIDIA's major 195 per node, gres.conf AutoDetect=off, Gres=gpu:2; no driver answers them, so opening one
+# a task may use fails with ENXIO and one its devices cgroup denies with EPERM). The site maps the job's
+# cluster and Azure ML compute "gpucl" to the partition with gpus.gpucl=2.
+#   job.json  2 nodes x 2 ranks: the script asks --gpus-per-node=2 and the ranks --gpus-per-task=1; every
+#             task has a CUDA_VISIBLE_DEVICES of its own on its node, AZ_BATCHAI_NUM_GPUS and LOCAL_RANK.
+#   aml.yml   the same through an Azure ML command job (compute azureml:gpucl, 2 processes per instance).
+#   Under the cgroup pass (ConstrainDevices=yes): each task opens its own stand-in GPU and no other.
+#   Refused by sbatch, by name: 3 ranks per node on nodes of 2 GPUs; a cluster the site does not map.
+. "$(dirname "$0")/lib.sh"
+CLUSTER_OPTS=(--gpus)
+cluster_start "cluster.gpucl=debug gpus.gpucl=2 mpi=none"
+[ -c "$CL/dev/n1/nvidia0" ] || fail "localcluster --gpus made no stand-in GPU at $CL/dev/n1/nvidia0"
+CONSTRAINED=${BATCHAI_CGROUP:-0}
+
+# One line per task: what Slurm and the plugin gave it, and which of its node's stand-in GPUs it can open.
+cat >"$WORK/probe.sh" <<SH
+#!/bin/sh
+line="GPU-TASK rank=\$SLURM_PROCID node=\$SLURMD_NODENAME cvd=\${CUDA_VISIBLE_DEVICES-unset} num=\${AZ_BATCHAI_NUM_GPUS-unset} local=\${LOCAL_RANK-unset}"
+for d in $CL/dev/\$SLURMD_NODENAME/nvidia*; do
+    if err=\$(dd if="\$d" of=/dev/null count=0 2>&1); then r=open; else
+        case \$err in *"not permitted"*) r=denied ;; *"No such device"*) r=open ;; *) r=other ;; esac
+    fi
+    line="\$line \${d##*/}=\$r"
+done
+cg=\$(sed -n 's/^[0-9]*:devices://p' /proc/self/cgroup)
+echo "\$line devices.list=\$(tr '\n' ',' <"/sys/fs/cgroup/devices\$cg/devices.list" 2>/dev/null)"
+SH
+chmod 0755 "$WORK/probe.sh"
+chown "$TEST_USER:" "$WORK/probe.sh"
+
+CLUSTER_ID=/subscriptions/0/resourceGroups/rg/providers/Microsoft.BatchAI/workspaces/ws/clusters
+gpu_job() { # FILE CLUSTER PROCESSES
+    write_job "$1" <<JSON
+{"properties": {"nodeCount": 2, "cluster": {"id": "$CLUSTER_ID/$2"},
+  "customMpiSettings": {"commandLine": "$WORK/probe.sh", "processCount": $3},
+  $LOGS_JSON, $MOUNT_JSON}}
+JSON
+}
+
+# check_tasks STDOUT WHAT: four tasks, two per node, each its own GPU.
+check_tasks() {
+    local out=$1 what=$2 node cvds lines
+    lines=$(grep -c '^GPU-TASK ' "$out" || true)
+    [ "$lines" = 4 ] || fail "$what: $lines task lines, expected 4: $(cat "$out")"
+    for node in n1 n2; do
+        grep "^GPU-TASK .* node=$node " "$out" >"$CL/tasks-$node" || fail "$what: no task on $node: $(cat "$out")"
+        [ "$(wc -l <"$CL/tasks-$node")" = 2 ] || fail "$what: not two tasks on $node: $(cat "$out")"
+        # Slurm set each task's CUDA_VISIBLE_DEVICES, one GPU, unlike its neighbour's.
+        cvds=$(sed -n 's/.* cvd=\([^ ]*\) .*/\1/p' "$CL/tasks-$node" | sort -u | tr '\n' ' ')
+        [[ $cvds =~ ^[0-9]+\ [0-9]+\ $ ]] || fail "$what: the tasks on $node see GPUs '$cvds', not one each"
+        grep -q ' num=unset \| num=0 ' "$CL/tasks-$node" && fail "$what: AZ_BATCHAI_NUM_GPUS unset or 0 on $node: $(cat "$CL/tasks-$node")"
+        [ "$(sed -n 's/.* local=\([^ ]*\) .*/\1/p' "$CL/tasks-$node" | sort | tr '\n' ' ')" = "0 1 " ] ||
+            fail "$what: LOCAL_RANK on $node is not 0 and 1: $(cat "$CL/tasks-$node")"
+        if [ "$CONSTRAINED" = 1 ]; then
+            # ConstrainDevices=yes: each task opens exactly one stand-in GPU, and not its neighbour's.
+            local opened
+            opened=$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | sort | tr '\n' ' ')
+            [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | wc -l)" = 2 ] &&
+                [ "$(grep -o 'nvidia[0-9]*=denied' "$CL/tasks-$node" | wc -l)" = 2 ] &&
+                [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | sort -u | wc -l)" = 2 ] ||
+                fail "$what: on $node the devices cgroups do not give each task its own GPU alone ($opened): $(cat "$CL/tasks-$node")"
+        fi
+    done
+    echo "$what:"; sed 's/^/    /' "$out"
+}
+
+# 1. job.json: 2 nodes x 2 ranks on the mapped cluster.
+gpu_job gpus.json gpucl 4
+as_user "batchai-job translate gpus.json" >"$CL/gpus.script" 2>&1 || true
+id=$(submit --batchai-job=gpus.json)
+st=$(wait_job "$id")
+out=$(log_dir "$id" gpus)/stdout.txt
+[ "$st" = COMPLETED ] || fail "job.json: job $id ended $st: $(cat "$out" "$(log_dir "$id" gpus)/stderr.txt" 2>&1)"
+scontrol write batch_script "$id" "$CL/gpus.stored" >/dev/null
+grep -qx '#SBATCH --gpus-per-node=2' "$CL/gpus.stored" || fail "job.json: the script asks for no GPUs"
+check_tasks "$out" "job.json, 2 nodes x 2 ranks"
+
+# 2. Azure ML: compute azureml:gpucl, 2 instances x 2 processes.
+write_job aml.yml <<YAML
+command: $WORK/probe.sh
+compute: azureml:gpucl
+distribution:
+  type: mpi
+  process_count_per_instance: 2
+resources:
+  instance_count: 2
+limits:
+  timeout: 300
+YAML
+id=$(submit --batchai-job=aml.yml)
+st=$(wait_job "$id")
+out=$WORK/aml/$id/stdouterr/stdout.txt
+[ "$st" = COMPLETED ] || fail "Azure ML: job $id ended $st: $(cat "$out" "$WORK/aml/$id/stdouterr/stderr.txt" 2>&1)"
+check_tasks "$out" "Azure ML, 2 instances x 2 processes"
+
+# 3. Refused at submission, by name: more ranks per node than GPUs, and a cluster the site does not map.
+gpu_job many.json gpucl 6
+err=$(as_user "sbatch --batchai-job=many.json" 2>&1) && fail "sbatch accepted 3 ranks per node on nodes of 2 GPUs"
+grep -q 'properties.customMpiSettings.processCount: processCount 6 over nodeCount 2 is up to 3 ranks per node' <<<"$err" ||
+    fail "3 ranks per node refused without naming processCount: $err"
+gpu_job other.json othercl 4
+err=$(as_user "sbatch --batchai-job=other.json" 2>&1) && fail "sbatch accepted a cluster the site does not map"
+grep -q 'properties.cluster.id: cluster "othercl" is not mapped .* cluster.othercl=PARTITION' <<<"$err" ||
+    fail "an unmapped cluster refused without naming it: $err"
+[ -z "$(squeue -h)" ] || fail "a refused job was queued: $(squeue)"
+pass "each task its own GPU (job.json and Azure ML)$([ "$CONSTRAINED" = 1 ] && echo ", devices cgroup per task"); too many GPUs and an unmapped cluster refused by name"
