@@ -14,7 +14,9 @@ cluster_start "cluster.gpucl=debug gpus.gpucl=2 mpi=none"
 [ -c "$CL/dev/n1/nvidia0" ] || fail "localcluster --gpus made no stand-in GPU at $CL/dev/n1/nvidia0"
 CONSTRAINED=${BATCHAI_CGROUP:-0}
 
-# One line per task: what Slurm and the plugin gave it, and which of its node's stand-in GPUs it can open.
+# One line per task: what Slurm and the plugin gave it, which of its node's stand-in GPUs it can open, and its
+# devices cgroup. (Its devices.list says nothing here: cgroup v1 lists "a *:* rwm" for a cgroup that allows
+# all but a few devices, so opening each device is the check.)
 cat >"$WORK/probe.sh" <<SH
 #!/bin/sh
 line="GPU-TASK rank=\$SLURM_PROCID node=\$SLURMD_NODENAME cvd=\${CUDA_VISIBLE_DEVICES-unset} num=\${AZ_BATCHAI_NUM_GPUS-unset} local=\${LOCAL_RANK-unset}"
@@ -24,8 +26,7 @@ for d in $CL/dev/\$SLURMD_NODENAME/nvidia*; do
     fi
     line="\$line \${d##*/}=\$r"
 done
-cg=\$(sed -n 's/^[0-9]*:devices://p' /proc/self/cgroup)
-echo "\$line devices.list=\$(tr '\n' ',' <"/sys/fs/cgroup/devices\$cg/devices.list" 2>/dev/null)"
+echo "\$line devices-cgroup=\$(sed -n 's/^[0-9]*:devices://p' /proc/self/cgroup)"
 SH
 chmod 0755 "$WORK/probe.sh"
 chown "$TEST_USER:" "$WORK/probe.sh"
@@ -47,14 +48,22 @@ check_tasks() {
     for node in n1 n2; do
         grep "^GPU-TASK .* node=$node " "$out" >"$CL/tasks-$node" || fail "$what: no task on $node: $(cat "$out")"
         [ "$(wc -l <"$CL/tasks-$node")" = 2 ] || fail "$what: not two tasks on $node: $(cat "$out")"
-        # Slurm set each task's CUDA_VISIBLE_DEVICES, one GPU, unlike its neighbour's.
+        # Slurm set each task's CUDA_VISIBLE_DEVICES to one GPU: unlike its neighbour's, or, where the devices
+        # cgroup hides the others, the one GPU the task sees (index 0; told apart by the open test below).
         cvds=$(sed -n 's/.* cvd=\([^ ]*\) .*/\1/p' "$CL/tasks-$node" | sort -u | tr '\n' ' ')
-        [[ $cvds =~ ^[0-9]+\ [0-9]+\ $ ]] || fail "$what: the tasks on $node see GPUs '$cvds', not one each"
+        if [ "$CONSTRAINED" = 1 ]; then
+            [ "$cvds" = "0 " ] || fail "$what: the tasks on $node see GPUs '$cvds', not their one GPU each"
+        else
+            [[ $cvds =~ ^[0-9]+\ [0-9]+\ $ ]] || fail "$what: the tasks on $node see GPUs '$cvds', not one each"
+        fi
         grep -q ' num=unset \| num=0 ' "$CL/tasks-$node" && fail "$what: AZ_BATCHAI_NUM_GPUS unset or 0 on $node: $(cat "$CL/tasks-$node")"
         [ "$(sed -n 's/.* local=\([^ ]*\) .*/\1/p' "$CL/tasks-$node" | sort | tr '\n' ' ')" = "0 1 " ] ||
             fail "$what: LOCAL_RANK on $node is not 0 and 1: $(cat "$CL/tasks-$node")"
         if [ "$CONSTRAINED" = 1 ]; then
-            # ConstrainDevices=yes: each task opens exactly one stand-in GPU, and not its neighbour's.
+            # ConstrainDevices=yes: each task is in a devices cgroup of its own, and opens exactly one stand-in
+            # GPU, not its neighbour's.
+            grep -v ' devices-cgroup=/.*/task_[0-9]*$' "$CL/tasks-$node" &&
+                fail "$what: a task on $node is not in a task devices cgroup of its own"
             local opened
             opened=$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | sort | tr '\n' ' ')
             [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | wc -l)" = 2 ] &&
