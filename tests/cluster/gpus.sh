@@ -5,6 +5,7 @@
 # cluster and Azure ML compute "gpucl" to the partition with gpus.gpucl=2.
 #   job.json  2 nodes x 2 ranks: the script asks --gpus-per-node=2 and the ranks --gpus-per-task=1; every
 #             task has a CUDA_VISIBLE_DEVICES of its own on its node, AZ_BATCHAI_NUM_GPUS and LOCAL_RANK.
+#   one.json  one task submitted with --gpus-per-node=1: AZ_BATCHAI_NUM_GPUS is Slurm's 1, not the site's 2.
 #   aml.yml   the same through an Azure ML command job (compute azureml:gpucl, 2 processes per instance).
 #   Under the cgroup pass (ConstrainDevices=yes): each task opens its own stand-in GPU and no other.
 #   Refused by sbatch, by name: 3 ranks per node on nodes of 2 GPUs; a cluster the site does not map.
@@ -85,6 +86,19 @@ out=$(log_dir "$id" gpus)/stdout.txt
 scontrol write batch_script "$id" "$CL/gpus.stored" >/dev/null
 grep -qx '#SBATCH --gpus-per-node=2' "$CL/gpus.stored" || fail "job.json: the script asks for no GPUs"
 check_tasks "$out" "job.json, 2 nodes x 2 ranks"
+
+# 1b. AZ_BATCHAI_NUM_GPUS is what Slurm allocated on the node, not the site's figure: one task asking
+# --gpus-per-node=1 on the sbatch line (which wins over the script's 2) is told 1.
+write_job one.json <<JSON
+{"properties": {"nodeCount": 1, "cluster": {"id": "$CLUSTER_ID/gpucl"},
+  "customToolkitSettings": {"commandLine": "$WORK/probe.sh"}, $LOGS_JSON, $MOUNT_JSON}}
+JSON
+id=$(submit --gpus-per-node=1 --batchai-job=one.json)
+st=$(wait_job "$id")
+out=$(log_dir "$id" one)/stdout.txt
+[ "$st" = COMPLETED ] || fail "one task: job $id ended $st: $(cat "$out" "$(log_dir "$id" one)/stderr.txt" 2>&1)"
+grep -q '^GPU-TASK rank=0 .* cvd=0 num=1 ' "$out" || fail "one task given 1 GPU of the site's 2: $(cat "$out")"
+echo "one task, sbatch --gpus-per-node=1:"; sed 's/^/    /' "$out"
 
 # 2. Azure ML: compute azureml:gpucl, 2 instances x 2 processes.
 write_job aml.yml <<YAML
