@@ -128,4 +128,28 @@ err=$(as_user "sbatch --batchai-job=other.json" 2>&1) && fail "sbatch accepted a
 grep -q 'properties.cluster.id: cluster "othercl" is not mapped .* cluster.othercl=PARTITION' <<<"$err" ||
     fail "an unmapped cluster refused without naming it: $err"
 [ -z "$(squeue -h)" ] || fail "a refused job was queued: $(squeue)"
+# 4. check-site, as an admin runs it: the GPUs the site promises are the nodes'; a promise of more GPUs, or
+# of a type the nodes do not have, exits 1 naming each node.
+install -d -m 0755 "$CL/images"
+line=$(cat "$CL/plugstack.conf")
+check_site() { # WANT_STATUS
+    local rc=0
+    (cd "$WORK" && "$BUILD/bin/batchai-job" check-site -p debug) >"$CL/check-site.out" 2>&1 || rc=$?
+    [ "$rc" = "$1" ] || fail "check-site exited $rc, want $1: $(cat "$CL/check-site.out")"
+}
+check_site 0
+assert_grep "^ok   GresTypes=gpu has gpu" "$CL/check-site.out"
+assert_grep "^ok   gpus.gpucl: every node of partition debug has 2 GPU(s)" "$CL/check-site.out"
+if [ "$CONSTRAINED" = 1 ]; then assert_grep "^ok   ConstrainDevices=yes" "$CL/check-site.out"
+else assert_grep "^warn ConstrainDevices=.*: any job can open every GPU of its node" "$CL/check-site.out"; fi
+for promise in gpus.gpucl=3 gpus.gpucl=a100:2; do
+    echo "${line/gpus.gpucl=2/$promise}" >"$CL/plugstack.conf"
+    check_site 1
+    for n in n1 n2; do
+        assert_grep "^FAIL node $n of partition debug has .* but gpus.gpucl promises" "$CL/check-site.out"
+    done
+done
+echo "$line" >"$CL/plugstack.conf"
+grep '^\(ok  \|warn\|FAIL\) .*\(GPU\|Gres\|ConstrainDevices\|oci\)' "$CL/check-site.out"
+
 pass "each task its own GPU (job.json and Azure ML)$([ "$CONSTRAINED" = 1 ] && echo ", devices cgroup per task"); too many GPUs and an unmapped cluster refused by name"
