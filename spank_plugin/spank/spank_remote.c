@@ -245,8 +245,19 @@ static int set_gpu_env(spank_t sp, bool batch_step)
         snprintf(gpus, sizeof gpus, "0");
     if (spank_setenv(sp, "AZ_BATCHAI_NUM_GPUS", gpus, 1) != ESPANK_SUCCESS)
         return -1;
+    /* The NVIDIA container hooks (enroot's under pyxis, nvidia-container-runtime's under oci) mount the GPUs
+     * NVIDIA_VISIBLE_DEVICES names, by the host's numbers, which a task does not know under ConstrainDevices
+     * (Slurm renumbers its variables from 0 there). "all" mounts the node's GPUs, and Slurm's choice stands
+     * as on the host: the devices cgroup opens the task's own, CUDA_VISIBLE_DEVICES selects them. */
+    if (strcmp(gpus, "0") != 0 && spank_setenv(sp, "NVIDIA_VISIBLE_DEVICES", "all", 1) != ESPANK_SUCCESS)
+        return -1;
     /* Not in the batch step: the steps it starts would inherit its 0 through srun's environment. */
-    if (batch_step || spank_getenv(sp, "SLURM_LOCALID", local, sizeof local) != ESPANK_SUCCESS)
+    int local_id;
+    if (batch_step)
+        return 0;
+    if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS)
+        snprintf(local, sizeof local, "%d", local_id);
+    else if (spank_getenv(sp, "SLURM_LOCALID", local, sizeof local) != ESPANK_SUCCESS)
         return 0;
     return spank_setenv(sp, "LOCAL_RANK", local, 1) == ESPANK_SUCCESS ? 0 : -1;
 }

@@ -9,28 +9,13 @@
 #   aml.yml   the same through an Azure ML command job (compute azureml:gpucl, 2 processes per instance).
 #   Under the cgroup pass (ConstrainDevices=yes): each task opens its own stand-in GPU and no other.
 #   Refused by sbatch, by name: 3 ranks per node on nodes of 2 GPUs; a cluster the site does not map.
+#   check-site: the promised GPUs against the nodes; a wrong promise exits 1 naming each node.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/gpulib.bash"
 CLUSTER_OPTS=(--gpus)
 cluster_start "cluster.gpucl=debug gpus.gpucl=2 mpi=none"
-[ -c "$CL/dev/n1/nvidia0" ] || fail "localcluster --gpus made no stand-in GPU at $CL/dev/n1/nvidia0"
-CONSTRAINED=${BATCHAI_CGROUP:-0}
 
-# One line per task: what Slurm and the plugin gave it, which of its node's stand-in GPUs it can open, and its
-# devices cgroup. (Its devices.list says nothing here: cgroup v1 lists "a *:* rwm" for a cgroup that allows
-# all but a few devices, so opening each device is the check.)
-cat >"$WORK/probe.sh" <<SH
-#!/bin/sh
-line="GPU-TASK rank=\$SLURM_PROCID node=\$SLURMD_NODENAME cvd=\${CUDA_VISIBLE_DEVICES-unset} num=\${AZ_BATCHAI_NUM_GPUS-unset} local=\${LOCAL_RANK-unset}"
-for d in $CL/dev/\$SLURMD_NODENAME/nvidia*; do
-    if err=\$(dd if="\$d" of=/dev/null count=0 2>&1); then r=open; else
-        case \$err in *"not permitted"*) r=denied ;; *"No such device"*) r=open ;; *) r=other ;; esac
-    fi
-    line="\$line \${d##*/}=\$r"
-done
-echo "\$line devices-cgroup=\$(sed -n 's/^[0-9]*:devices://p' /proc/self/cgroup)"
-SH
-chmod 0755 "$WORK/probe.sh"
-chown "$TEST_USER:" "$WORK/probe.sh"
+gpu_probe
 
 CLUSTER_ID=/subscriptions/0/resourceGroups/rg/providers/Microsoft.BatchAI/workspaces/ws/clusters
 gpu_job() { # FILE CLUSTER PROCESSES
@@ -39,41 +24,6 @@ gpu_job() { # FILE CLUSTER PROCESSES
   "customMpiSettings": {"commandLine": "$WORK/probe.sh", "processCount": $3},
   $LOGS_JSON, $MOUNT_JSON}}
 JSON
-}
-
-# check_tasks STDOUT WHAT: four tasks, two per node, each its own GPU.
-check_tasks() {
-    local out=$1 what=$2 node cvds lines
-    lines=$(grep -c '^GPU-TASK ' "$out" || true)
-    [ "$lines" = 4 ] || fail "$what: $lines task lines, expected 4: $(cat "$out")"
-    for node in n1 n2; do
-        grep "^GPU-TASK .* node=$node " "$out" >"$CL/tasks-$node" || fail "$what: no task on $node: $(cat "$out")"
-        [ "$(wc -l <"$CL/tasks-$node")" = 2 ] || fail "$what: not two tasks on $node: $(cat "$out")"
-        # Slurm set each task's CUDA_VISIBLE_DEVICES to one GPU: unlike its neighbour's, or, where the devices
-        # cgroup hides the others, the one GPU the task sees (index 0; told apart by the open test below).
-        cvds=$(sed -n 's/.* cvd=\([^ ]*\) .*/\1/p' "$CL/tasks-$node" | sort -u | tr '\n' ' ')
-        if [ "$CONSTRAINED" = 1 ]; then
-            [ "$cvds" = "0 " ] || fail "$what: the tasks on $node see GPUs '$cvds', not their one GPU each"
-        else
-            [[ $cvds =~ ^[0-9]+\ [0-9]+\ $ ]] || fail "$what: the tasks on $node see GPUs '$cvds', not one each"
-        fi
-        grep -q ' num=unset \| num=0 ' "$CL/tasks-$node" && fail "$what: AZ_BATCHAI_NUM_GPUS unset or 0 on $node: $(cat "$CL/tasks-$node")"
-        [ "$(sed -n 's/.* local=\([^ ]*\) .*/\1/p' "$CL/tasks-$node" | sort | tr '\n' ' ')" = "0 1 " ] ||
-            fail "$what: LOCAL_RANK on $node is not 0 and 1: $(cat "$CL/tasks-$node")"
-        if [ "$CONSTRAINED" = 1 ]; then
-            # ConstrainDevices=yes: each task is in a devices cgroup of its own, and opens exactly one stand-in
-            # GPU, not its neighbour's.
-            grep -v ' devices-cgroup=/.*/task_[0-9]*$' "$CL/tasks-$node" &&
-                fail "$what: a task on $node is not in a task devices cgroup of its own"
-            local opened
-            opened=$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | sort | tr '\n' ' ')
-            [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | wc -l)" = 2 ] &&
-                [ "$(grep -o 'nvidia[0-9]*=denied' "$CL/tasks-$node" | wc -l)" = 2 ] &&
-                [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | sort -u | wc -l)" = 2 ] ||
-                fail "$what: on $node the devices cgroups do not give each task its own GPU alone ($opened): $(cat "$CL/tasks-$node")"
-        fi
-    done
-    echo "$what:"; sed 's/^/    /' "$out"
 }
 
 # 1. job.json: 2 nodes x 2 ranks on the mapped cluster.

@@ -214,3 +214,30 @@ submit_cifar() {
         sbatch --parsable $opts --batchai-job=cifar.json" </dev/null 2>&1) || fail "sbatch: $out"
     echo "${out%%;*}"
 }
+
+# The busybox image of the container tests (container.sh, gpus.sh), for Slurm's OCI --container (rootless
+# runc): busybox_bundle_deps skips without what it needs; busybox_bundle DIR (after cluster_start) builds it
+# from busybox-static and stages it with contrib/stage-oci-bundle; nothing is pulled. The bundle
+# bind-mounts the test cluster's directory (shares, job directories, submit dir) at the same path, as a
+# site's staged bundles bind its share roots and job_root, and has the mount point of the step's spool
+# directory (Slurm 23.11+).
+busybox_bundle_deps() {
+    command -v runc >/dev/null || skip "runc is not installed"
+    [ -x /bin/busybox ] || skip "busybox-static is not installed"
+    [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is needed to stage the bundle (contrib/stage-oci-bundle)"
+    [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] || skip "no user namespaces"
+}
+busybox_bundle() {
+    local bundle=$1 t
+    mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc,root,run,var}
+    chmod 1777 "$bundle/rootfs/tmp"
+    ln -s /run "$bundle/rootfs/var/run"
+    cp /bin/busybox "$bundle/rootfs/bin/busybox"
+    for t in sh cat echo date id mkdir ls env grep dd sed; do ln -s busybox "$bundle/rootfs/bin/$t"; done
+    echo "busybox test image" >"$bundle/rootfs/etc/image-name"
+    # As an admin stages one: config.json, the bind mount of the cluster directory and the mount points
+    # rootless runc cannot create, /var/run/slurm included, where slurmstepd 23.11+ mounts the step's spool
+    # directory (localcluster sets MountSpoolDir): the image's /var/run is a link to /run, which the staging
+    # follows inside the rootfs.
+    "$TOP/contrib/stage-oci-bundle" "$bundle" --bind "$CL" >/dev/null
+}
