@@ -311,7 +311,7 @@ static void check_oci_gpus(const char *config)
     report(gpu ? "ok" : "warn", "container_runtime=oci: %s %s%s", path,
            gpu ? "names an NVIDIA runtime, hook or CDI device, so containers can get their GPUs"
                : "names no NVIDIA runtime, hook or CDI device: a job's container gets none of its GPUs "
-                 "(spank_batchai(8), GPUS)", f ? "" : " (cannot read it)");
+                 "(spank_batchai(8), GPUs)", f ? "" : " (cannot read it)");
     free(conf);
 }
 
