@@ -53,10 +53,11 @@ check_tasks() {
                 fail "$what: a task on $node is not in a task devices cgroup of its own"
             local opened
             opened=$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | sort | tr '\n' ' ')
-            [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | wc -l)" = 2 ] &&
-                [ "$(grep -o 'nvidia[0-9]*=denied' "$CL/tasks-$node" | wc -l)" = 2 ] &&
-                [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | sort -u | wc -l)" = 2 ] ||
+            if [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | wc -l)" != 2 ] ||
+                [ "$(grep -o 'nvidia[0-9]*=denied' "$CL/tasks-$node" | wc -l)" != 2 ] ||
+                [ "$(grep -o 'nvidia[0-9]*=open' "$CL/tasks-$node" | sort -u | wc -l)" != 2 ]; then
                 fail "$what: on $node the devices cgroups do not give each task its own GPU alone ($opened): $(cat "$CL/tasks-$node")"
+            fi
         fi
     done
     echo "$what:"; sed 's/^/    /' "$out"

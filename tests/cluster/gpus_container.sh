@@ -25,20 +25,20 @@ st=$(wait_job "$id")
 out=$(log_dir "$id" gc)/stdout.txt
 [ "$st" = COMPLETED ] || fail "container job $id ended $st: $(cat "$out" "$(log_dir "$id" gc)/stderr.txt" 2>&1)"
 [ "$(grep -c '^busybox test image$' "$out")" = 1 ] || fail "the tasks did not run in the container: $(cat "$out")"
-for node in n1; do
-    line=$(grep "^GPU-TASK .* node=$node " "$out") || fail "no task on $node: $(cat "$out")"
-    # Slurm 22.05 starts the container with the environment srun gave the step, not the task's after the
-    # plugins: LOCAL_RANK, which the plugin sets per task, is missing there (the batch step sets none).
-    local_rank='local=0' release=$(slurmctld -V | sed -n 's/^slurm[^ ]* \([0-9]*\)\.\([0-9]*\)\..*/\1\2/p')
-    [ "${release:-0}" -gt 2205 ] || local_rank='local=unset'
-    [[ $line =~ \ cvd=[0-9]+\ num=1\ $local_rank\ nvd=all\  ]] ||
-        fail "the container task on $node has not its one GPU's variables: $line"
-    # Its node's two device nodes are there; under ConstrainDevices it opens one, not the other.
-    [[ $line =~ nvidia[0-9]+=[a-z]+\ nvidia[0-9]+=[a-z]+ ]] || fail "the container on $node lacks the device nodes: $line"
-    if [ "$CONSTRAINED" = 1 ]; then
-        [ "$(grep -o 'nvidia[0-9]*=open' <<<"$line" | wc -l)" = 1 ] && [ "$(grep -o 'nvidia[0-9]*=denied' <<<"$line" | wc -l)" = 1 ] ||
-            fail "the container task on $node does not open its own GPU alone: $line"
+node=n1
+line=$(grep "^GPU-TASK .* node=$node " "$out") || fail "no task on $node: $(cat "$out")"
+# Slurm 22.05 starts the container with the environment srun gave the step, not the task's after the
+# plugins: LOCAL_RANK, which the plugin sets per task, is missing there (the batch step sets none).
+local_rank='local=0' release=$(slurmctld -V | sed -n 's/^slurm[^ ]* \([0-9]*\)\.\([0-9]*\)\..*/\1\2/p')
+[ "${release:-0}" -gt 2205 ] || local_rank='local=unset'
+[[ $line =~ \ cvd=[0-9]+\ num=1\ $local_rank\ nvd=all\  ]] ||
+    fail "the container task on $node has not its one GPU's variables: $line"
+# Its node's two device nodes are there; under ConstrainDevices it opens one, not the other.
+[[ $line =~ nvidia[0-9]+=(open|denied)\ nvidia[0-9]+=(open|denied) ]] || fail "the container on $node lacks the device nodes: $line"
+if [ "$CONSTRAINED" = 1 ]; then
+    if [ "$(grep -o 'nvidia[0-9]*=open' <<<"$line" | wc -l)" != 1 ] || [ "$(grep -o 'nvidia[0-9]*=denied' <<<"$line" | wc -l)" != 1 ]; then
+        fail "the container task on $node does not open its own GPU alone: $line"
     fi
-done
+fi
 echo "OCI container, 1 rank:"; sed 's/^/    /' "$out"
 pass "each task in its container sees its GPU$([ "$CONSTRAINED" = 1 ] && echo ", its devices cgroup holding there")"
