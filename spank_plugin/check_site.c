@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -239,6 +240,119 @@ static char *partition_nodes(const char *partition, int *count)
     return list;
 }
 
+/* The GPUs of `type` ("" for any) in a node's Gres= value as scontrol prints it: "gpu:2",
+ * "gpu:a100:4(S:0-1)", "gpu:a100:2,gpu:v100:2", "(null)". */
+static int node_gpus(const char *gres, const char *type)
+{
+    int total = 0;
+    for (const char *p = gres; p && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+        size_t len = strcspn(p, ",");
+        if (strncmp(p, "gpu:", 4) != 0)
+            continue;
+        const char *f = p + 4, *colon = memchr(f, ':', len - 4);
+        const char *num = colon ? colon + 1 : f;
+        size_t tlen = colon ? (size_t)(colon - f) : 0;
+        if (*type && (tlen != strlen(type) || strncmp(f, type, tlen) != 0))
+            continue;
+        total += atoi(num);
+    }
+    return total;
+}
+
+/* One partition's promise: every node has at least `want` GPUs of the site's type. `setting` names the
+ * promise for messages. Returns whether it holds. */
+static bool check_partition_gpus(const char *partition, const struct bai_gpus *want, const char *setting)
+{
+    int count = 0, st, bad = 0;
+    char *nodes = partition_nodes(partition, &count);
+    if (!nodes || !count) {
+        report("FAIL", "%s: partition %s has no nodes (sinfo)", setting, partition);
+        free(nodes);
+        return false;
+    }
+    for (char *save = NULL, *n = strtok_r(nodes, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+        struct sbuf cmd = {0};
+        sb_puts(&cmd, "scontrol -o show node");
+        sh_word(&cmd, n);
+        char *c = sb_finish(&cmd), *out = c ? run_capture(c, &st) : NULL, *g = out ? strstr(out, " Gres=") : NULL;
+        char *gres = g ? strndup(g + 6, strcspn(g + 6, " \n")) : NULL;
+        int have = gres ? node_gpus(gres, want->type) : 0;
+        if (have < want->count) {
+            report("FAIL", "node %s of partition %s has %d GPU(s)%s%s (Gres=%s) but %s promises %d per node: give "
+                   "it Gres=gpu:%s%s%d in slurm.conf and gres.conf, or change %s", n, partition, have,
+                   want->type[0] ? " of type " : "", want->type, gres ? gres : "(none)", setting, want->count,
+                   want->type, want->type[0] ? ":" : "", want->count, setting);
+            bad++;
+        }
+        free(c);
+        free(out);
+        free(gres);
+    }
+    if (!bad)
+        report("ok", "%s: every node of partition %s has %d GPU(s)%s%s", setting, partition, want->count,
+               want->type[0] ? " of type " : "", want->type);
+    free(nodes);
+    return bad == 0;
+}
+
+/* Slurm puts no GPU into an OCI container by itself: oci.conf must run a runtime that adds them (the NVIDIA
+ * container runtime or its hook, or CDI devices). Read on this host, beside its slurm.conf. */
+static void check_oci_gpus(const char *config)
+{
+    char *conf = config_value(config, "SLURM_CONF"), path[PATH_MAX], dir[PATH_MAX], line[4096];
+    bool gpu = false;
+    snprintf(dir, sizeof dir, "%s", conf ? conf : "/etc/slurm/slurm.conf");
+    snprintf(path, sizeof path, "%s/oci.conf", dirname(dir));
+    FILE *f = fopen(path, "re");
+    while (f && !gpu && fgets(line, sizeof line, f))
+        gpu = line[0] != '#' && (strstr(line, "nvidia") || strstr(line, "cdi"));
+    if (f)
+        fclose(f);
+    report(gpu ? "ok" : "warn", "container_runtime=oci: %s %s%s", path,
+           gpu ? "names an NVIDIA runtime, hook or CDI device, so containers can get their GPUs"
+               : "names no NVIDIA runtime, hook or CDI device: a job's container gets none of its GPUs "
+                 "(spank_batchai(8), GPUs)", f ? "" : " (cannot read it)");
+    free(conf);
+}
+
+/* The GPUs the site's settings promise (gpus.ID, gpus_per_node of a mapped cluster or of `partition`) against
+ * Slurm: GresTypes has gpu, each node of those partitions has them, devices are confined to a job's own, and
+ * the container runtime can pass them on. */
+static void check_gpus(const char *config, const struct bai_settings *site)
+{
+    bool any = false;
+    for (size_t i = 0; i <= site->n_clusters; i++) {
+        const char *id = i < site->n_clusters ? site->clusters[i].key : NULL;
+        const char *partition = id ? site->clusters[i].value : site->partition;
+        const char *v = id ? bai_settings_cluster_gpus(site, id) : NULL;
+        struct bai_gpus want = { .count = site->gpus_per_node };
+        char setting[160];
+        if (!partition || (v && bai_gpus_parse(v, &want) != 0) || want.count == 0)
+            continue;
+        if (!any) {
+            char *types = config_value(config, "GresTypes");
+            bool gpu = types && strstr(types, "gpu");
+            report(gpu ? "ok" : "FAIL", "GresTypes=%s%s", types ? types : "(none)",
+                   gpu ? " has gpu" : ": the site promises GPUs, so set GresTypes=gpu in slurm.conf");
+            free(types);
+            char *constrain = config_value(config, "ConstrainDevices");
+            bool yes = constrain && strcasecmp(constrain, "yes") == 0;
+            report(yes ? "ok" : "warn", "ConstrainDevices=%s%s", constrain ? constrain : "(unset)",
+                   yes ? ": a task opens only the GPUs Slurm gave it" : ": any job can open every GPU of its node; set "
+                   "ConstrainDevices=yes in cgroup.conf (with TaskPlugin=task/cgroup)");
+            free(constrain);
+            any = true;
+        }
+        if (id)
+            snprintf(setting, sizeof setting, "%s%s", v ? "gpus." : "gpus_per_node for cluster.", id);
+        else
+            snprintf(setting, sizeof setting, "gpus_per_node for partition=%s", partition);
+        check_partition_gpus(partition, &want, setting);
+    }
+    if (any && site->runtime == BAI_RUNTIME_OCI)
+        check_oci_gpus(config);
+}
+
 /* How long the probe waits for its allocation, in seconds. */
 enum { CHECK_SITE_ALLOC_WAIT = 60 };
 
@@ -351,8 +465,10 @@ int bai_check_site_main(const char *self, int argc, char **argv)
     char *version = config_value(config, "SLURM_VERSION");
     report("ok", "Slurm %s; batchai-job %s", version ? version : "(unknown)", BAI_VERSION);
     free(version);
-    if (check_config(config, &site))
+    if (check_config(config, &site)) {
+        check_gpus(config, &site);
         check_nodes(self, partition, dir[0] ? dir : cwd, &site);
+    }
     free(config);
     bai_settings_free(&site);
     printf("%s\n", problems ? "check-site: problems found" : "check-site: all checks passed");

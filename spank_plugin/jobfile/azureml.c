@@ -25,8 +25,6 @@ static const struct refusal top_refused[] = {
     { NULL, NULL },
 };
 static const struct refusal resources_refused[] = {
-    { "instance_type", "Slurm chooses nodes by partition: remove instance_type, and use compute (mapped to a "
-                       "partition by the site) or sbatch --constraint" },
     { "docker_args", "the site's container runtime takes no docker arguments: remove docker_args" },
     { "properties", "Azure ML's compute properties have no meaning on Slurm: remove them" },
     { "locations", "the job runs on this cluster: remove locations" },
@@ -452,7 +450,7 @@ static const char *const top_keys[] = {
 
 void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
 {
-    static const char *const resource_keys[] = { "instance_count", "shm_size", NULL };
+    static const char *const resource_keys[] = { "instance_count", "shm_size", "instance_type", NULL };
     static const char *const limit_keys[] = { "timeout", NULL };
     const cJSON *v;
     char *s = NULL;
@@ -483,6 +481,8 @@ void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
         object_with_refusals(d, v, "resources", resource_keys, resources_refused)) {
         jv_int(d, v, "instance_count", "resources", 1, BAI_JOB_MAX_NODES, 0, &job->node_count);
         jv_string(d, v, "shm_size", "resources", JV_NONEMPTY, &job->shm_size);
+        /* Mapped to GPUs per node by the site's instance_type.NAME, or refused there (translate.c). */
+        jv_string(d, v, "instance_type", "resources", JV_NONEMPTY, &job->aml->instance_type);
     }
     job->max_wall_seconds = BAI_JOB_DEFAULT_WALL_SECONDS;
     if ((v = jv_get(root, "limits")) != NULL && jv_object(d, v, "limits", limit_keys) &&
@@ -534,5 +534,6 @@ void bai_aml_free(struct bai_aml *aml)
     free(aml->command);
     free(aml->code);
     free(aml->environment);
+    free(aml->instance_type);
     free(aml);
 }

@@ -48,6 +48,7 @@ struct bai_aml {
     char *command;       /* as written, ${{...}} substituted at translation */
     char *code;          /* the code directory as written, else NULL */
     char *environment;   /* an azureml: environment reference (the site's environment.<ref> map), else NULL */
+    char *instance_type; /* resources.instance_type (the site's instance_type.<name> map), else NULL */
     enum bai_aml_dist dist;
     int per_node;        /* processes per node (mpi, pytorch; 1 otherwise) */
     int workers, ps;     /* tensorflow */

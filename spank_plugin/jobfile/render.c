@@ -31,6 +31,24 @@ static void sb_shell_pattern(struct sbuf *b, const char *pattern)
 /* The origin of the --open-mode line, the same for both job formats. */
 #define OPEN_MODE_ORIGIN "#   --open-mode  a requeued job appends: each attempt's output is kept, after its header line\n"
 
+/* Where the GPU request comes from and what each rank gets. */
+static void render_gpu_origin(struct sbuf *b, const struct bai_plan *p)
+{
+    if (!p->gpus_per_node)
+        return;
+    sb_comment(b, "  --%s  every GPU of each node, as the site's %s declares them", p->gpu_type ? "gres       " :
+               "gpus-per-node", p->origin.gpu_setting);
+    if (!p->gpu_per_rank)
+        sb_puts(b, "#                the tasks are not ranks (one task, or TensorFlow's servers and workers):\n"
+                   "#                each sees every GPU the job has on its node\n");
+    else if (p->ranks_min == p->ranks_max)
+        sb_comment(b, "               the main step's %d rank(s) per node get one GPU each (srun --gpus-per-task=1)%s",
+                   p->ranks_max, p->ranks_max < p->gpus_per_node ? "; the node's other GPUs stay unused" : "");
+    else
+        sb_comment(b, "               the main step's ranks do not divide evenly: nodes run %d or %d ranks, one GPU "
+                      "each (srun --gpus-per-task=1); a node's other GPUs stay unused", p->ranks_min, p->ranks_max);
+}
+
 /* #SBATCH lines are read by sbatch, not by the shell: it cuts them at white space, takes ' " and \ as
  * quoting and an unquoted '#' as the end of the options (get_argument() in Slurm's src/sbatch/opt.c). Their
  * values are therefore never quoted but made of characters none of that applies to: translate checks the
@@ -60,6 +78,10 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
         sb_printf(b, "#SBATCH --signal=B:USR1@%d\n", p->signal_before_limit);
     if (p->partition)
         sb_printf(b, "#SBATCH --partition=%s\n", p->partition);
+    if (p->gpus_per_node && p->gpu_type)
+        sb_printf(b, "#SBATCH --gres=gpu:%s:%d\n", p->gpu_type, p->gpus_per_node);
+    else if (p->gpus_per_node)
+        sb_printf(b, "#SBATCH --gpus-per-node=%d\n", p->gpus_per_node);
     if (p->qos)
         sb_printf(b, "#SBATCH --qos=%s\n", p->qos);
     if (p->nice)
@@ -75,6 +97,7 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                    "#                out its logs\n" OPEN_MODE_ORIGIN);
         if (p->partition && p->origin.cluster_id)
             sb_comment(b, "  --partition  compute \"%s\", through the site's cluster map", p->origin.cluster_id);
+        render_gpu_origin(b, p);
         return;
     }
     sb_comment(b, "  --nodes      nodeCount %d", p->origin.node_count);
@@ -90,6 +113,7 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                    "#                current step with a checkpoint (a requeue resumes from it: --resume auto)\n");
     if (p->partition && p->origin.cluster_id)
         sb_comment(b, "  --partition  cluster.id \"%s\", through the site's cluster map", p->origin.cluster_id);
+    render_gpu_origin(b, p);
     if (p->qos || p->nice)
         sb_comment(b, "  --%s  schedulingPriority, through the site's priority map", p->qos ? "qos " : "nice");
 }

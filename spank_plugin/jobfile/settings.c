@@ -16,6 +16,7 @@
 
 /* BAI_SET_CHOICE stores an index into an enum field. */
 _Static_assert(sizeof(enum bai_runtime) == sizeof(int), "a choice is stored as an int");
+_Static_assert(sizeof(enum bai_unmapped) == sizeof(int), "a choice is stored as an int");
 
 #define FIELD(f) .offset = offsetof(struct bai_settings, f)
 #define MAP(f) .map = true, FIELD(f), .count = offsetof(struct bai_settings, n_##f)
@@ -59,6 +60,19 @@ const struct bai_setting bai_setting_table[] = {
     { "cluster.ID", "PARTITION", BAI_SET_STRING, MAP(clusters),
       .help = "The last segment of the job's `cluster.id`, ID, or an Azure ML command job's `compute` without "
               "`azureml:`, becomes `--partition=PARTITION`." },
+    { "gpus.ID", "N|TYPE:N", BAI_SET_GPUS, MAP(gpus),
+      .help = "The GPUs of each node of cluster ID's partition (ID as in `cluster.ID`), instead of `gpus_per_node`: "
+              "every job on it asks Slurm for them, `--gpus-per-node=N`, or `--gres=gpu:TYPE:N` where the site's "
+              "GPUs are typed in gres.conf (`gpus.nc24=a100:4`).\n"
+              "`gpus.ID=0`: a cluster without GPUs." },
+    { "instance_type.NAME", "N|TYPE:N", BAI_SET_GPUS, MAP(instance_types),
+      .help = "An Azure ML job's `resources.instance_type` NAME (`instance_type.Standard_NC24ads_A100_v4=a100:1`) "
+              "is that many GPUs per node on the job's `compute` partition, instead of its `gpus.ID`.\n"
+              "An instance type that is not mapped is refused by name." },
+    { "unmapped_cluster", "refuse|partition", BAI_SET_CHOICE, FIELD(unmapped_cluster), .def = "refuse",
+      .help = "A job whose cluster (`cluster.id`, `compute`) has no `cluster.ID`: `refuse`, by name, with the "
+              "setting that would map it; `partition`, run it on `partition` (or Slurm's default) with "
+              "`gpus_per_node`." },
     { "environment.REF", "IMAGE", BAI_SET_STRING, MAP(environments),
       .help = "An Azure ML command job's `environment` reference REF, written as the job writes it "
               "(`environment.azureml:AzureML-acpt-pytorch-2.8-cuda12.6@latest=nvcr.io/nvidia/pytorch:24.05-py3`), "
@@ -71,7 +85,8 @@ const struct bai_setting bai_setting_table[] = {
               "through `share.NAME` or `shares_root`; a share without its directory is refused at submission "
               "by name." },
     { "partition", "NAME", BAI_SET_STRING, FIELD(partition),
-      .help = "`--partition` when no `cluster.ID` applies; unset, Slurm's default partition." },
+      .help = "`--partition` of a job without a cluster (or, under `unmapped_cluster=partition`, with an unmapped "
+              "one); unset, Slurm's default partition." },
     { "allow_mount_command", "yes|no", BAI_SET_BOOL, FIELD(allow_mount_command), .def = "no",
       .help = "Whether `unmanagedFileSystems` may run their `mountCommand`, as the user, never as root." },
     { "python", "PATH", BAI_SET_STRING, FIELD(python), .def = "python3",
@@ -79,7 +94,9 @@ const struct bai_setting bai_setting_table[] = {
     { "mpi", "PLUGIN", BAI_SET_STRING, FIELD(mpi), .def = "pmix",
       .help = "`srun --mpi=PLUGIN` for the MPI toolkits." },
     { "gpus_per_node", "N", BAI_SET_INT, FIELD(gpus_per_node), .min = 0, .max = 1024, .def = "0",
-      .help = "`AZ_BATCHAI_NUM_GPUS`, from 0 to 1024." },
+      .help = "The GPUs of each node (0 to 1024) of `partition` and of every mapped cluster without `gpus.ID`: "
+              "a job asks for them with `--gpus-per-node=N`.\n"
+              "Each task's `AZ_BATCHAI_NUM_GPUS` is what Slurm allocated on its node (`SLURM_GPUS_ON_NODE`)." },
     { "settings_file", "PATH", BAI_SET_INCLUDE,
       .help = "Read more settings from PATH, one per line, `#` starting a comment; on the plugstack line only, "
               "not in such a file.\n"
@@ -210,6 +227,12 @@ static int apply_row(struct bai_settings *s, const struct bai_setting *row, cons
         return -1;
     }
     switch (row->type) {
+    case BAI_SET_GPUS:
+        if (bai_gpus_parse(v, &(struct bai_gpus){ 0 }) != 0) {
+            bai_diag_add(diag, where, "%s: expected N or TYPE:N (N from 0 to 1024), got \"%.40s\"", key, v);
+            return -1;
+        }
+        __attribute__((fallthrough)); /* stored as a string */
     case BAI_SET_PATH: /* checked above, stored as a string */
     case BAI_SET_STRING:
         if (row->map) {
@@ -397,6 +420,38 @@ const char *bai_settings_cluster_partition(const struct bai_settings *s, const c
     return map_lookup(s->clusters, s->n_clusters, cluster_name);
 }
 
+const char *bai_settings_cluster_gpus(const struct bai_settings *s, const char *cluster_name)
+{
+    return map_lookup(s->gpus, s->n_gpus, cluster_name);
+}
+
+const char *bai_settings_instance_gpus(const struct bai_settings *s, const char *instance_type)
+{
+    return map_lookup(s->instance_types, s->n_instance_types, instance_type);
+}
+
+int bai_gpus_parse(const char *v, struct bai_gpus *out)
+{
+    const char *colon = strchr(v, ':'), *num = colon ? colon + 1 : v;
+    size_t tlen = colon ? (size_t)(colon - v) : 0;
+    char *end;
+    long n;
+
+    memset(out, 0, sizeof *out);
+    if (colon && (tlen == 0 || tlen >= sizeof out->type))
+        return -1;
+    for (size_t i = 0; i < tlen; i++)
+        if (!isalnum((unsigned char)v[i]) && !strchr("_-.", v[i]))
+            return -1;
+    errno = 0;
+    n = strtol(num, &end, 10);
+    if (errno || end == num || *end || !isdigit((unsigned char)*num) || n > 1024)
+        return -1;
+    memcpy(out->type, v, tlen);
+    out->count = (int)n;
+    return 0;
+}
+
 const char *bai_settings_environment_image(const struct bai_settings *s, const char *ref)
 {
     return map_lookup(s->environments, s->n_environments, ref);
@@ -424,7 +479,7 @@ void bai_settings_free(struct bai_settings *s)
         void *field = (char *)s + row->offset;
         if (row->map)
             free_map(*(struct bai_kv **)field, *(size_t *)((char *)s + row->count));
-        else if (row->type == BAI_SET_PATH || row->type == BAI_SET_STRING)
+        else if (row->type == BAI_SET_PATH || row->type == BAI_SET_STRING || row->type == BAI_SET_GPUS)
             free(*(char **)field);
         else if (row->type == BAI_SET_PRIORITY)
             free(((struct bai_prio_map *)field)->qos);

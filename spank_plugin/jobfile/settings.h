@@ -20,6 +20,15 @@
 
 enum bai_runtime { BAI_RUNTIME_OCI = 0, BAI_RUNTIME_PYXIS, BAI_RUNTIME_NONE };
 
+/* What a job whose cluster or compute the site does not map gets: refused, or the default partition. */
+enum bai_unmapped { BAI_UNMAPPED_REFUSE = 0, BAI_UNMAPPED_PARTITION };
+
+/* GPUs per node as the site declares them: "N" or "TYPE:N" (Slurm's gpu:TYPE:N without "gpu:"). */
+struct bai_gpus {
+    int count;
+    char type[64];       /* "" when untyped */
+};
+
 struct bai_kv {
     char *key;
     char *value;
@@ -45,10 +54,13 @@ struct bai_settings {
     enum bai_runtime runtime;
     bool allow_mount_command;
     int gpus_per_node;
+    int unmapped_cluster;    /* enum bai_unmapped */
     struct bai_prio_map priority[3]; /* indexed by enum bai_priority */
     struct bai_kv *shares;   size_t n_shares;
     struct bai_kv *images;   size_t n_images;
     struct bai_kv *clusters; size_t n_clusters;
+    struct bai_kv *gpus;     size_t n_gpus;            /* cluster ID -> "N" or "TYPE:N" */
+    struct bai_kv *instance_types; size_t n_instance_types; /* Azure ML instance type -> "N" or "TYPE:N" */
     struct bai_kv *environments; size_t n_environments; /* Azure ML environment reference -> image */
     struct bai_kv *data;     size_t n_data;            /* Azure ML data asset reference -> directory */
 };
@@ -75,6 +87,15 @@ char *bai_settings_image_target(const struct bai_settings *s, const char *image)
 /* The partition mapped to a cluster name (the last segment of cluster.id), or NULL. */
 const char *bai_settings_cluster_partition(const struct bai_settings *s, const char *cluster_name);
 
+/* The GPUs per node of cluster `cluster_name` (gpus.ID), or NULL when the site declares none for it. */
+const char *bai_settings_cluster_gpus(const struct bai_settings *s, const char *cluster_name);
+
+/* The GPUs per node of an Azure ML instance type (instance_type.NAME), or NULL. */
+const char *bai_settings_instance_gpus(const struct bai_settings *s, const char *instance_type);
+
+/* Read "N" or "TYPE:N" (N from 0 to 1024, TYPE letters, digits, '_' '-' '.'). Returns 0, or -1. */
+int bai_gpus_parse(const char *v, struct bai_gpus *out);
+
 /* The image an Azure ML environment reference maps to (environment.REF), or NULL. */
 const char *bai_settings_environment_image(const struct bai_settings *s, const char *ref);
 
@@ -92,6 +113,7 @@ enum bai_setting_type {
     BAI_SET_CHOICE,   /* enum: one of the '|'-separated words of arg, stored as its index */
     BAI_SET_PRIORITY, /* struct bai_prio_map: qos:NAME, nice:N or none */
     BAI_SET_INCLUDE,  /* settings_file: load the named file (plugstack only, not nested) */
+    BAI_SET_GPUS,     /* char *: "N" or "TYPE:N", checked by bai_gpus_parse() */
 };
 
 /* One row of the settings table. A map row's key is a prefix and a placeholder ("share.NAME"): any

@@ -253,7 +253,8 @@ static void plan_env(struct bai_plan *plan, const struct bai_job *job, const str
     rc |= add_env(plan, cap, "AZ_BATCHAI_STDOUTERR_DIR", strdup(plan->log_dir), 0);
     rc |= add_env(plan, cap, "AZ_BATCHAI_JOB_TEMP", strdup(plan->job_temp), 0);
     rc |= add_env(plan, cap, "AZ_BATCHAI_SHARED_JOB_TEMP", fmt("%s/shared", job_out), 0);
-    rc |= add_env(plan, cap, "AZ_BATCHAI_NUM_GPUS", fmt("%d", site->gpus_per_node), 0);
+    /* What the job asks per node; the plugin sets each task's to what Slurm allocated on its node. */
+    rc |= add_env(plan, cap, "AZ_BATCHAI_NUM_GPUS", fmt("%d", plan->gpus_per_node), 0);
     rc |= add_env(plan, cap, "AZ_BATCHAI_MPI_HOST_FILE", fmt("%s/hostfile", plan->job_dir), 0);
     for (size_t i = 0; i < job->n_inputs; i++) {
         char name[160];
@@ -299,6 +300,10 @@ void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai
     if (mpi)
         sb_printf(b, " --mpi=%s --kill-on-bad-exit=1", site->mpi);
     sb_printf(b, " --ntasks=%d", ntasks);
+    /* Each rank its own GPU: Slurm sets the task's CUDA_VISIBLE_DEVICES and, under ConstrainDevices=yes, its
+     * devices cgroup to that GPU alone. */
+    if (plan->gpu_per_rank)
+        sb_puts(b, " --gpus-per-task=1");
     if (extra_opts)
         sb_printf(b, " %s", extra_opts);
     if (plan->workdir) {
@@ -409,6 +414,63 @@ static bool sbatch_value_ok(const char *s)
     return true;
 }
 
+/* The GPUs per node: the Azure ML job's instance_type.NAME, else its cluster's gpus.ID (a mapped cluster
+ * only), else gpus_per_node. Ranks (MPI, PyTorch, an Azure ML job's processes) each get a GPU of their own, so
+ * a node cannot run more of them than it has GPUs. */
+static void plan_gpus(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
+                      struct bai_diag *d)
+{
+    const char *name = job->cluster_id ? strrchr(job->cluster_id, '/') : NULL, *value = NULL, *itype;
+    struct bai_gpus g = { .count = site->gpus_per_node };
+    int tasks = bai_job_task_count(job);
+
+    name = name ? name + 1 : job->cluster_id;
+    itype = job->aml ? job->aml->instance_type : NULL;
+    if (itype && !(value = bai_settings_instance_gpus(site, itype))) {
+        bai_diag_add(d, "resources.instance_type", "\"%.80s\" is not mapped on this site: remove instance_type "
+                     "and use compute (mapped to a partition and its GPUs by the site), or ask the admins for "
+                     "instance_type.%.80s=N (GPUs per node)", itype, itype);
+        return;
+    }
+    if (itype)
+        plan->origin.gpu_setting = fmt("instance_type.%s", itype);
+    else if (name && bai_settings_cluster_partition(site, name) && (value = bai_settings_cluster_gpus(site, name)))
+        plan->origin.gpu_setting = fmt("gpus.%s", name);
+    else if (site->gpus_per_node)
+        plan->origin.gpu_setting = strdup("gpus_per_node");
+    if (value && bai_gpus_parse(value, &g) != 0) /* checked when the setting was read */
+        return;
+    plan->gpus_per_node = g.count;
+    plan->gpu_type = g.type[0] ? strdup(g.type) : NULL;
+    if (!g.count)
+        return;
+    if (job->aml)
+        plan->gpu_per_rank = job->aml->dist == BAI_AML_MPI || job->aml->dist == BAI_AML_PYTORCH ||
+                             job->aml->per_node > 1;
+    else /* the toolkits whose tasks are ranks: all but one-task ones and TensorFlow's servers and workers */
+        plan->gpu_per_rank = tasks > 1 && strcmp(job->toolkit.kind->property, "tensorFlowSettings") != 0;
+    if (!plan->gpu_per_rank)
+        return;
+    plan->ranks_min = job->aml ? job->aml->per_node : tasks / job->node_count;
+    plan->ranks_max = job->aml ? job->aml->per_node : (tasks + job->node_count - 1) / job->node_count;
+    if (plan->ranks_max > g.count) {
+        if (job->aml)
+            bai_diag_add(d, "distribution.process_count_per_instance", "%d processes per node, each with a GPU of "
+                         "its own, but the nodes of compute \"%.80s\" have %d GPU(s) (%s): ask for at most %d",
+                         plan->ranks_max, name ? name : "(none)", g.count, plan->origin.gpu_setting, g.count);
+        else {
+            char path[JV_PATH_MAX], tk[JV_PATH_MAX];
+            jv_child(tk, "properties", job->toolkit.kind->property);
+            jv_child(path, tk, "processCount");
+            bai_diag_add(d, path, "processCount %d over nodeCount %d is up to %d ranks per node, each with a "
+                         "GPU of its own, but the nodes of %s have %d GPU(s) (%s): ask for at most %d processes, or "
+                         "more nodes", tasks, job->node_count, plan->ranks_max,
+                         name ? "this cluster" : "this site's partition", g.count, plan->origin.gpu_setting,
+                         g.count * job->node_count);
+        }
+    }
+}
+
 static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
                             struct bai_diag *d)
 {
@@ -422,9 +484,16 @@ static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, co
         char *name = strrchr(job->cluster_id, '/');
         const char *part = bai_settings_cluster_partition(site, name ? name + 1 : job->cluster_id);
         plan->partition = xstrdup_or_null(part);
+        if (!part && site->unmapped_cluster == BAI_UNMAPPED_REFUSE)
+            bai_diag_add(d, job->aml ? "compute" : "properties.cluster.id", "%s \"%.80s\" is not mapped to a "
+                         "partition on this site: ask the admins for cluster.%.80s=PARTITION (or "
+                         "unmapped_cluster=partition, to run such jobs on the default partition)",
+                         job->aml ? "compute" : "cluster", name ? name + 1 : job->cluster_id,
+                         name ? name + 1 : job->cluster_id);
     }
     if (!plan->partition && site->partition)
         plan->partition = strdup(site->partition);
+    plan_gpus(plan, job, site, d);
     if (prio->kind == BAI_PRIO_QOS)
         plan->qos = strdup(prio->qos);
     else if (prio->kind == BAI_PRIO_NICE)
@@ -627,6 +696,6 @@ void bai_plan_free(struct bai_plan *plan)
     free(plan->workdir);
     free(plan->secrets_file);
     free(plan->origin.out_err_prefix); free(plan->origin.cluster_id); free(plan->origin.image);
-    free(plan->origin.shm_size);
+    free(plan->origin.shm_size); free(plan->origin.gpu_setting); free(plan->gpu_type);
     memset(plan, 0, sizeof *plan);
 }

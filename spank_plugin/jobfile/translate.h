@@ -51,6 +51,10 @@ struct bai_plan {
     long time_limit_seconds;
     char *partition;     /* NULL: none */
     char *qos;           /* NULL: none */
+    int gpus_per_node;   /* the GPUs each node gives the job (--gpus-per-node / --gres=gpu:TYPE:N); 0: none */
+    char *gpu_type;      /* the site's GRES type of those GPUs, or NULL (untyped: --gpus-per-node) */
+    bool gpu_per_rank;   /* the main step's tasks are ranks, each bound to a GPU of its own (--gpus-per-task=1) */
+    int ranks_min, ranks_max; /* with gpu_per_rank: the fewest and most ranks a node runs */
     int nice;            /* 0: none */
     char *log_dir;       /* "%j"-pattern host path: <resolved stdOutErrPathPrefix>/<job_name>/%j/stdouterr */
     char *job_dir;       /* "%j"-pattern: <job_root>/%j */
@@ -78,6 +82,7 @@ struct bai_plan {
         bool default_wall_time;  /* maxWallClockTime absent: Batch AI's 7 days */
         char *out_err_prefix;    /* stdOutErrPathPrefix as the file says it */
         char *cluster_id;        /* cluster.id, or NULL */
+        char *gpu_setting;       /* the site setting the GPU count came from ("gpus.nc6"), or NULL */
         char *image, *shm_size;  /* containerSettings, or NULL */
         const char *toolkit;     /* the toolkit's property name, e.g. "horovodSettings" (static) */
         bool aml;                /* an Azure ML command job: the comments name its fields */

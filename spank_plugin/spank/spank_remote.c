@@ -234,6 +234,34 @@ static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s,
     return 0;
 }
 
+/* What Slurm gave this task, not the site's figure: AZ_BATCHAI_NUM_GPUS is the job's GPUs on this node
+ * (SLURM_GPUS_ON_NODE, which slurmstepd sets with CUDA_VISIBLE_DEVICES before the task plugins run; absent:
+ * none), and LOCAL_RANK the task's rank on its node (SLURM_LOCALID), as a toolkit's launcher sets it. */
+static int set_gpu_env(spank_t sp, bool batch_step)
+{
+    char gpus[16] = "0", local[16];
+
+    if (spank_getenv(sp, "SLURM_GPUS_ON_NODE", gpus, sizeof gpus) != ESPANK_SUCCESS || !gpus[0])
+        snprintf(gpus, sizeof gpus, "0");
+    if (spank_setenv(sp, "AZ_BATCHAI_NUM_GPUS", gpus, 1) != ESPANK_SUCCESS)
+        return -1;
+    /* The NVIDIA container hooks (enroot's under pyxis, nvidia-container-runtime's under oci) mount the GPUs
+     * NVIDIA_VISIBLE_DEVICES names, by the host's numbers, which a task does not know under ConstrainDevices
+     * (Slurm renumbers its variables from 0 there). "all" mounts the node's GPUs, and Slurm's choice stands
+     * as on the host: the devices cgroup opens the task's own, CUDA_VISIBLE_DEVICES selects them. */
+    if (strcmp(gpus, "0") != 0 && spank_setenv(sp, "NVIDIA_VISIBLE_DEVICES", "all", 1) != ESPANK_SUCCESS)
+        return -1;
+    /* Not in the batch step: the steps it starts would inherit its 0 through srun's environment. */
+    int local_id;
+    if (batch_step)
+        return 0;
+    if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS)
+        snprintf(local, sizeof local, "%d", local_id);
+    else if (spank_getenv(sp, "SLURM_LOCALID", local, sizeof local) != ESPANK_SUCCESS)
+        return 0;
+    return spank_setenv(sp, "LOCAL_RANK", local, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
 int bai_remote_task_init(spank_t sp, int ac, char **av)
 {
     const char *opt = bai_option_value(sp);
@@ -309,7 +337,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         goto out;
     }
     snprintf(rank_s, sizeof rank_s, "%u", rank);
-    if (spank_setenv(sp, "AZ_BATCHAI_TASK_INDEX", rank_s, 1) != ESPANK_SUCCESS)
+    if (spank_setenv(sp, "AZ_BATCHAI_TASK_INDEX", rank_s, 1) != ESPANK_SUCCESS || set_gpu_env(sp, stepid == SLURM_BATCH_SCRIPT) != 0)
         goto out;
     /* Last, once everything above held: what every step of the rendered script checks (translate.h). */
     char prepared[sizeof jobid_s + sizeof node + 1];

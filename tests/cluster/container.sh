@@ -5,24 +5,11 @@
 # job directories, submit dir) at the same path, as a site's staged bundles bind its share roots and
 # job_root, and has the mount point of the step's spool directory (Slurm 23.11+).
 . "$(dirname "$0")/lib.sh"
-command -v runc >/dev/null || skip "runc is not installed"
-[ -x /bin/busybox ] || skip "busybox-static is not installed"
-[ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is needed to stage the bundle (contrib/stage-oci-bundle)"
-[ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] || skip "no user namespaces"
+busybox_bundle_deps
 cluster_start
 bundle=$CL/images/busybox_test
-mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc,root,run,var}
-chmod 1777 "$bundle/rootfs/tmp"
-ln -s /run "$bundle/rootfs/var/run"
-cp /bin/busybox "$bundle/rootfs/bin/busybox"
-for t in sh cat echo date id mkdir ls env grep; do ln -s busybox "$bundle/rootfs/bin/$t"; done
-echo "busybox test image" >"$bundle/rootfs/etc/image-name"
-# As an admin stages one: config.json, the bind mount of the cluster directory (shares, job directories,
-# submit dir) and the mount points rootless runc cannot create, /var/run/slurm included, where slurmstepd
-# 23.11+ mounts the step's spool directory (localcluster sets MountSpoolDir): the image's /var/run is a link
-# to /run, which the staging follows inside the rootfs.
 host_run_slurm=$(ls -d /run/slurm 2>/dev/null || true)
-"$TOP/contrib/stage-oci-bundle" "$bundle" --bind "$CL" >/dev/null
+busybox_bundle "$bundle"
 [ -d "$bundle/rootfs/run/slurm" ] && [ -d "$bundle/rootfs$CL" ] || fail "staging made no mount points: $(ls -R "$bundle/rootfs")"
 [ "$(ls -d /run/slurm 2>/dev/null || true)" = "$host_run_slurm" ] || fail "staging followed the image's /var/run link out of the rootfs"
 

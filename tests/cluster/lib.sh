@@ -56,7 +56,9 @@ cluster_stop() {
 }
 
 # cluster_start [extra plugin words]: start the cluster; sets CL, SLURM_CONF, WORK (the user's submit
-# directory), SHARE (the site path of share "myshare").
+# directory), SHARE (the site path of share "myshare"). CLUSTER_OPTS: more localcluster start options
+# (--gpus: two stand-in GPUs per node).
+CLUSTER_OPTS=()
 cluster_start() {
     # job_root lives in $CL, and the plugin accepts only a job_root that root alone can write all the way
     # down from / (SECURITY.md): not under /tmp.
@@ -68,7 +70,7 @@ cluster_start() {
     "$LC" adduser "$TEST_USER" >/dev/null
     # job_temp under a sticky directory users can write, as /tmp/batchai is by default.
     install -d -m 1777 "$CL/scratch"
-    lc_start "$CL" --plugin "$PLUGIN" \
+    lc_start "$CL" "${CLUSTER_OPTS[@]}" --plugin "$PLUGIN" \
         --plugin-args "shares_root=$CL/shares job_root=$CL/jobs job_temp=$CL/scratch/batchai image_root=$CL/images $*" >/dev/null
     # shellcheck disable=SC1091
     . "$CL/env"
@@ -211,4 +213,31 @@ submit_cifar() {
     out=$(as_user "PATH=$CL/bin:\$PATH OMPI_MCA_btl=self,tcp CIFAR_TRAIN_ARGS='$args' \
         sbatch --parsable $opts --batchai-job=cifar.json" </dev/null 2>&1) || fail "sbatch: $out"
     echo "${out%%;*}"
+}
+
+# The busybox image of the container tests (container.sh, gpus.sh), for Slurm's OCI --container (rootless
+# runc): busybox_bundle_deps skips without what it needs; busybox_bundle DIR (after cluster_start) builds it
+# from busybox-static and stages it with contrib/stage-oci-bundle; nothing is pulled. The bundle
+# bind-mounts the test cluster's directory (shares, job directories, submit dir) at the same path, as a
+# site's staged bundles bind its share roots and job_root, and has the mount point of the step's spool
+# directory (Slurm 23.11+).
+busybox_bundle_deps() {
+    command -v runc >/dev/null || skip "runc is not installed"
+    [ -x /bin/busybox ] || skip "busybox-static is not installed"
+    [ -x /usr/bin/python3 ] || skip "/usr/bin/python3 is needed to stage the bundle (contrib/stage-oci-bundle)"
+    [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 0)" -gt 0 ] || skip "no user namespaces"
+}
+busybox_bundle() {
+    local bundle=$1 t
+    mkdir -p "$bundle/rootfs/bin" "$bundle/rootfs"/{proc,dev,sys,tmp,etc,root,run,var}
+    chmod 1777 "$bundle/rootfs/tmp"
+    ln -s /run "$bundle/rootfs/var/run"
+    cp /bin/busybox "$bundle/rootfs/bin/busybox"
+    for t in sh cat echo date id mkdir ls env grep dd sed; do ln -s busybox "$bundle/rootfs/bin/$t"; done
+    echo "busybox test image" >"$bundle/rootfs/etc/image-name"
+    # As an admin stages one: config.json, the bind mount of the cluster directory and the mount points
+    # rootless runc cannot create, /var/run/slurm included, where slurmstepd 23.11+ mounts the step's spool
+    # directory (localcluster sets MountSpoolDir): the image's /var/run is a link to /run, which the staging
+    # follows inside the rootfs.
+    "$TOP/contrib/stage-oci-bundle" "$bundle" --bind "$CL" >/dev/null
 }

@@ -43,8 +43,9 @@ hostile=$out/hostile
 if ! "$BUILD/tests/gen_hostile" "$hostile"; then
     echo "FAIL: gen_hostile could not write the hostile job files"; exit 1
 fi
-# The site of every run below: the defaults, with mountCommand allowed so that its script is shown.
-site=(--no-host -o allow_mount_command=yes)
+# The site of every run below: the defaults, with mountCommand allowed so that its script is shown, and the
+# one cluster a valid file names mapped to a partition with typed GPUs.
+site=(--no-host -o allow_mount_command=yes -o cluster.nc6=gpu -o gpus.nc6=a100:4)
 # refused NAME FILE SETTINGS...: validate and translate both exit 1 with the same faults, golden/NAME.err.
 refused() {
     local name=$1 f=$2; shift 2
@@ -62,8 +63,12 @@ refused() {
     fi
     check "$name.err" "$out/$name.err"
 }
+# The GPU refusals: a cluster the site does not map, and more ranks per node than its nodes have GPUs (each
+# rank gets a GPU of its own).
 for args in "policy-mount-command tests/jobfiles/valid/custom-toolkit-unmanaged-fs.json -o allow_mount_command=no" \
-            "policy-runtime-none tests/jobfiles/valid/chainer.json -o container_runtime=none"; do
+            "policy-runtime-none tests/jobfiles/valid/chainer.json -o container_runtime=none" \
+            "unmapped-cluster tests/jobfiles/valid/custom-mpi-private-registry.json -o partition=cpu" \
+            "too-many-gpus tests/jobfiles/valid/custom-mpi-private-registry.json -o cluster.nc6=gpu -o gpus.nc6=a100:2"; do
     # shellcheck disable=SC2086 # the words of $args
     if refused $args --no-host; then pass=$((pass + 1)); echo "ok   $args"; else fail=$((fail + 1)); fi
 done
@@ -92,6 +97,19 @@ for f in "${valid[@]}"; do
     fi
     if check "$base.script" "$out/$base.script"; then pass=$((pass + 1)); echo "ok   $f"; else fail=$((fail + 1)); fi
 done
+# The tutorial's GPU job as contrib ships it, on a site that maps the tutorial's cluster (nc6cluster, one GPU
+# per node) to a GPU partition.
+gpu_job=contrib/cifar/cifar-gpu.job.json
+if ! (cd contrib && "$bin" --no-host -o cluster.nc6cluster=gpu -o gpus.nc6cluster=1 translate cifar/cifar-gpu.job.json) \
+    >"$out/contrib-cifar-gpu.script" 2>"$out/err"; then
+    echo "FAIL $gpu_job: does not translate"; cat "$out/err"; fail=$((fail + 1))
+elif ! bash -n "$out/contrib-cifar-gpu.script" || ! shellcheck -s bash "$out/contrib-cifar-gpu.script" >"$out/err" 2>&1; then
+    echo "FAIL $gpu_job: the batch script is not valid bash or shellcheck finds faults"; cat "$out/err"; fail=$((fail + 1))
+elif check contrib-cifar-gpu.script "$out/contrib-cifar-gpu.script"; then
+    pass=$((pass + 1)); echo "ok   $gpu_job"
+else
+    fail=$((fail + 1))
+fi
 # Validation only: the scripts of files at the size limit would be as large as they are.
 for f in "$hostile"/valid/*.json "$hostile"/valid/*.yml; do
     if (cd "$(dirname "$f")" && "$bin" "${site[@]}" validate "$(basename "$f")") >"$out/v" 2>&1; then

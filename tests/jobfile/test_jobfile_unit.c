@@ -267,6 +267,7 @@ static bool same_field(const struct bai_setting *r, const struct bai_settings *a
     switch (r->type) {
     case BAI_SET_PATH:
     case BAI_SET_STRING:
+    case BAI_SET_GPUS:
         fa = *(char *const *)fa, fb = *(char *const *)fb;
         return fa == fb || (fa && fb && strcmp(fa, fb) == 0);
     case BAI_SET_BOOL:
@@ -304,13 +305,15 @@ static void test_settings_table(void)
         const struct bai_setting *r = &bai_setting_table[i];
         static const char *const sample[] = {
             [BAI_SET_PATH] = "/sample", [BAI_SET_STRING] = "sample", [BAI_SET_BOOL] = "yes",
-            [BAI_SET_INT] = "7", [BAI_SET_CHOICE] = "none", [BAI_SET_PRIORITY] = "nice:7",
+            [BAI_SET_INT] = "7", [BAI_SET_PRIORITY] = "nice:7", [BAI_SET_GPUS] = "a100:2",
         };
         if (r->type == BAI_SET_INCLUDE)
             continue;
         snprintf(key, sizeof key, "%.*s%s", (int)(r->map ? strchr(r->key, '.') - r->key + 1 : (int)strlen(r->key)),
                  r->key, r->map ? "x" : "");
-        snprintf(word, sizeof word, "%s=%s", key, sample[r->type]);
+        /* A choice's last word, never its default. */
+        snprintf(word, sizeof word, "%s=%s", key,
+                 r->type == BAI_SET_CHOICE ? strrchr(r->arg, '|') + 1 : sample[r->type]);
         CHECK(bai_settings_init(&s) == 0 && bai_settings_init(&fresh) == 0);
         CHECK(bai_settings_apply(&s, word, "test", false, &d) == 0);
         /* The row's field changed, and nothing the other rows name. */
@@ -334,12 +337,23 @@ static void test_settings_table(void)
         { "priority.high=nice:x", "priority.high: expected qos:NAME, nice:N or none, got \"nice:x\"" },
         { "cluster.=gpu", "cluster.: the name after the dot is missing" },
         { "priority.=none", "unknown setting \"priority.\"" },
+        { "gpus.nc6=a100", "gpus.nc6: expected N or TYPE:N (N from 0 to 1024), got \"a100\"" },
+        { "gpus.nc6=:2", "gpus.nc6: expected N or TYPE:N" },
+        { "gpus.nc6=a 1:2", "gpus.nc6: the value must not contain spaces" },
+        { "gpus.nc6=a/b:2", "gpus.nc6: expected N or TYPE:N" },
+        { "gpus.nc6=1025", "gpus.nc6: expected N or TYPE:N" },
+        { "instance_type.x=-1", "instance_type.x: expected N or TYPE:N" },
+        { "unmapped_cluster=default", "unmapped_cluster: expected one of refuse|partition, got \"default\"" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(bai_settings_apply(&s, bad[i].word, "test", false, &d) == -1);
         CHECK(diag_has(&d, bad[i].says));
     }
     CHECK(bai_settings_apply(&s, "container_runtime=pyxis", "test", false, &d) == 0 && s.runtime == BAI_RUNTIME_PYXIS);
+    struct bai_gpus g;
+    CHECK(bai_gpus_parse("a100:4", &g) == 0 && g.count == 4 && strcmp(g.type, "a100") == 0);
+    CHECK(bai_gpus_parse("0", &g) == 0 && g.count == 0 && !g.type[0]);
+    CHECK(bai_gpus_parse("+2", &g) == -1 && bai_gpus_parse("2x", &g) == -1 && bai_gpus_parse("a:b:2", &g) == -1);
     bai_diag_free(&d);
     bai_settings_free(&s);
 }
