@@ -7,6 +7,7 @@
 #             task has a CUDA_VISIBLE_DEVICES of its own on its node, AZ_BATCHAI_NUM_GPUS and LOCAL_RANK.
 #   one.json  one task submitted with --gpus-per-node=1: AZ_BATCHAI_NUM_GPUS is Slurm's 1, not the site's 2.
 #   aml.yml   the same through an Azure ML command job (compute azureml:gpucl, 2 processes per instance).
+#   cifar-train  given a stand-in GPU it cannot open: the job fails with exit 5 and the refusal in stderr.txt.
 #   Under the cgroup pass (ConstrainDevices=yes): each task opens its own stand-in GPU and no other.
 #   Refused by sbatch, by name: 3 ranks per node on nodes of 2 GPUs; a cluster the site does not map.
 #   check-site: the promised GPUs against the nodes; a wrong promise exits 1 naming each node.
@@ -49,6 +50,36 @@ out=$(log_dir "$id" one)/stdout.txt
 [ "$st" = COMPLETED ] || fail "one task: job $id ended $st: $(cat "$out" "$(log_dir "$id" one)/stderr.txt" 2>&1)"
 grep -q '^GPU-TASK rank=0 .* cvd=0 num=1 ' "$out" || fail "one task given 1 GPU of the site's 2: $(cat "$out")"
 echo "one task, sbatch --gpus-per-node=1:"; sed 's/^/    /' "$out"
+
+# 1c. cifar-train in a job given a GPU it cannot open (the stand-in has no driver behind it) stops at start
+# naming the GPU Slurm gave it, exit 5, instead of training on the CPU; the job fails with that code.
+trainer=$BUILD/bin/cifar-train
+DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
+if [ -x "$trainer" ] && [ -f "$DATA/test_batch.bin" ]; then
+    install -d -m 0755 "$CL/bin"
+    install -m 0755 "$trainer" "$CL/bin/cifar-train"
+    # With its CUDA library where a node installs it, the reason is the GPU itself, not a missing library.
+    if [ -f "$BUILD/lib/libcifar_train_cuda.so" ]; then
+        install -d -m 0755 "$CL/lib"
+        install -m 0644 "$BUILD/lib/libcifar_train_cuda.so" "$CL/lib/"
+    fi
+    write_job train.json <<JSON
+{"properties": {"nodeCount": 1, "cluster": {"id": "$CLUSTER_ID/gpucl"},
+  "customToolkitSettings": {"commandLine": "$CL/bin/cifar-train --data $DATA --epochs 1 --limit-train 32 --limit-test 32 --threads 1 --dir $WORK/train-out"},
+  $LOGS_JSON, $MOUNT_JSON}}
+JSON
+    id=$(submit --gpus-per-node=1 --batchai-job=train.json)
+    st=$(wait_job "$id")
+    err=$(log_dir "$id" train)/stderr.txt
+    [ "$st" = FAILED ] || fail "cifar-train given an unusable GPU: job $id ended $st, want FAILED: $(cat "$err" 2>&1)"
+    [ "$(job_field "$id" ExitCode)" = 5:0 ] || fail "cifar-train given an unusable GPU: exit code $(job_field "$id" ExitCode), want 5:0"
+    grep -q 'cifar-train: this process was given a GPU (CUDA_VISIBLE_DEVICES=0, .*SLURM_GPUS_ON_NODE=1, AZ_BATCHAI_NUM_GPUS=1) but cannot use it: .*stopping instead of training on the CPU' "$err" ||
+        fail "cifar-train given an unusable GPU did not say so in $err: $(cat "$err")"
+    [ ! -e "$WORK/train-out" ] || [ -z "$(ls -A "$WORK/train-out")" ] || fail "cifar-train wrote $(ls "$WORK/train-out")"
+    echo "cifar-train given an unusable GPU:"; grep 'given a GPU' "$err" | sed 's/^/    /'
+else
+    echo "cifar-train or the CIFAR-10 subset is absent: its GPU refusal is checked by tests/trainer/test_gpu_given.sh alone"
+fi
 
 # 2. Azure ML: compute azureml:gpucl, 2 instances x 2 processes.
 write_job aml.yml <<YAML
