@@ -217,7 +217,7 @@ static void flush_locked(void)
             char what[160];
             snprintf(what, sizeof what,
                      "timeline size cap reached (COLL_TIMELINE_MAX_MB=%g): nothing more is recorded",
-                     (double)tl.cap / (1024.0 * 1024.0));
+                     coll_g.env.timeline_max_mb);
             marker_locked(what, coll_now());
             tl.full = 1;
         }
