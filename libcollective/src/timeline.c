@@ -8,8 +8,8 @@
  * finish (.. done: copied out, the apply function, the device's stream).
  *
  * Why the file is always valid JSON: events are appended at the closer's place together with a new
- * closer (`]}`) in one write, so between flushes the file on disk is a whole document, whatever kills the
- * process then. Recording only appends to memory; the text is formatted and written by rank 0's progress
+ * closer (`]}`) in the same write (append), so between writes the file on disk is a whole document,
+ * whatever kills the process then. Recording only appends to memory; the text is formatted and written by rank 0's progress
  * thread every COLL_TL_FLUSH_SEC, and at the size cap a marker event is the last thing written. */
 #include "timeline.h"
 
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* A process row shows at most this many lanes; beyond, collectives share the lane that frees first. */
@@ -57,6 +58,7 @@ static struct {
     struct held *held;  /* rank 0: records not yet written */
     size_t nheld, capheld;
     struct text notes;  /* rank 0: marker events not yet written, each with its leading ",\n" */
+    struct text buf;    /* rank 0: the text of one flush */
     double due;         /* when the buffered events must be flushed; 0: nothing buffered */
     struct coll_tl_rec *out; /* other ranks: records for the transport */
     size_t nout;
@@ -143,6 +145,42 @@ static void give_up(int err)
     tl.fd = -1;
 }
 
+/* Where the event that starts at t[from] ends (each begins with ",\n{"; a newline inside one is escaped). */
+static size_t event_end(const char *t, size_t len, size_t from)
+{
+    for (size_t i = from + 2; i + 1 < len; i++)
+        if (t[i] == '\n' && t[i - 1] == ',' && t[i + 1] == '{')
+            return i - 1;
+    return len;
+}
+
+/* Appends events t[0..len) at the closer's place, each write with a new closer after it. A write into the
+ * page cache is cut short by a fatal signal (SIGTERM from mpirun, SIGKILL) only between pages, so each
+ * write ends with its closer inside the page it starts in where one event fits, and only a write of a
+ * single event across a page boundary can be cut: the file is a whole document after every write but
+ * for that instant. */
+static void append(const char *t, size_t len)
+{
+    const size_t c = sizeof closer - 1;
+    const off_t page = 4096;
+    for (size_t a = 0; a < len && tl.fd >= 0;) {
+        const off_t room = (tl.end / page + 1) * page - tl.end;
+        size_t b = event_end(t, len, a);
+        for (size_t next; b < len && (off_t)((next = event_end(t, len, b)) - a + c) <= room;)
+            b = next;
+        struct iovec iov[2] = {{(void *)(t + a), b - a}, {(void *)closer, c}};
+        ssize_t n;
+        while ((n = pwritev(tl.fd, iov, 2, tl.end)) < 0 && errno == EINTR)
+            ;
+        if (n != (ssize_t)(b - a + c)) {
+            give_up(n < 0 ? errno : ENOSPC);
+            return;
+        }
+        tl.end += (off_t)(b - a);
+        a = b;
+    }
+}
+
 static void marker_locked(const char *what, double when)
 {
     char esc[1024], ts[32];
@@ -205,7 +243,8 @@ static void flush_locked(void)
 {
     if (tl.fd < 0 || !tl.due)
         return;
-    struct text t = {0};
+    struct text t = tl.buf; /* kept between flushes */
+    t.len = 0;
     const off_t limit = tl.cap - (off_t)MARKER_ROOM;
     size_t i = 0;
     for (; i < tl.nheld && !tl.full; i++) {
@@ -225,14 +264,9 @@ static void flush_locked(void)
     tl.nheld = 0;
     if (tl.notes.len && text_add(&t, "%.*s", (int)tl.notes.len, tl.notes.p) == 0)
         tl.notes.len = 0;
-    if (t.p && text_add(&t, "%s", closer) == 0) {
-        int err = put(t.p, t.len, tl.end);
-        if (err)
-            give_up(err);
-        else
-            tl.end += (off_t)(t.len - (sizeof closer - 1));
-    }
-    free(t.p);
+    if (t.len)
+        append(t.p, t.len);
+    tl.buf = t;
     tl.due = 0;
 }
 
@@ -300,6 +334,7 @@ static void release(void)
     free(tl.nlanes);
     free(tl.held);
     free(tl.notes.p);
+    free(tl.buf.p);
     free(tl.out);
     pthread_mutex_t lock = tl.lock;
     memset(&tl, 0, sizeof tl);
