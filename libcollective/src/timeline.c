@@ -217,11 +217,8 @@ static int format_rec(struct text *t, int rank, const struct coll_tl_rec *r)
 {
     static const char *const phase[] = {"negotiate", "wait", "reduce", "finish"};
     int64_t ns[COLL_TL_PHASES];
-    for (int i = 0; i < COLL_TL_PHASES; i++) {
+    for (int i = 0; i < COLL_TL_PHASES; i++)
         ns[i] = (int64_t)((r->t[i] - tl.offset[rank] - tl.t0) * 1e9);
-        if (i && ns[i] < ns[i - 1]) /* a moment this rank did not take (a refused collective) */
-            ns[i] = ns[i - 1];
-    }
     const int lane = lane_of(rank, ns[0], ns[COLL_TL_DONE]);
     char what[200], a[COLL_TL_PHASES][32], b[32];
     coll_desc_format(&r->d, what, sizeof what);
