@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # COLL_TIMELINE on real ranks under mpirun: rank 0's Chrome trace-event file is read back with Python's
 # json module (tests/collective/timeline_check.py) after a normal exit (ranks of one host: the control
-# block carries the other rank's records; as on separate hosts, COLL_SHM=0: READY messages do), after
+# block carries the other rank's records; as on separate hosts, COLL_SHM=0: READY messages do; 3 ranks;
+# one process without a launcher), after
 # SIGTERM to rank 0, after SIGKILL of rank 1, after a stall the watchdog aborts (whose reason must be the
 # file's last event), and at the size cap (its marker the last event, the file under the cap). An
 # unwritable path fails coll_init on every rank, naming the file.
@@ -22,6 +23,9 @@ for shm in 1 0; do
     COLL_SHM=$shm COLL_TIMELINE=$dir/normal.json "${MPIRUN[@]}" -np 2 "$BIN/test_timeline" steps 30
     "${CHECK[@]}" "$dir/normal.json" --ranks 2 --steps 30
 done
+echo "== one process without a launcher (collectives run in the caller's thread)"
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_TIMELINE=$dir/one.json "$BIN/test_timeline" steps 5
+"${CHECK[@]}" "$dir/one.json" --ranks 1 --steps 5
 echo "== normal exit, 3 ranks"
 COLL_TIMELINE=$dir/three.json "${MPIRUN[@]}" -np 3 "$BIN/test_timeline" steps 10
 "${CHECK[@]}" "$dir/three.json" --ranks 3 --steps 10
