@@ -8,7 +8,8 @@
  * their memory (backend.h): MPI for host memory (mpi_backend.c), NCCL for device memory (device.c loads
  * the plugin built from nccl_backend.c). An in-place float32 allreduce on memory from coll_host_alloc()
  * with every rank on one host skips MPI: shm.c sums it straight out of the ranks' shared segments. Only
- * the progress thread calls MPI after coll_init().
+ * the progress thread calls MPI after coll_init(). With COLL_TIMELINE, fusion.c hands each collective's
+ * moments to timeline.c (a leaf, timeline.h), and the progress thread carries the other ranks' to rank 0.
  */
 #ifndef COLL_INTERNAL_H
 #define COLL_INTERNAL_H

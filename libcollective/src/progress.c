@@ -159,7 +159,8 @@ static void announce(struct progress *p)
         int64_t *tail = msg + 2 + n * COLL_DESC_WORDS;
         if (times)
             tail[0] = (int64_t)coll_timeline_outbox((struct coll_tl_rec *)(tail + 2), TIMES_MAX, &tail[1]);
-        send_words(p, 0, TAG_READY, msg, 2 + n * COLL_DESC_WORDS + (times ? 2 + (size_t)tail[0] * COLL_TL_WORDS : 0));
+        send_words(p, 0, TAG_READY, msg,
+                   2 + n * COLL_DESC_WORDS + (times ? 2 + (size_t)tail[0] * COLL_TL_WORDS : 0));
         return;
     }
     if (p->coord && coll_coord_arrive(p->coord, 0, msg[0], msg[1], d))

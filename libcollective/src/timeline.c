@@ -9,8 +9,9 @@
  *
  * Why the file is always valid JSON: events are appended at the closer's place together with a new
  * closer (`]}`) in the same write (append), so between writes the file on disk is a whole document,
- * whatever kills the process then. Recording only appends to memory; the text is formatted and written by rank 0's progress
- * thread every COLL_TL_FLUSH_SEC, and at the size cap a marker event is the last thing written. */
+ * whatever kills the process then. Recording only appends to memory; the text is formatted and written
+ * by rank 0's progress thread every COLL_TL_FLUSH_SEC, and at the size cap a marker event is the last
+ * thing written. */
 #include "timeline.h"
 
 #include <errno.h>
@@ -30,7 +31,7 @@
  * (the transport takes them every announcement, so only a rank whose rank 0 stopped reading fills it). */
 #define OUTBOX_MAX 8192
 /* Room kept below the cap for the marker event and the closer. */
-#define MARKER_ROOM 512
+#define MARKER_ROOM 2048
 static const char closer[] = "\n]}\n";
 
 /* A growable text buffer. */
@@ -185,8 +186,9 @@ static void marker_locked(const char *what, double when)
 {
     char esc[1024], ts[32];
     json_escape(esc, sizeof esc, what);
-    if (text_add(&tl.notes, ",\n{\"name\":\"%s\",\"cat\":\"libcollective\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,\"tid\":0,"
-                     "\"ts\":%s}",
+    if (text_add(&tl.notes,
+                 ",\n{\"name\":\"%s\",\"cat\":\"libcollective\",\"ph\":\"i\",\"s\":\"g\",\"pid\":0,"
+                 "\"tid\":0,\"ts\":%s}",
                  esc, usec(ts, (int64_t)((when - tl.t0) * 1e9))))
         return;
     if (!tl.due)
