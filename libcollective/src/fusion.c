@@ -95,8 +95,9 @@ static int run_one(struct coll_request *r, char *err)
     return rc ? rc : b->sync(err);
 }
 
-/* With the timeline on: when the backend last finished reducing (before copies out and device syncs). */
-static double reduced_at;
+/* With the timeline on: when the backend last finished reducing (before copies out and device syncs).
+ * Per thread: without MPI, collectives run in the callers' threads. */
+static _Thread_local double reduced_at;
 
 static void mark_reduced(void)
 {

@@ -111,9 +111,21 @@ static void json_escape(char *out, size_t len, const char *s)
  * successor's ts to the digit and the phases nest in their collective in any reader. */
 static const char *usec(char *buf, int64_t ns)
 {
-    const char *sign = ns < 0 ? "-" : "";
-    int64_t a = ns < 0 ? -ns : ns;
-    snprintf(buf, 32, "%s%" PRId64 ".%03" PRId64, sign, a / 1000, a % 1000);
+    char digits[24], *p = buf;
+    uint64_t a = ns < 0 ? -(uint64_t)ns : (uint64_t)ns;
+    int n = 0;
+    do { /* by hand: a step's records need some 150 of these, and snprintf would be most of their cost */
+        digits[n++] = (char)('0' + a % 10);
+        a /= 10;
+    } while (a || n < 4);
+    if (ns < 0)
+        *p++ = '-';
+    while (n > 3)
+        *p++ = digits[--n];
+    *p++ = '.';
+    while (n)
+        *p++ = digits[--n];
+    *p = '\0';
     return buf;
 }
 
@@ -407,6 +419,8 @@ static int hold_locked(int rank, const struct coll_tl_rec *r)
     tl.held[tl.nheld++] = (struct held){rank, *r};
     if (!tl.due)
         tl.due = coll_now() + COLL_TL_FLUSH_SEC;
+    else if (tl.nheld >= COLL_TL_FLUSH_RECORDS)
+        tl.due = 1; /* at once (coll_now is never this small) */
     return 0;
 }
 

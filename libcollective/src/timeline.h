@@ -27,8 +27,11 @@ struct coll_tl_rec {
 };
 #define COLL_TL_WORDS (sizeof(struct coll_tl_rec) / 8)
 
-/* How often buffered events reach the file; the file is a complete JSON document after each flush. */
+/* How often buffered events reach the file; the file is a complete JSON document after each flush. A
+ * flush is also due once COLL_TL_FLUSH_RECORDS records wait, so that formatting them holds the progress
+ * thread up for a bounded time (well under a millisecond), never a whole cadence's worth at once. */
 #define COLL_TL_FLUSH_SEC 0.25
+#define COLL_TL_FLUSH_RECORDS 256
 
 /* coll_init, collective, after MPI is up and before the control block and the progress thread: rank 0
  * reads COLL_TIMELINE and COLL_TIMELINE_MAX_MB and opens the file; every rank learns whether the timeline
