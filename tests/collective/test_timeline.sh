@@ -24,7 +24,7 @@ for shm in 1 0; do
     "${CHECK[@]}" "$dir/normal.json" --ranks 2 --steps 30
 done
 echo "== one process without a launcher (collectives run in the caller's thread)"
-env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_TIMELINE=$dir/one.json "$BIN/test_timeline" steps 5
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_TIMELINE="$dir/one.json" "$BIN/test_timeline" steps 5
 "${CHECK[@]}" "$dir/one.json" --ranks 1 --steps 5
 echo "== normal exit, 3 ranks"
 COLL_TIMELINE=$dir/three.json "${MPIRUN[@]}" -np 3 "$BIN/test_timeline" steps 10
@@ -33,13 +33,13 @@ COLL_TIMELINE=$dir/three.json "${MPIRUN[@]}" -np 3 "$BIN/test_timeline" steps 10
 # fault SIGNAL VICTIM FILE ENV...: test_timeline loop with 2 ranks; once both run and a few flushes have
 # been written, SIGNAL goes to rank VICTIM (none: the script waits for the job to end by itself).
 fault() {
-    local sig=$1 victim=$2 file=$3 job i
+    local sig=$1 victim=$2 file=$3 job
     shift 3
     rm -f "$dir"/rank.*
     echo "== $sig on rank $victim ($*)"
     env "$@" COLL_TIMELINE="$file" "${MPIRUN[@]}" -np 2 "$BIN/test_timeline" loop "$dir" >"$dir/out" 2>&1 &
     job=$!
-    for i in $(seq 300); do
+    for _ in $(seq 300); do
         [ -s "$dir/rank.0" ] && [ -s "$dir/rank.1" ] && break
         kill -0 "$job" 2>/dev/null || break
         sleep 0.1
@@ -74,8 +74,8 @@ COLL_TIMELINE=$dir/no-such-dir/t.json "${MPIRUN[@]}" -np 2 "$BIN/test_timeline" 
 [ "$(grep -c '^refused: ' "$dir/out")" = 2 ] || { echo "FAIL: not every rank refused"; exit 1; }
 grep -q '^refused: libcollective: rank 0 cannot write its timeline file' "$dir/out" ||
     { echo "FAIL: rank 1 does not say that rank 0 could not write the timeline"; exit 1; }
-env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_TIMELINE=$dir COLL_SHM=1 "$BIN/test_timeline" refused \
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_TIMELINE="$dir" COLL_SHM=1 "$BIN/test_timeline" refused \
     "COLL_TIMELINE=$dir: cannot open the timeline file: Is a directory"
-env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_TIMELINE=$dir/t.json COLL_TIMELINE_MAX_MB=0 \
+env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK COLL_TIMELINE="$dir/t.json" COLL_TIMELINE_MAX_MB=0 \
     "$BIN/test_timeline" refused "COLL_TIMELINE_MAX_MB='0' must be more than 0"
 echo "PASS: test_timeline"
