@@ -9,7 +9,7 @@ LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
 libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-isystem $(CUDA_HOME)/include)
 
 LIBCOLL_SRCS := $(addprefix libcollective/src/,env.c errors.c init.c queue.c progress.c coordinator.c check.c \
-                  stall.c watchdog.c fusion.c mpi_backend.c shm.c hostctl.c device.c device_choice.c)
+                  stall.c watchdog.c fusion.c mpi_backend.c shm.c hostctl.c device.c device_choice.c timeline.c)
 LIBCOLL_LIBS := $(MPI_LIBS) -lpthread -ldl -lm
 # The reduction loops (mpi_backend.c's sum and average over every gradient) are vectorised at -O3; -O2 left
 # the average one scalar divss per element. Results are the same: no fast-math, each element rounded alike.
@@ -59,7 +59,7 @@ install-libcollective: $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH)
 # Tests: sanitizer builds of the library and the test programs, run under mpirun by the scripts.
 # The explicit pattern rule (shorter stem than the generic one) gives tests/collective/ the library's flags
 # without touching the tests/ directory's shared tests_CFLAGS.
-COLL_TEST_PROGS := test_collective test_faults test_device_pick
+COLL_TEST_PROGS := test_collective test_faults test_device_pick test_timeline
 COLL_TEST_BINS := $(addprefix $(BUILD)/tests/collective/,$(COLL_TEST_PROGS))
 
 $(BUILD)/san/tests/collective/%.o: tests/collective/%.c
@@ -90,5 +90,5 @@ TESTS += $(COLL_CHOICE_TEST)
 endif
 # Counted whether or not MPI is here: without it they skip, saying why (tests/collective/mpi-env.sh).
 TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_liveness.sh \
-         tests/collective/test_nccl.sh tests/collective/test_device_pick.sh \
+         tests/collective/test_nccl.sh tests/collective/test_device_pick.sh tests/collective/test_timeline.sh \
          tests/collective/test_srun.sh

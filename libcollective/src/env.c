@@ -65,6 +65,23 @@ static int env_host_id(char *out)
     return COLL_OK;
 }
 
+/* COLL_TIMELINE and COLL_TIMELINE_MAX_MB (timeline.h): read on every rank, used on rank 0. */
+static int env_timeline(struct coll_env *env)
+{
+    const char *v = getenv("COLL_TIMELINE");
+    int rc = env_number("COLL_TIMELINE_MAX_MB", 100.0, 0, &env->timeline_max_mb);
+    if (rc)
+        return rc;
+    if (env->timeline_max_mb <= 0)
+        return coll_fail(COLL_ERR_ARG, "libcollective: COLL_TIMELINE_MAX_MB='%s' must be more than 0 (MiB)",
+                         getenv("COLL_TIMELINE_MAX_MB"));
+    if (v && strlen(v) > COLL_TIMELINE_PATH_MAX)
+        return coll_fail(COLL_ERR_ARG, "libcollective: COLL_TIMELINE is %zu bytes long, at most %d are accepted",
+                         strlen(v), COLL_TIMELINE_PATH_MAX);
+    snprintf(env->timeline, sizeof env->timeline, "%s", v ? v : "");
+    return COLL_OK;
+}
+
 int coll_env_read(struct coll_env *env)
 {
     double threshold, direct, cycle_ms;
@@ -76,7 +93,8 @@ int coll_env_read(struct coll_env *env)
         (rc = env_number("COLL_STALL_ABORT_SEC", COLL_STALL_ABORT_DEFAULT, 0, &env->stall_abort_sec)) ||
         (rc = env_flag("COLL_CHECK", 1, &env->check)) ||
         (rc = env_flag("COLL_MISMATCH_ABORT", 1, &env->mismatch_abort)) ||
-        (rc = env_flag("COLL_SHM", 1, &env->shm)) || (rc = env_host_id(env->host_id)))
+        (rc = env_flag("COLL_SHM", 1, &env->shm)) || (rc = env_host_id(env->host_id)) ||
+        (rc = env_timeline(env)))
         return rc;
     env->fusion_threshold = (size_t)threshold;
     env->fusion_direct = (size_t)direct;

@@ -7,6 +7,7 @@
  * compute each element independently of its neighbours (mpi_backend.c), so the results are bit-identical
  * to reducing the tensors one by one. Runs on the progress thread. */
 #include "internal.h"
+#include "timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,16 @@ static int run_one(struct coll_request *r, char *err)
     return rc ? rc : b->sync(err);
 }
 
+/* With the timeline on: when the backend last finished reducing (before copies out and device syncs).
+ * Per thread: without MPI, collectives run in the callers' threads. */
+static _Thread_local double reduced_at;
+
+static void mark_reduced(void)
+{
+    if (coll_g.timeline)
+        reduced_at = coll_now();
+}
+
 /* k fusable allreduces of `total` bytes: packed into the fusion buffer of their memory, reduced with one
  * collective, unpacked. */
 static int run_fused(struct coll_request **w, size_t k, size_t total, char *err)
@@ -118,11 +129,29 @@ static int run_fused(struct coll_request **w, size_t k, size_t total, char *err)
     const size_t es = coll_dtype_size((enum coll_dtype)w[0]->d.dtype);
     if ((rc = b->allreduce(buf, buf, total / es, (enum coll_dtype)w[0]->d.dtype, (enum coll_op)w[0]->d.op, err)))
         return rc;
+    mark_reduced();
     off = 0;
     for (size_t i = 0; i < k; off += bytes_of(w[i]), i++)
         if ((rc = b->copy(w[i]->recv, buf + off, bytes_of(w[i]), err)))
             return rc;
     return b->sync(err);
+}
+
+/* The timeline's record of each request of a group that began at `fused` (timeline.h); made before the
+ * request completes, since its waiter may free it from then on. */
+static void record(struct coll_request **w, size_t k, double fused)
+{
+    const double done = coll_now();
+    for (size_t i = 0; i < k; i++) {
+        const struct coll_request *r = w[i];
+        struct coll_tl_rec rec = {.seq = r->seq, .d = r->d, .group = (int64_t)k};
+        rec.t[COLL_TL_QUEUED] = r->queued_at;
+        rec.t[COLL_TL_READY] = r->granted_at ? r->granted_at : r->queued_at; /* no MPI: ready at once */
+        rec.t[COLL_TL_FUSED] = fused;
+        rec.t[COLL_TL_REDUCED] = reduced_at > fused ? reduced_at : done;
+        rec.t[COLL_TL_DONE] = done;
+        coll_timeline_local(&rec);
+    }
 }
 
 /* Reduced in place by a backend, every rank holds all of an apply request's values: each hands its whole
@@ -141,9 +170,11 @@ void coll_fusion_run(struct coll_request **w, size_t n)
         size_t k = group_size(w, n);
         int rc;
         err[0] = '\0';
+        const double fused = coll_now();
         pthread_mutex_lock(&coll_g.lock); /* from here the watchdog blames the backend, not the grant */
-        w[0]->running_since = coll_now();
+        w[0]->running_since = fused;
         pthread_mutex_unlock(&coll_g.lock);
+        reduced_at = 0;
         if (w[0]->status != COLL_OK) {
             rc = w[0]->status; /* refused by the coordinator on every rank: not run anywhere */
             snprintf(err, sizeof err, "%s", w[0]->error);
@@ -151,6 +182,7 @@ void coll_fusion_run(struct coll_request **w, size_t n)
             rc = coll_shm_allreduce(w, k, err);
         } else if (k == 1) {
             rc = run_one(w[0], err);
+            mark_reduced();
         } else {
             size_t total = 0;
             for (size_t i = 0; i < k; i++)
@@ -159,6 +191,8 @@ void coll_fusion_run(struct coll_request **w, size_t n)
         }
         if (rc == COLL_OK && !w[0]->d.shm_region)
             hand_over(w, k);
+        if (coll_g.timeline)
+            record(w, k, fused);
         for (size_t i = 0; i < k; i++)
             coll_complete(w[i], rc, err);
         w += k;

@@ -25,8 +25,13 @@
  * consistent atomics, so of a sleeper's look and a waker's test of `sleeping` at least one sees the other's
  * store (Dekker): the sleeper sees the news, or the waker rings. A waker rings only when its store may
  * complete what others wait for: an announcement that raises the lowest `announced` of all ranks (the one
- * that completes a collective), a reduction mark that raises the lowest mark of all ranks (shm.c). */
+ * that completes a collective), a reduction mark that raises the lowest mark of all ranks (shm.c).
+ *
+ * With the timeline on (timeline.h) each part is followed by a ring of its rank's timeline records,
+ * written by that rank and read by rank 0 (one writer, one reader: `head` and `tail` are all they share).
+ * A full ring drops records and counts them, so the timeline never holds a rank back. */
 #include "internal.h"
+#include "timeline.h"
 
 #include <linux/futex.h>
 #include <limits.h>
@@ -56,8 +61,21 @@ struct part {
     } log[LOG_SLOTS];
 };
 
+/* Records a rank may complete between two looks of rank 0 (every grant, so a step's dozen is typical). */
+#define RING_SLOTS 512
+
+struct ring {
+    _Atomic int64_t head; /* records below it were written (by the owner) */
+    char pad0[64 - sizeof(int64_t)];
+    _Atomic int64_t tail; /* records below it were read (by rank 0) */
+    _Atomic int64_t lost; /* dropped by the owner, ring full */
+    char pad1[64 - 2 * sizeof(int64_t)];
+    struct coll_tl_rec rec[RING_SLOTS];
+};
+
 static struct {
     struct coll_shm_region *block;
+    struct ring **rings; /* rings[r]: rank r's timeline ring, as mapped here; NULL without the timeline */
     struct part **parts; /* parts[r]: rank r's, as mapped here */
     int64_t *seen;       /* seen[r]: rank r's descriptors below it went to this rank's coordinator */
 } host;
@@ -68,17 +86,23 @@ int coll_hostctl_open(void)
 {
     if (coll_g.size < 2)
         return COLL_OK;
-    int rc = coll_shm_block(sizeof(struct part), &host.block);
+    /* Every rank knows the same coll_g.timeline (rank 0's), so all map parts of one size. */
+    const size_t part = (sizeof(struct part) + 63) / 64 * 64;
+    int rc = coll_shm_block(part + (coll_g.timeline ? sizeof(struct ring) : 0), &host.block);
     if (rc != COLL_OK || !host.block)
         return rc;
     host.parts = calloc((size_t)coll_g.size, sizeof *host.parts);
     host.seen = calloc((size_t)coll_g.size, sizeof *host.seen);
-    if (!host.parts || !host.seen) {
+    host.rings = coll_g.timeline ? calloc((size_t)coll_g.size, sizeof *host.rings) : NULL;
+    if (!host.parts || !host.seen || (coll_g.timeline && !host.rings)) {
         coll_hostctl_close();
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the node-shared control block");
     }
-    for (int r = 0; r < coll_g.size; r++)
+    for (int r = 0; r < coll_g.size; r++) {
         host.parts[r] = coll_shm_rank_data(host.block, r);
+        if (host.rings)
+            host.rings[r] = (struct ring *)((char *)host.parts[r] + part);
+    }
     coll_g.host_shared = 1;
     return COLL_OK;
 }
@@ -88,6 +112,7 @@ void coll_hostctl_close(void)
     coll_shm_block_free(host.block);
     free(host.parts);
     free(host.seen);
+    free(host.rings);
     memset(&host, 0, sizeof host);
     coll_g.host_shared = 0;
 }
@@ -187,4 +212,39 @@ int coll_hostctl_news(void *unused)
 void coll_hostctl_granted(int64_t upto)
 {
     atomic_store(&mine()->granted, upto);
+}
+
+void coll_hostctl_times_put(void)
+{
+    struct ring *g = host.rings ? host.rings[coll_g.rank] : NULL;
+    if (!g)
+        return;
+    const int64_t head = atomic_load(&g->head), room = RING_SLOTS - (head - atomic_load(&g->tail));
+    struct coll_tl_rec rec[64];
+    int64_t lost = 0, put = 0;
+    size_t n = coll_timeline_outbox(rec, sizeof rec / sizeof rec[0], &lost);
+    for (size_t i = 0; i < n; i++) {
+        if (put == room)
+            lost++;
+        else
+            g->rec[(head + put++) % RING_SLOTS] = rec[i];
+    }
+    if (lost)
+        atomic_fetch_add(&g->lost, lost);
+    atomic_store(&g->head, head + put);
+}
+
+void coll_hostctl_times_take(void)
+{
+    for (int r = 1; host.rings && r < coll_g.size; r++) {
+        struct ring *g = host.rings[r];
+        const int64_t head = atomic_load(&g->head);
+        int64_t tail = atomic_load(&g->tail);
+        const int64_t lost = atomic_exchange(&g->lost, 0);
+        for (; tail < head; tail++)
+            coll_timeline_remote(r, &g->rec[tail % RING_SLOTS], 1, 0);
+        if (lost)
+            coll_timeline_remote(r, NULL, 0, lost);
+        atomic_store(&g->tail, tail);
+    }
 }

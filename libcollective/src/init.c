@@ -1,6 +1,7 @@
 /* coll_init/coll_finalize and who this process is: MPI when a launcher started us (mpirun, srun
  * --mpi=pmix) or the program initialised MPI itself; a single rank without MPI otherwise. */
 #include "internal.h"
+#include "timeline.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -122,10 +123,11 @@ int coll_init(const struct coll_init_opts *opts)
     coll_g.size = 1;
     if ((rc = coll_env_read(&coll_g.env)) || (rc = coll_launcher_detect(&launched)) ||
         (rc = start_mpi(launched)) || (rc = find_local()) ||
-        (opts && opts->use_device && (rc = coll_device_open())) || (rc = coll_hostctl_open()) ||
-        (rc = coll_progress_start())) {
+        (opts && opts->use_device && (rc = coll_device_open())) || (rc = coll_timeline_open()) ||
+        (rc = coll_hostctl_open()) || (rc = coll_progress_start())) {
         char err[COLL_ERRLEN];
         snprintf(err, sizeof err, "%s", coll_last_error());
+        coll_timeline_close();
         coll_hostctl_close();
         coll_device_close();
         if (coll_g.use_mpi)
@@ -148,6 +150,7 @@ int coll_finalize(void)
     int rc_all = coll_wait_all();
     rc = rc ? rc : rc_all;
     coll_progress_stop();
+    coll_timeline_close();
     coll_hostctl_close();
     coll_fusion_release();
     coll_mpi_release();

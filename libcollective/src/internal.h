@@ -8,7 +8,8 @@
  * their memory (backend.h): MPI for host memory (mpi_backend.c), NCCL for device memory (device.c loads
  * the plugin built from nccl_backend.c). An in-place float32 allreduce on memory from coll_host_alloc()
  * with every rank on one host skips MPI: shm.c sums it straight out of the ranks' shared segments. Only
- * the progress thread calls MPI after coll_init().
+ * the progress thread calls MPI after coll_init(). With COLL_TIMELINE, fusion.c hands each collective's
+ * moments to timeline.c (a leaf, timeline.h), and the progress thread carries the other ranks' to rank 0.
  */
 #ifndef COLL_INTERNAL_H
 #define COLL_INTERNAL_H
@@ -30,6 +31,8 @@
 #define COLL_STALL_ABORT_DEFAULT 600.0
 /* The longest COLL_HOST_ID accepted: a host name (at most 64 bytes) and a boot id (36) fit many times. */
 #define COLL_HOST_ID_MAX 255
+/* The longest COLL_TIMELINE path accepted (PATH_MAX). */
+#define COLL_TIMELINE_PATH_MAX 4095
 
 /* COLL_KIND_FINALIZE is the barrier coll_finalize() runs: a rank that finalizes while another still
  * calls collectives is then a mismatch (which aborts) instead of a hang in MPI_Finalize. */
@@ -52,6 +55,7 @@ struct coll_request {
     const void *send;
     void *recv;
     double queued_at;     /* coll_now() when the program queued it (the watchdog's clock) */
+    double granted_at;    /* with the timeline on: when this rank's progress thread saw it granted */
     double running_since; /* set under coll_g.lock while its backend call runs; 0 before */
     int done;   /* set under coll_g.lock by the progress thread */
     int status; /* COLL_OK or the failure */
@@ -77,6 +81,8 @@ struct coll_env {
     /* COLL_HOST_ID: hashed instead of this host's name and boot id into the host key that decides which
      * ranks share a host (shm.c); "" when unset. */
     char host_id[COLL_HOST_ID_MAX + 1];
+    char timeline[COLL_TIMELINE_PATH_MAX + 1]; /* COLL_TIMELINE: rank 0's timeline file (timeline.h); "" off */
+    double timeline_max_mb;                    /* COLL_TIMELINE_MAX_MB: its size cap */
 };
 
 struct coll_state {
@@ -87,6 +93,7 @@ struct coll_state {
      * through it instead of MPI messages, and coll_host_alloc() shares memory. */
     int host_shared;
     int mpi_owned; /* we called MPI_Init_thread, so we call MPI_Finalize */
+    int timeline;  /* COLL_TIMELINE is on (rank 0's setting): every rank records its collectives' phases */
     MPI_Comm data; /* collectives */
     MPI_Comm ctrl; /* coordinator messages, so they never match a collective's */
     struct coll_env env;
@@ -205,6 +212,11 @@ void coll_hostctl_granted(int64_t upto);
 void coll_hostctl_sleep(pthread_mutex_t *held, double until, int (*ready)(void *), void *arg);
 void coll_hostctl_ring_self(void);
 void coll_hostctl_ring_peers(void);
+/* With the timeline on, each rank's part ends in a ring of its timeline records (timeline.h): times_put
+ * moves this rank's records there (not rank 0), times_take hands every other rank's to the timeline
+ * (rank 0). */
+void coll_hostctl_times_put(void);
+void coll_hostctl_times_take(void);
 
 /* queue.c: the progress thread marks a request done (under the lock) and wakes its waiters. */
 void coll_complete(struct coll_request *r, int status, const char *error);

@@ -11,11 +11,14 @@
  * Messages on coll_g.ctrl (int64 words): READY rank->0 {first seq, n, n descriptors};
  * GO 0->rank {upto}: every seq below upto may run; ERR 0->rank {seq, text}: that seq fails everywhere.
  * MPI keeps messages between two ranks on one communicator in order, so an ERR arrives before its GO.
+ * With the timeline on, a READY ends with {m, lost, m timeline records} (timeline.h): the phases of this
+ * rank's collectives completed since its last announcement ride to rank 0 with no message of their own.
  *
  * When every rank shares this host (coll_g.host_shared) there are no messages: announcements go into the
  * node-shared control block (hostctl.c), every rank's thread runs the coordinator on all of them and
  * grants for itself, and the thread sleeps on its bell there instead of napping. */
 #include "internal.h"
+#include "timeline.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -39,6 +42,7 @@ struct progress {
     double deadline;  /* when unannounced work must be announced; 0 when there is none */
     double nap;       /* the last nap while a message is owed (coll_nap), 0 after progress */
     double nap_since; /* when that series of naps began */
+    double flush_due; /* rank 0 with the timeline on: when buffered events must reach the file; 0: none */
     struct coll_coord *coord; /* rank 0 only */
     struct send_slot *sends;
     size_t nsends, scap;
@@ -124,6 +128,9 @@ static int take_locked(struct progress *p)
     return flush;
 }
 
+/* The most timeline records one announcement carries (a training step completes about a dozen). */
+#define TIMES_MAX 256
+
 /* A full control-block log (hostctl.c) is tried again this much later. */
 #define LOG_FULL_RETRY 1e-3
 
@@ -131,12 +138,16 @@ static void announce(struct progress *p)
 {
     size_t n = p->nwork - p->announced;
     if (coll_g.host_shared) {
+        if (coll_g.timeline && coll_g.rank != 0) /* what completed before this reaches rank 0 before it */
+            coll_hostctl_times_put();
         size_t k = coll_hostctl_announce(p->work + p->announced, n);
         p->announced += k;
         p->deadline = k < n ? coll_now() + LOG_FULL_RETRY : 0;
         return;
     }
-    int64_t *msg = words(2 + n * COLL_DESC_WORDS);
+    const int times = coll_g.timeline && coll_g.rank != 0;
+    const size_t len = 2 + n * COLL_DESC_WORDS + (times ? 2 + TIMES_MAX * COLL_TL_WORDS : 0);
+    int64_t *msg = words(len);
     msg[0] = p->work[p->announced]->seq;
     msg[1] = (int64_t)n;
     struct coll_desc *d = (struct coll_desc *)(msg + 2);
@@ -145,7 +156,11 @@ static void announce(struct progress *p)
     p->announced = p->nwork;
     p->deadline = 0;
     if (coll_g.rank != 0) {
-        send_words(p, 0, TAG_READY, msg, 2 + n * COLL_DESC_WORDS);
+        int64_t *tail = msg + 2 + n * COLL_DESC_WORDS;
+        if (times)
+            tail[0] = (int64_t)coll_timeline_outbox((struct coll_tl_rec *)(tail + 2), TIMES_MAX, &tail[1]);
+        send_words(p, 0, TAG_READY, msg,
+                   2 + n * COLL_DESC_WORDS + (times ? 2 + (size_t)tail[0] * COLL_TL_WORDS : 0));
         return;
     }
     if (p->coord && coll_coord_arrive(p->coord, 0, msg[0], msg[1], d))
@@ -233,9 +248,15 @@ static int coordinate(struct progress *p)
     MPI_Status st;
     long n;
     while ((n = receive(p, MPI_ANY_SOURCE, TAG_READY, &st)) >= 0) {
-        if (n < 2 || n != 2 + p->rbuf[1] * COLL_DESC_WORDS ||
+        const long descs = n >= 2 && p->rbuf[1] >= 0 ? 2 + (long)p->rbuf[1] * (long)COLL_DESC_WORDS : -1;
+        const int64_t *tail = p->rbuf + descs;
+        const int times = descs >= 0 && n > descs; /* the timeline's records follow (timeline.h) */
+        if (descs < 0 || n < descs ||
+            (times && (n < descs + 2 || tail[0] < 0 || n != descs + 2 + tail[0] * (long)COLL_TL_WORDS)) ||
             coll_coord_arrive(p->coord, st.MPI_SOURCE, p->rbuf[0], p->rbuf[1], (struct coll_desc *)(p->rbuf + 2)))
             die("coordinator bookkeeping (malformed announcement)", MPI_ERR_INTERN);
+        if (times)
+            coll_timeline_remote(st.MPI_SOURCE, (const struct coll_tl_rec *)(tail + 2), (size_t)tail[0], tail[1]);
         busy = 1;
     }
     return grant(p) | busy;
@@ -278,6 +299,12 @@ static int execute(struct progress *p)
         n++;
     if (!n)
         return 0;
+    if (coll_g.timeline) {
+        const double now = coll_now();
+        for (size_t i = 0; i < n; i++)
+            if (!p->work[i]->granted_at)
+                p->work[i]->granted_at = now;
+    }
     coll_fusion_run(p->work, n); /* completed requests may be freed by their waiters from here on */
     memmove(p->work, p->work + n, (p->nwork - n) * sizeof *p->work);
     p->nwork -= n;
@@ -322,6 +349,23 @@ static void wait_until_locked(double when)
     pthread_cond_timedwait(&coll_g.work_cv, &coll_g.lock, &ts);
 }
 
+/* The timeline's traffic (timeline.h): on one host the other ranks' records cross in the control block,
+ * under MPI inside READY (announce, coordinate); rank 0 flushes on the cadence. Returns when rank 0's next
+ * flush is due. */
+static double timeline(int force)
+{
+    if (coll_g.rank != 0) {
+        if (coll_g.host_shared)
+            coll_hostctl_times_put();
+        return 0;
+    }
+    if (coll_g.host_shared)
+        coll_hostctl_times_take();
+    return coll_timeline_tick(force);
+}
+
+static double earliest(double a, double b) { return !a ? b : !b ? a : a < b ? a : b; }
+
 /* Nothing happened this round. Sleeping on the condition variable until woken is only safe when no
  * message can be owed to us: otherwise nap on it (a new request or a waiter still wakes us at once) and
  * poll MPI again, never spinning. */
@@ -330,13 +374,14 @@ static void idle_locked(struct progress *p)
     if (coll_g.pending_head || coll_g.flush || coll_g.stop)
         return;
     if (coll_g.host_shared) { /* rung by a new request, a waiter, or a peer's announcement that completes one */
-        coll_hostctl_sleep(&coll_g.lock, p->nwork > p->announced ? p->deadline : 0, coll_hostctl_news, NULL);
+        coll_hostctl_sleep(&coll_g.lock, earliest(p->nwork > p->announced ? p->deadline : 0, p->flush_due),
+                           coll_hostctl_news, NULL);
         return;
     }
     int awaiting = p->announced > 0;
     int coordinating = p->coord != NULL;
     if (p->nwork > p->announced && !awaiting) {
-        wait_until_locked(p->deadline);
+        wait_until_locked(earliest(p->deadline, p->flush_due));
         return;
     }
     if (awaiting) {
@@ -348,11 +393,13 @@ static void idle_locked(struct progress *p)
             until = now + NAP_LONG;
         if (p->nwork > p->announced && p->deadline < until)
             until = p->deadline;
-        wait_until_locked(until);
+        wait_until_locked(earliest(until, p->flush_due));
         return;
     }
     if (coordinating) /* others may announce (and stall) while this rank's program computes */
-        wait_until_locked(coll_now() + 0.05);
+        wait_until_locked(earliest(coll_now() + 0.05, p->flush_due));
+    else if (p->flush_due)
+        wait_until_locked(p->flush_due);
     else
         pthread_cond_wait(&coll_g.work_cv, &coll_g.lock);
 }
@@ -391,6 +438,8 @@ static void *progress_main(void *arg)
         busy |= execute(p);
         if (busy)
             p->nap = 0;
+        if (coll_g.timeline)
+            p->flush_due = timeline(0);
 
         pthread_mutex_lock(&coll_g.lock);
         coll_g.cycle_pending = p->nwork > p->announced;
@@ -400,6 +449,8 @@ static void *progress_main(void *arg)
             idle_locked(p);
     }
     pthread_mutex_unlock(&coll_g.lock);
+    if (coll_g.timeline) /* every rank's records of what ran before coll_finalize's barrier */
+        timeline(1);
     if (coll_g.use_mpi)
         reap_sends(p, 1);
     return NULL;

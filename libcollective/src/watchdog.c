@@ -13,6 +13,7 @@
  * the job ends within the abort time plus one tick of whichever rank notices first, whether rank 0 is the
  * stopped one or not. */
 #include "internal.h"
+#include "timeline.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,12 +23,14 @@
 
 void coll_abort_job(const char *fmt, ...)
 {
+    char line[2 * COLL_ERRLEN];
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    fprintf(stderr, "%s\n", line);
     fflush(stderr);
+    coll_timeline_abort(line); /* the reason ends rank 0's timeline, which is whole JSON up to it */
     /* ncclCommAbort is the one NCCL call meant to be made while another thread is blocked in NCCL. */
     if (coll_g.nccl)
         coll_g.nccl->abort();
