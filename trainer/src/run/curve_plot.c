@@ -123,7 +123,7 @@ static int collect(struct curve_plot *p, double kill_after)
 
 static void start(struct curve_plot *p, int epochs)
 {
-    char csv[8300], out[8500], script[20000];
+    char csv[8300], out[8500], script[32768];
     gp_quote(csv, sizeof csv, p->csv);
     gp_quote(out, sizeof out, p->tmp);
     snprintf(script, sizeof script,
