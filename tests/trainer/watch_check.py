@@ -128,11 +128,16 @@ def check_tb(d, ep, n, nfiles):
             events.append(e)
         if not events or events[0].WhichOneof("what") != "file_version" or events[0].file_version != "brain.Event:2":
             fail(f"{f}: the first event is not file_version brain.Event:2")
+        if f != files[0] and (len(events) < 2 or events[1].WhichOneof("what") != "session_log" or
+                              events[1].session_log.status != pb.SessionLog.START):
+            fail(f"{f}: a resumed run's file does not start with SessionLog START")
         for e in events[1:]:
             kind = e.WhichOneof("what")
             if kind == "session_log" and e.session_log.status == pb.SessionLog.START:
                 scalars = {s: v for s, v in scalars.items() if s < e.step}
             elif kind == "summary":
+                if e.step in scalars:
+                    fail(f"{f}: step {e.step} twice")
                 scalars[e.step] = {v.tag: v.simple_value for v in e.summary.value}
             else:
                 fail(f"{f}: unexpected event {kind}")
