@@ -3,6 +3,9 @@
 
   watch_check.py --json LOG [--csv FILE] [--tb DIR --tb-files N] [--png FILE] --epochs N
 
+(--tb-files 0: any number of event files but none.) Without --json, the event files' values are compared
+with the CSV's (all but lr, which the CSV lacks).
+
 - the CSV (Python's csv module): Keras's CSVLogger header and layout ("\\r\\n" line ends), one row per
   epoch 0..N-1 in order, each number as repr(float) prints it, values equal to the JSON epoch lines';
 - the TensorBoard event files in DIR: TFRecord framing with both masked CRC-32Cs checked with
@@ -63,7 +66,9 @@ def check_csv(path, ep, n):
         for text in r[1:]:
             if repr(float(text)) != text:
                 fail(f"{path}: {text!r} is not written as Python's repr() ({float(text)!r})")
-        d = ep.get(int(r[0]))
+        d = ep.get(int(r[0])) if ep is not None else {}
+        if ep is None:
+            continue
         if d is None:
             fail(f"{path}: epoch {r[0]} has no JSON epoch line")
             continue
@@ -114,7 +119,7 @@ def check_tb(d, ep, n, nfiles):
     pb = event_module()
     files = sorted(glob.glob(os.path.join(d, "*")))
     names = [os.path.basename(f) for f in files]
-    if len(files) != nfiles:
+    if len(files) != nfiles if nfiles else not files:
         fail(f"{d}: {len(files)} event files {names}, expected {nfiles}")
     for name in names:
         if not re.fullmatch(r"events\.out\.tfevents\.\d{10}\.[^/]+", name):
@@ -151,12 +156,12 @@ def check_tb(d, ep, n, nfiles):
         if d_ is None:
             continue
         want = {"loss": d_["loss"], "acc": d_["acc"], "val_loss": d_["val_loss"], "val_acc": d_["val_acc"],
-                "images_per_sec": d_["images_per_sec"], "lr": d_["lr"]}
+                "images_per_sec": d_["images_per_sec"], "lr": d_.get("lr")}
         if set(v) != set(want):
             fail(f"step {s}: tags {sorted(v)}, expected {sorted(want)}")
             continue
         for k, w in want.items():
-            if not close(v[k], w, 1e-5, 0.051 if k == "images_per_sec" else 0):
+            if w is not None and not close(v[k], w, 1e-5, 0.051 if k == "images_per_sec" else 0):
                 fail(f"step {s}: {k} {v[k]} in the event file, {w} in the JSON")
     print(f"tensorboard ok: {len(files)} files, steps {steps}")
 
@@ -173,16 +178,19 @@ def check_png(path):
 
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--json", required=True)
+ap.add_argument("--json")
 ap.add_argument("--csv")
 ap.add_argument("--tb")
 ap.add_argument("--tb-files", type=int, default=1)
 ap.add_argument("--png")
 ap.add_argument("--epochs", type=int, required=True)
 a = ap.parse_args()
-ep = json_epochs(a.json)
+ep = json_epochs(a.json) if a.json else None
 if a.csv:
     check_csv(a.csv, ep, a.epochs)
+if ep is None:
+    with open(a.csv, newline="") as f:
+        ep = {int(r["epoch"]): {k: float(v) for k, v in r.items() if k != "epoch"} for r in csv.DictReader(f)}
 if a.tb:
     check_tb(a.tb, ep, a.epochs, a.tb_files)
 if a.png:
