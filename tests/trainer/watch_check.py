@@ -78,7 +78,7 @@ def check_csv(path, ep, n):
                 fail(f"{path}: epoch {r[0]} {k} {v[k]} but the JSON says {d[k]}")
         if not close(float(v["images_per_sec"]), d["images_per_sec"], 0, 0.051):
             fail(f"{path}: epoch {r[0]} images_per_sec {v['images_per_sec']} but the JSON says {d['images_per_sec']}")
-    print(f"csv ok: {len(rows) - 1} rows, epochs {epochs}")
+    print(f"csv read: {len(rows) - 1} rows, epochs {epochs}")
 
 
 def masked(data):
@@ -163,7 +163,7 @@ def check_tb(d, ep, n, nfiles):
         for k, w in want.items():
             if w is not None and not close(v[k], w, 1e-5, 0.051 if k == "images_per_sec" else 0):
                 fail(f"step {s}: {k} {v[k]} in the event file, {w} in the JSON")
-    print(f"tensorboard ok: {len(files)} files, steps {steps}")
+    print(f"tensorboard read: {len(files)} files, steps {steps}")
 
 
 def check_png(path):
@@ -174,7 +174,7 @@ def check_png(path):
     w, h = struct.unpack(">II", b[16:24])
     if (w, h) != (960, 400) or len(b) < 2000:
         fail(f"{path}: {w}x{h}, {len(b)} bytes: not the picture expected (960x400)")
-    print(f"png ok: {w}x{h}, {len(b)} bytes")
+    print(f"png read: {w}x{h}, {len(b)} bytes")
 
 
 ap = argparse.ArgumentParser()
