@@ -14,7 +14,9 @@
 /* Under Batch AI (the plugin's AZ_BATCHAI_* variables are set), what the options default to. */
 #define BATCHAI_CSV_NAME "training.csv" /* in AZ_BATCHAI_STDOUTERR_DIR, beside stdout.txt */
 #define BATCHAI_KEEP 3                  /* newest checkpoints kept, and the best by val_acc */
-#define BATCHAI_KEEP_TEXT "3 and --keep-best"
+#define TEXT_OF(x) #x
+#define TEXT_OF_VALUE(x) TEXT_OF(x)
+#define BATCHAI_KEEP_TEXT TEXT_OF_VALUE(BATCHAI_KEEP) " and --keep-best"
 
 #ifndef TRAINER_VERSION
 #define TRAINER_VERSION "unknown"
