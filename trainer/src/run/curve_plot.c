@@ -88,7 +88,9 @@ static void collected(struct curve_plot *p, int status)
         return;
     unlink(p->tmp);
     if (!p->said_failure) {
-        if (!ok && WIFSIGNALED(status))
+        if (!ok && status == -1)
+            printf("No training-curve PNG this time: gnuplot ended unseen, leaving no picture\n");
+        else if (!ok && WIFSIGNALED(status))
             printf("No training-curve PNG this time: gnuplot was killed (signal %d)\n", WTERMSIG(status));
         else if (!ok)
             printf("No training-curve PNG this time: gnuplot failed (exit status %d; try: gnuplot -e \"plot '%s'\")\n",
@@ -110,12 +112,21 @@ static int collect(struct curve_plot *p, double kill_after)
     if (w == 0 && progress_now() - p->started < kill_after)
         return 1;
     if (w == 0) {
+        const struct timespec tick = {0, 20 * 1000 * 1000};
         kill(-p->pid, SIGKILL);
         if (!p->said_failure)
             printf("No training-curve PNG this time: gnuplot ran for %d s: killed\n", CURVE_PLOT_WAIT);
         p->said_failure = 1;
-        while ((w = waitpid(p->pid, &status, 0)) < 0 && errno == EINTR)
-            ;
+        /* SIGKILL waits for a process in uninterruptible sleep (a hung file system): give up on it after
+         * a second, and on drawing, rather than wait. */
+        for (int i = 0; i < 50 && (w = waitpid(p->pid, &status, WNOHANG)) == 0; i++)
+            nanosleep(&tick, NULL);
+        if (w == 0) {
+            printf("No more training-curve PNGs: gnuplot (pid %ld) does not end even when killed\n", (long)p->pid);
+            p->pid = 0;
+            p->on = 0;
+            return 0;
+        }
     }
     collected(p, w == p->pid ? status : -1);
     return 0;

@@ -5,8 +5,9 @@
  * gnuplot never stops training: it runs as a child of its own (posix_spawn; its own process group; the
  * stop signals unblocked and at their default; its script on stdin from a memfd; output and errors to
  * /dev/null; none of our other descriptors), while the next epoch trains. At an epoch's end a drawing
- * still running is left to run, or killed (its whole group) once it has run CURVE_PLOT_WAIT seconds; the
- * next drawing starts once none runs. It writes a hidden temporary file that is renamed over the PNG once
+ * still running is left to run, or killed (its whole group) once it has run CURVE_PLOT_WAIT seconds (and
+ * given up on, drawing no more, when even SIGKILL does not end it within a second: a hung file system);
+ * the next drawing starts once none runs. It writes a hidden temporary file that is renamed over the PNG once
  * gnuplot has exited 0, so a reader never sees half a picture. At the run's end the last drawing gets
  * CURVE_PLOT_WAIT seconds.
  * Without gnuplot nothing is drawn and the run says so once; a failed drawing is said once too. */
