@@ -21,7 +21,7 @@ data=$(cd "$DATA" && pwd)
 common=(--device cpu --data "$data" --limit-train 320 --limit-test 64 --threads 2 --seed 3)
 
 # kept DIR: the checkpoints in DIR, by name, on one line.
-kept() { (cd "$1" && ls checkpoint-*.h5 2>/dev/null | sort -V | tr '\n' ' '); }
+kept() { (cd "$1" && shopt -s nullglob && for f in checkpoint-*.h5; do echo "$f"; done | sort -V | tr '\n' ' '); }
 # best_of CSV: the epoch (1-based) of the first highest val_acc.
 best_of() {
     /usr/bin/python3 -c 'import csv, sys
