@@ -98,6 +98,9 @@ def records(path):
         (hcrc,) = struct.unpack("<I", b[at + 8:at + 12])
         if hcrc != masked(head):
             fail(f"{path}: record at {at}: length CRC {hcrc:#x}, expected {masked(head):#x}")
+        if len(b) - at < 16 + length:
+            fail(f"{path}: record at {at} cut short ({len(b) - at} of {16 + length} bytes)")
+            return
         data = b[at + 12:at + 12 + length]
         (dcrc,) = struct.unpack("<I", b[at + 12 + length:at + 16 + length])
         if dcrc != masked(data):

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "io/append_whole.h"
+
 #define CSV_EOL "\r\n" /* csv.excel's lineterminator */
 
 void csv_log_number(char *out, size_t len, double v)
@@ -76,9 +78,9 @@ static long kept_prefix(const char *s, size_t n, int epochs_done, const char *pa
 
 static int write_all_once(struct csv_log *c, const char *text, size_t len, char *err, size_t errlen)
 {
-    const ssize_t w = write(c->fd, text, len);
-    if (w != (ssize_t)len || fdatasync(c->fd) != 0) {
-        snprintf(err, errlen, "%s: write: %s", c->path, w < 0 || w == (ssize_t)len ? strerror(errno) : "short write");
+    const int why = append_whole(c->fd, text, len);
+    if (why) {
+        snprintf(err, errlen, "%s: write: %s", c->path, strerror(why));
         return -1;
     }
     return 0;

@@ -12,7 +12,7 @@
  * epochs 0 .. epochs_done - 1 and cuts the file after them (ftruncate + fsync: the rows of an epoch whose
  * checkpoint was never written, and a row cut short by a kill, go), so that a stop, a requeue and a
  * resume leave one row per epoch, none twice, none missing. A file whose first line is another header is
- * refused, untouched. Each row goes out in one write(2), followed by fdatasync.
+ * refused, untouched. Each row is appended whole or not at all (io/append_whole.h).
  *
  * Functions return 0, or -1 with the file and the problem in err. */
 #ifndef TRAINER_CSV_LOG_H

@@ -7,6 +7,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "io/append_whole.h"
 #include "io/crc32c.h"
 #include "io/make_dirs.h"
 
@@ -114,12 +115,10 @@ static int write_record(struct tb_events *t, const struct pb *e, char *err, size
     memcpy(rec + 12, e->b, e->n);
     le_bytes(rec + 12 + e->n, crc32c_masked(e->b, e->n), 4);
     const size_t len = e->n + 16;
-    const ssize_t w = write(t->fd, rec, len);
-    if (w != (ssize_t)len || fdatasync(t->fd) != 0) {
-        snprintf(err, errlen, "%s: write: %s", t->path, w < 0 || w == (ssize_t)len ? strerror(errno) : "short write");
-        return -1;
-    }
-    return 0;
+    const int why = append_whole(t->fd, rec, len);
+    if (why)
+        snprintf(err, errlen, "%s: write: %s", t->path, strerror(why));
+    return why ? -1 : 0;
 }
 
 int tb_events_open(struct tb_events *t, const char *dir, int64_t resume_step, char *err, size_t errlen)

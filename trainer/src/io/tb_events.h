@@ -15,7 +15,7 @@
  * TensorBoard then drops what an earlier file holds at or after that step (values of an epoch whose
  * checkpoint was never written), so the curves continue without a duplicate step.
  *
- * Each record goes out in one write(2) and the file is fdatasync'ed after it. Functions return 0, or -1
+ * Each record is appended whole or not at all (io/append_whole.h). Functions return 0, or -1
  * with the file and the failing call in err. */
 #ifndef TRAINER_TB_EVENTS_H
 #define TRAINER_TB_EVENTS_H

@@ -26,14 +26,16 @@ void watch_epoch(struct watch *w, const struct watch_epoch *e)
     char err[4400];
     if (w->csv.fd >= 0 &&
         csv_log_row(&w->csv, e->epoch, e->acc, e->loss, e->val_acc, e->val_loss, e->images_per_sec, err, sizeof err)) {
-        fprintf(stderr, "cifar-train: warning: --csv: %s: no more rows are written to it\n", err);
+        fprintf(stderr, "cifar-train: warning: --csv: %s: no more rows are written to it (from epoch %d)\n", err,
+                e->epoch + 1);
         csv_log_close(&w->csv);
     }
     static const char *const tags[] = {"loss", "acc", "val_loss", "val_acc", "images_per_sec", "lr"};
     const float values[] = {(float)e->loss, (float)e->acc, (float)e->val_loss, (float)e->val_acc,
                             (float)e->images_per_sec, (float)e->lr};
     if (w->tb.fd >= 0 && tb_events_scalars(&w->tb, e->epoch, tags, values, 6, err, sizeof err) != 0) {
-        fprintf(stderr, "cifar-train: warning: --tensorboard: %s: no more events are written to it\n", err);
+        fprintf(stderr, "cifar-train: warning: --tensorboard: %s: no more events are written to it (from epoch %d)\n",
+                err, e->epoch + 1);
         tb_events_close(&w->tb);
     }
     if (w->csv.fd >= 0)
