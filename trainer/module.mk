@@ -8,8 +8,10 @@
 #   cpu/    the CPU kernel table (oneDNN, OpenBLAS, our Winograd) and its inference engine
 #   cuda/   the CUDA kernel table (libcifar_train_cuda.so, trainer/cuda.mk) and its loader
 #   input/  the training batches: augmentation and the device input ring
-#   io/     files: CIFAR-10 data, Keras HDF5 models and checkpoints, atomic replacement, step dumps
-#   run/    the training run over libcollective: epochs, steps, progress, recipe agreement, draws
+#   io/     files: CIFAR-10 data, Keras HDF5 models and checkpoints, atomic replacement, step dumps, the
+#           Keras CSV log and TensorBoard event files
+#   run/    the training run over libcollective: epochs, steps, progress, recipe agreement, draws, what
+#           people watch (watch.h: CSV, TensorBoard, gnuplot's PNG), the checkpoints kept
 #   cli/    the cifar-train command, and whether the launcher gave it a GPU (gpu_grant)
 trainer_CFLAGS := -Itrainer/src -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
 # sqrtf without errno, so that the RMSprop loop vectorises (nothing in the trainer reads errno after maths).

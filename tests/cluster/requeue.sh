@@ -7,8 +7,13 @@
 # uninterrupted first (compared with h5py dataset by dataset; fixed thread count). Slurm itself starts each
 # attempt: a requeued job waits cred_expire + 1 s (slurmctld's requeue delay, so that the nodes have dropped
 # the job's credential and run the prolog again), and this cluster's cred_expire is 10 s instead of 120.
+# What a user watches continues across the attempts: the CSV beside stdout.txt has one row per epoch, none
+# twice, and the TENSORBOARD output directory's event files continue their steps with the CSV's values
+# (tests/trainer/watch_check.py).
 . "$(dirname "$0")/lib.sh"
-/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null || skip "Debian's python3-h5py and python3-numpy are needed"
+/usr/bin/python3 -c 'import h5py, numpy, google.protobuf, crc32c' 2>/dev/null ||
+    skip "Debian's python3-h5py, python3-numpy, python3-protobuf and python3-crc32c are needed"
+command -v protoc >/dev/null || skip "protoc is needed (Debian: protobuf-compiler)"
 export LOCALCLUSTER_CRED_EXPIRE=10
 cifar_cluster_start
 model=$SHARE/cifar/saved_models/keras_cifar10_trained_model.h5
@@ -58,6 +63,11 @@ st=$("$BUILD/bin/batchai-job" status "$id")
 echo "$st"
 grep -qx "attempt: *3" <<<"$st" || fail "batchai-job status does not show attempt 3: $st"
 grep -q "^lastRequeue: *attempt 2 ended: " <<<"$st" || fail "batchai-job status does not say how attempt 2 ended: $st"
+
+# One CSV row per epoch and continuing TensorBoard steps over the three attempts.
+/usr/bin/python3 "$TOP/tests/trainer/watch_check.py" --csv "$logs/training.csv" \
+    --tb "$SHARE/cifar/cifar/$id/outputs/tensorboard" --tb-files 0 --epochs 4 ||
+    fail "the requeued job's CSV or event files are not one continuous record"
 
 # The model: the same as the uninterrupted job's.
 /usr/bin/python3 "$TOP/tests/trainer/h5_same.py" "$CL/reference.h5" "$model" || fail "the requeued job's model differs"

@@ -38,4 +38,29 @@ rc=0
 (cd "$work" && "$bin" "${small[@]}" --epochs 1 --dir full >log2 2>&1) || rc=$?
 check_full "$rc" "$work/log2" full/saved_models/keras_cifar10_trained_model.h5
 [ -s "$work/checkpoint-1.h5" ] && "$bin" evaluate "$work/checkpoint-1.h5" --data "$data" --limit-test 32 >/dev/null
+
+# --csv and --tensorboard on a disk that fills up mid-run: each writer says so once, naming the epoch, and
+# stops; training goes on to exit 0; what is written stays whole (the event file's records all read back,
+# the CSV's rows all complete). A 2-page tmpfs: a page for each file, and the event file outgrows its
+# page first (about 30 epochs).
+umount "$work/full"
+mount -t tmpfs -o size=8k tmpfs "$work/full"
+rm -f "$work"/checkpoint-*.h5
+rc=0
+(cd "$work" && "$bin" "${small[@]}" --limit-train 32 --batch-size 32 --epochs 40 --keep-checkpoints 1 \
+    --csv full/t.csv --tensorboard full/tb --log-json log.json >log3 2>&1) || rc=$?
+[ "$rc" = 0 ] || { echo "FAIL: exit status $rc when the event file's disk filled, expected 0"; cat "$work/log3"; exit 1; }
+grep 'warning: --tensorboard: .*No space left on device: no more events are written to it (from epoch' "$work/log3" ||
+    { echo "FAIL: no warning for the full event file"; cat "$work/log3"; exit 1; }
+stopped=$(sed -n 's/.*--tensorboard: .*(from epoch \([0-9]*\))$/\1/p' "$work/log3")
+[ "$(grep -c 'warning: --tensorboard' "$work/log3")" = 1 ] || { echo "FAIL: the warning came more than once"; exit 1; }
+if /usr/bin/python3 -c 'import google.protobuf, crc32c' 2>/dev/null && command -v protoc >/dev/null; then
+    /usr/bin/python3 tests/trainer/watch_check.py --json "$work/log.json" --tb "$work/full/tb" --epochs $((stopped - 1))
+fi
+# The CSV: a row per epoch up to where it too met the full disk (said then), each row whole.
+rows=$(($(wc -l <"$work/full/t.csv") - 1))
+[ "$rows" -ge $((stopped - 1)) ] && [ -z "$(tail -c 2 "$work/full/t.csv" | tr -d '\r\n')" ] ||
+    { echo "FAIL: the CSV has $rows rows or a cut one"; tail -c 200 "$work/full/t.csv"; exit 1; }
+[ "$rows" = 40 ] || grep -q "warning: --csv: .*No space left on device" "$work/log3" ||
+    { echo "FAIL: the CSV stopped at $rows rows without a warning"; exit 1; }
 echo "full disk: said and survived"

@@ -12,6 +12,13 @@
 #include "cuda/cuda_plugin.h"
 #include "run/train.h"
 
+/* Under Batch AI (the plugin's AZ_BATCHAI_* variables are set), what the options default to. */
+#define BATCHAI_CSV_NAME "training.csv" /* in AZ_BATCHAI_STDOUTERR_DIR, beside stdout.txt */
+#define BATCHAI_KEEP 3                  /* newest checkpoints kept, and the best by val_acc */
+#define TEXT_OF(x) #x
+#define TEXT_OF_VALUE(x) TEXT_OF(x)
+#define BATCHAI_KEEP_TEXT TEXT_OF_VALUE(BATCHAI_KEEP) " and --keep-best"
+
 #ifndef TRAINER_VERSION
 #define TRAINER_VERSION "unknown"
 #endif
@@ -46,6 +53,15 @@ static const char usage[] =
     "  --limit-test N      use the first N test images\n"
     "  --shard             split the training set across processes (default: each walks all of it)\n"
     "  --checkpoint-dir D  where checkpoint-{epoch}.h5 go (default ., as the tutorial)\n"
+    "  --keep-checkpoints N\n"
+    "                      keep only the newest N checkpoint-{epoch}.h5 (0: all, the default; under\n"
+    "                      Batch AI the default is " BATCHAI_KEEP_TEXT ")\n"
+    "  --keep-best         with --keep-checkpoints: also keep the checkpoint with the best val_acc\n"
+    "  --csv FILE          one row per epoch as Keras's CSVLogger writes them, continued by --resume, and\n"
+    "                      FILE's curves as a PNG beside it when gnuplot is installed (under Batch AI the\n"
+    "                      default is $AZ_BATCHAI_STDOUTERR_DIR/" BATCHAI_CSV_NAME ")\n"
+    "  --tensorboard DIR   TensorBoard event files, one per run (default: $AZ_BATCHAI_OUTPUT_TENSORBOARD\n"
+    "                      when the job declares an output directory with the id TENSORBOARD)\n"
     "  --log-json FILE     append one JSON line per epoch and per --log-every steps\n"
     "  --log-every N       steps between JSON step lines (default 50, 0: none)\n"
     "  --dump-steps N      debug: export the first N training steps (inputs, dropout masks, sample order,\n"
@@ -201,12 +217,30 @@ static void device_close(const struct kernels *k)
         cuda->close();
 }
 
+/* Under Batch AI: the CSV beside the job's stdout.txt, TensorBoard in the TENSORBOARD output directory, and
+ * a bounded number of checkpoints, where the command line says nothing else. csv_path: storage for the
+ * CSV's path. */
+static void batchai_defaults(struct train_options *o, char *csv_path, size_t len)
+{
+    const char *logs = getenv("AZ_BATCHAI_STDOUTERR_DIR"), *tb = getenv("AZ_BATCHAI_OUTPUT_TENSORBOARD");
+    if (!o->csv && logs && *logs && snprintf(csv_path, len, "%s/%s", logs, BATCHAI_CSV_NAME) < (int)len)
+        o->csv = csv_path;
+    if (!o->tensorboard && tb && *tb)
+        o->tensorboard = tb;
+    if (o->keep_checkpoints < 0 && getenv("AZ_BATCHAI_JOB_NAME")) {
+        o->keep_checkpoints = BATCHAI_KEEP;
+        o->keep_best = 1;
+    }
+    if (o->keep_checkpoints < 0)
+        o->keep_checkpoints = 0;
+}
+
 /* Returns 0, 1 on a usage error, 2 when --help/--version already answered. */
 static int parse(int argc, char **argv, struct train_options *o, const char **device, int *tf32)
 {
     enum { O_DIR = 256, O_DATA, O_DOWNLOAD, O_EPOCHS, O_BATCH, O_LR, O_NOAUG, O_SEED, O_THREADS, O_RESUME,
            O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_DEVICE, O_TF32, O_NOGRAPH, O_DSTEPS, O_DDIR, O_VERSION,
-           O_HELP };
+           O_HELP, O_KEEP, O_KEEPBEST, O_CSV, O_TB };
     static const struct option opts[] = {
         {"dir", required_argument, 0, O_DIR},          {"data", required_argument, 0, O_DATA},
         {"download", no_argument, 0, O_DOWNLOAD},      {"epochs", required_argument, 0, O_EPOCHS},
@@ -220,6 +254,8 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         {"no-cuda-graph", no_argument, 0, O_NOGRAPH},  {"version", no_argument, 0, O_VERSION},
         {"dump-steps", required_argument, 0, O_DSTEPS}, {"dump-dir", required_argument, 0, O_DDIR},
         {"help", no_argument, 0, O_HELP},
+        {"keep-checkpoints", required_argument, 0, O_KEEP}, {"keep-best", no_argument, 0, O_KEEPBEST},
+        {"csv", required_argument, 0, O_CSV},          {"tensorboard", required_argument, 0, O_TB},
         {"d", required_argument, 0, O_DIR}, /* the tutorial's -d */
         {0, 0, 0, 0},
     };
@@ -240,6 +276,10 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         case O_TF32: *tf32 = 1; break;
         case O_NOGRAPH: o->graphs = 0; break;
         case O_DDIR: o->dump_dir = optarg; break;
+        case O_KEEPBEST: o->keep_best = 1; break;
+        case O_CSV: o->csv = optarg; break;
+        case O_TB: o->tensorboard = optarg; break;
+        case O_KEEP: if (parse_count("--keep-checkpoints", optarg, 0, INT_MAX, &v)) return 1; o->keep_checkpoints = (int)v; break;
         case O_DSTEPS: if (parse_count("--dump-steps", optarg, 1, INT_MAX, &v)) return 1; o->dump_steps = (int)v; break;
         case O_EPOCHS: if (parse_count("--epochs", optarg, 1, INT_MAX, &v)) return 1; o->epochs = (int)v; break;
         case O_BATCH: if (parse_count("--batch-size", optarg, 1, INT_MAX / CIFAR_IMAGE_BYTES, &v)) return 1; o->batch = (int)v; break;
@@ -268,6 +308,10 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         fprintf(stderr, "cifar-train: unexpected argument '%s'\n%s", argv[optind], usage);
         return 1;
     }
+    if (o->keep_best && o->keep_checkpoints == 0) {
+        fprintf(stderr, "cifar-train: --keep-best goes with --keep-checkpoints N (N > 0)\n");
+        return 1;
+    }
     if (!o->dump_steps != !o->dump_dir) {
         fprintf(stderr, "cifar-train: --dump-steps and --dump-dir go together\n");
         return 1;
@@ -294,10 +338,13 @@ int main(int argc, char **argv)
     }
     struct device_request req = {0};
     int tf32 = 0, status;
+    char csv_path[4096];
+    o.keep_checkpoints = -1; /* not given: batchai_defaults decides */
     int p = parse(argc, argv, &o, &req.want, &tf32);
     if (p)
         return p == 2 ? 0 : 1;
     req.granted = gpu_grant(req.said, sizeof req.said) > 0;
+    batchai_defaults(&o, csv_path, sizeof csv_path);
     if (!evaluate)
         train_catch_signals();
     if (!(o.kernels = choose_device(&req, &status)) || init_collectives(&o, &req, &status) != 0)

@@ -289,18 +289,21 @@ static const struct {
     const char *name;
     size_t offset;
     enum state_kind kind;
+    int optional; /* absent in checkpoints of earlier versions: read as 0 */
 } state_fields[] = {
-    { "iterations", offsetof(struct keras_train_state, iterations), SK_U64 },
-    { "epoch", offsetof(struct keras_train_state, epoch), SK_I64 },
-    { "lr", offsetof(struct keras_train_state, lr), SK_F64 },
-    { "rho", offsetof(struct keras_train_state, rho), SK_F64 },
-    { "decay", offsetof(struct keras_train_state, decay), SK_F64 },
-    { "epsilon", offsetof(struct keras_train_state, epsilon), SK_F64 },
-    { "seed", offsetof(struct keras_train_state, seed), SK_U64 },
-    { "world_size", offsetof(struct keras_train_state, world_size), SK_I64 },
-    { "threads", offsetof(struct keras_train_state, threads), SK_I64 },
-    { "step", offsetof(struct keras_train_state, step), SK_I64 },
-    { "batch", offsetof(struct keras_train_state, batch), SK_I64 },
+    { "iterations", offsetof(struct keras_train_state, iterations), SK_U64, 0 },
+    { "epoch", offsetof(struct keras_train_state, epoch), SK_I64, 0 },
+    { "lr", offsetof(struct keras_train_state, lr), SK_F64, 0 },
+    { "rho", offsetof(struct keras_train_state, rho), SK_F64, 0 },
+    { "decay", offsetof(struct keras_train_state, decay), SK_F64, 0 },
+    { "epsilon", offsetof(struct keras_train_state, epsilon), SK_F64, 0 },
+    { "seed", offsetof(struct keras_train_state, seed), SK_U64, 0 },
+    { "world_size", offsetof(struct keras_train_state, world_size), SK_I64, 0 },
+    { "threads", offsetof(struct keras_train_state, threads), SK_I64, 0 },
+    { "step", offsetof(struct keras_train_state, step), SK_I64, 0 },
+    { "batch", offsetof(struct keras_train_state, batch), SK_I64, 0 },
+    { "best_epoch", offsetof(struct keras_train_state, best_epoch), SK_I64, 1 },
+    { "best_val_acc", offsetof(struct keras_train_state, best_val_acc), SK_F64, 1 },
 };
 #define N_STATE_FIELDS (sizeof state_fields / sizeof state_fields[0])
 
@@ -719,6 +722,7 @@ static void check_sums(struct ctx *c, hid_t file, const float *params, const flo
 
 static void read_state(struct ctx *c, hid_t file, struct keras_train_state *s)
 {
+    memset(s, 0, sizeof *s);
     if (!c->failed && H5Lexists(file, STATE_GROUP, H5P_DEFAULT) <= 0) {
         fail(c, "no " STATE_GROUP " group: not a checkpoint written by cifar-train");
         return;
@@ -732,6 +736,8 @@ static void read_state(struct ctx *c, hid_t file, struct keras_train_state *s)
         fail(c, STATE_GROUP ": format_version %lld, this program reads %d", (long long)format, KERAS_STATE_FORMAT);
     for (size_t i = 0; i < N_STATE_FIELDS; i++) {
         const enum state_kind k = state_fields[i].kind;
+        if (state_fields[i].optional && H5Aexists(g, state_fields[i].name) <= 0)
+            continue;
         read_attr_scalar(c, g, state_fields[i].name, k == SK_F64 ? H5T_FLOAT : H5T_INTEGER, state_mem_type(k),
                          (char *)s + state_fields[i].offset);
     }

@@ -80,6 +80,8 @@ struct keras_train_state {
     int64_t step;        /* steps done in epoch `epoch` + 1: 0 at an epoch's end, > 0 when a signal stopped
                             the run mid-epoch (checkpoint-{epoch+1}-step-{step}.h5) */
     int64_t batch;       /* --batch-size per process (a mid-epoch checkpoint's step counts batches of it) */
+    int64_t best_epoch;  /* the epoch (1-based) with the highest val_acc so far, 0: none yet (--keep-best) */
+    double best_val_acc; /* its val_acc */
     char generator[64];  /* "cifar-train (slurm-batchai) VERSION" (free text, not checked) */
 };
 

@@ -5,8 +5,6 @@
 #include <sched.h>
 #include <pthread.h>
 #include <signal.h>
-#include <dirent.h>
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,14 +13,17 @@
 #include "io/atomic_file.h"
 #include "input/augment.h"
 #include "io/cifar_data.h"
+#include "run/checkpoint_files.h"
 #include "run/draws.h"
 #include "collective.h"
 #include "input/batch_source.h"
 #include "io/keras_h5.h"
+#include "io/make_dirs.h"
 #include "run/progress.h"
 #include "run/recipe.h"
 #include "core/rng.h"
 #include "io/step_export.h"
+#include "run/watch.h"
 
 #define RMS_RHO 0.9
 #define RMS_DECAY 1e-6
@@ -234,23 +235,6 @@ static int cpus_available(void)
     return 1;
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return -1;
-            *p = '/';
-        }
-    return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* All ranks agree on a failure of one: returns nonzero everywhere when `failed` is nonzero anywhere. */
 static int any_failed(int failed)
 {
@@ -396,7 +380,7 @@ static int prepare_dir(const char *opt, const char *dir)
 {
     char err[1024], probe[4200];
     struct stat st;
-    if (mkdir_p(dir) != 0) {
+    if (make_dirs(dir) != 0) {
         fprintf(stderr, "cifar-train: %s %s: cannot create directory: %s\n", opt, dir, strerror(errno));
         return -1;
     }
@@ -416,62 +400,6 @@ static int prepare_dir(const char *opt, const char *dir)
     }
     atomic_file_abort(&af);
     return 0;
-}
-
-/* checkpoint-{E}.h5 (epoch E done, step 0) or checkpoint-{E}-step-{S}.h5 (epoch E - 1 done, S steps of
- * epoch E): 1 with the position when `name` is one of ours, else 0. */
-static int checkpoint_position(const char *name, long *epochs_done, long *step)
-{
-    const char *p = name + strlen("checkpoint-");
-    char *end;
-    if (strncmp(name, "checkpoint-", strlen("checkpoint-")) != 0 || !isdigit((unsigned char)*p))
-        return 0;
-    errno = 0;
-    const long e = strtol(p, &end, 10);
-    if (errno || e < 1)
-        return 0;
-    if (strcmp(end, ".h5") == 0) {
-        *epochs_done = e;
-        *step = 0;
-        return 1;
-    }
-    if (strncmp(end, "-step-", 6) != 0 || !isdigit((unsigned char)end[6]))
-        return 0;
-    p = end + 6;
-    const long s = strtol(p, &end, 10);
-    if (errno || s < 1 || strcmp(end, ".h5") != 0)
-        return 0;
-    *epochs_done = e - 1;
-    *step = s;
-    return 1;
-}
-
-/* --resume auto: the checkpoint furthest into the run in `dir` into path; 1 found, 0 none, -1 error. */
-static int newest_checkpoint(const char *dir, char *path, size_t len)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        fprintf(stderr, "cifar-train: --resume auto: %s: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    long best_e = -1, best_s = -1, e, st;
-    char best[256] = "";
-    struct dirent *ent;
-    while ((ent = readdir(d)) != NULL)
-        if (strlen(ent->d_name) < sizeof best && checkpoint_position(ent->d_name, &e, &st) &&
-            (e > best_e || (e == best_e && st > best_s))) {
-            best_e = e;
-            best_s = st;
-            snprintf(best, sizeof best, "%s", ent->d_name);
-        }
-    closedir(d);
-    if (!best[0])
-        return 0;
-    if (snprintf(path, len, "%s/%s", dir, best) >= (int)len) {
-        fprintf(stderr, "cifar-train: %s: path too long\n", dir);
-        return -1;
-    }
-    return 1;
 }
 
 /* Data: the directory to read, downloading first with --download (one process per node fetches). */
@@ -603,6 +531,8 @@ struct run {
     struct stop_vote vote;       /* this rank's, cast by core's steps (cast_stop_vote) */
     struct keras_train_state state;
     FILE *json;
+    struct watch watch; /* rank 0's CSV, TensorBoard and PNG (watching: opened) */
+    int watching;
     struct step_export export; /* --dump-steps; export.steps is 0 without it */
 };
 
@@ -647,7 +577,7 @@ static int initial_state(struct run *r)
         char path[4096];
         const char *from = o->resume;
         if (from && strcmp(from, "auto") == 0) {
-            const int found = newest_checkpoint(o->checkpoint_dir, path, sizeof path);
+            const int found = checkpoint_newest(o->checkpoint_dir, path, sizeof path);
             from = found == 1 ? path : NULL;
             failed = found < 0;
             if (found == 0)
@@ -671,6 +601,8 @@ static int initial_state(struct run *r)
                 r->state.epoch = st.epoch;
                 r->state.step = st.step;
                 r->state.seed = st.seed;
+                r->state.best_epoch = st.best_epoch;
+                r->state.best_val_acc = st.best_val_acc;
                 if (st.step)
                     printf("Resuming from %s (epoch %lld after step %lld)\n", from, (long long)st.epoch + 1,
                            (long long)st.step);
@@ -741,6 +673,9 @@ static int save_checkpoint(struct run *r, int epoch, int step)
             rc = -1;
         } else
             rc = save_model(path, where, &r->core, r->host_params, r->host_acc, &r->state);
+        if (rc == 0 && !step) /* the new checkpoint is complete on disk: older ones may go */
+            checkpoint_prune(r->o->checkpoint_dir, epoch + 1, r->o->keep_checkpoints,
+                             r->o->keep_best ? (long)r->state.best_epoch : 0);
         if (rc == 0 && step)
             printf("\nSaved checkpoint at %s\n", path);
         fflush(stdout);
@@ -880,6 +815,14 @@ static int run_epoch(struct run *r, int epoch)
         progress_update(&bar, steps, vals, 1);
         json_line(r->json, "epoch", epoch + 1, steps, steps, loss_sum / shown, (double)correct / shown, val,
                   seen * r->size / train_time, rmsprop_lr_t(&r->core.opt), train_time, times);
+        if (r->watching) /* before the checkpoint: a resume from the one before drops this row again */
+            watch_epoch(&r->watch, &(struct watch_epoch){epoch, loss_sum / shown, (double)correct / shown, val[0],
+                                                         val[1], seen * r->size / train_time,
+                                                         rmsprop_lr_t(&r->core.opt)});
+    }
+    if (r->state.best_epoch == 0 || val[1] > r->state.best_val_acc) {
+        r->state.best_epoch = epoch + 1;
+        r->state.best_val_acc = val[1];
     }
     const int rc = save_checkpoint(r, epoch, 0);
     if (rc != 0)
@@ -941,6 +884,8 @@ static void run_free(struct run *r)
     free(r->aug);
     if (r->json)
         fclose(r->json);
+    if (r->watching)
+        watch_close(&r->watch);
     if (r->export.steps)
         step_export_close(&r->export);
 }
@@ -1020,8 +965,11 @@ int train_run(const struct train_options *o)
         printf("x_train shape: (%zu, 32, 32, 3)\n%zu train samples\n%zu test samples\n", r.train.n, r.train.n,
                r.test.n);
         puts(o->augment ? "Using real-time data augmentation." : "Not using data augmentation.");
+        r.watching = watch_open(&r.watch, o->csv, o->tensorboard, r.start_epoch, r.start_epoch || r.start_step) == 0;
         fflush(stdout);
     }
+    if (any_failed(r.rank == 0 && !r.watching))
+        goto out;
     if (o->dump_steps) {
         if (r.size > 1) {
             fprintf(stderr, "cifar-train: --dump-steps exports a single rank's run (this run has %d)\n", r.size);

@@ -38,6 +38,10 @@ struct train_options {
     const char *log_json; /* --log-json FILE */
     int log_every;        /* --log-every N steps (JSON step lines) */
     const char *checkpoint_dir; /* --checkpoint-dir, default "." (the tutorial's ./checkpoint-{epoch}.h5) */
+    int keep_checkpoints;       /* --keep-checkpoints N: the newest N epoch checkpoints stay, 0: all */
+    int keep_best;              /* --keep-best: and the one with the best val_acc (checkpoint_files.h) */
+    const char *csv;            /* --csv FILE: Keras's CSVLogger file (io/csv_log.h), with a PNG beside it */
+    const char *tensorboard;    /* --tensorboard DIR: TensorBoard event files (io/tb_events.h) */
     const struct kernels *kernels; /* --device: the compute table (default &kernels_cpu); a device table
                                       must be ready (kernels_cuda_open) and coll_init'ed with use_device */
     int graphs;                    /* 0 with --no-cuda-graph (default 1: where step_core can use them) */

@@ -1,0 +1,55 @@
+#!/bin/bash
+# --csv and --tensorboard across stops and resumes stay one continuous record:
+#  - SIGTERM in epoch 2, then --resume auto: one CSV row per epoch 0..2, none twice; a second event file
+#    whose steps continue the first's (a SessionLog START at the resumed step);
+#  - a run killed after an epoch's row but before its checkpoint (checkpoint-3.h5 removed, a half-written
+#    row appended) and resumed from checkpoint-2.h5: the stale rows are cut, epoch 2 is written again
+#    once, and TensorBoard drops the first run's step 2 at the new file's START;
+#  - a --csv file of another kind is refused and left as it was.
+# Every file is read back by watch_check.py against --log-json.
+set -eu
+. tests/trainer/trainer-env.sh
+need_cifar_train
+need_data
+need_python google.protobuf crc32c
+command -v protoc >/dev/null || { echo "SKIP(dep): protoc is not installed (Debian: protobuf-compiler)"; exit 77; }
+work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-watch-resume.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+bin=$(cd "$BUILD/bin" && pwd)/cifar-train
+data=$(cd "$DATA" && pwd)
+check=$(pwd)/tests/trainer/watch_check.py
+common=(--device cpu --data "$data" --limit-train 1280 --limit-test 64 --threads 2 --seed 5 --csv training.csv
+        --tensorboard tb --log-json log.json --resume auto)
+d=$work/run
+mkdir "$d"
+
+(cd "$d" && exec "$bin" "${common[@]}" --epochs 3) >"$d/log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q '^Epoch 2/' "$d/log" 2>/dev/null && break; sleep 0.1; done
+sleep 0.2
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[ "$rc" = 3 ] || { echo "FAIL: exit status $rc after SIGTERM, expected 3"; cat "$d/log"; exit 1; }
+grep '^SIGTERM: stopping after epoch 2' "$d/log" || { echo "FAIL: not stopped in epoch 2"; cat "$d/log"; exit 1; }
+(cd "$d" && "$bin" "${common[@]}" --epochs 3 >log2 2>&1) || { cat "$d/log2"; exit 1; }
+grep '^Resuming from ./checkpoint-2' "$d/log2" || { echo "FAIL: not resumed in epoch 2"; cat "$d/log2"; exit 1; }
+(cd "$d" && /usr/bin/python3 "$check" --json log.json --csv training.csv --tb tb --tb-files 2 --epochs 3)
+
+# Killed between epoch 3's row and its checkpoint, the row cut short by the kill on top.
+rm "$d/checkpoint-3.h5"
+printf '3,0.12' >>"$d/training.csv"
+(cd "$d" && "$bin" "${common[@]}" --epochs 4 >log3 2>&1) || { cat "$d/log3"; exit 1; }
+grep '^Resuming from ./checkpoint-2.h5' "$d/log3" || { echo "FAIL: not resumed from checkpoint-2.h5"; cat "$d/log3"; exit 1; }
+(cd "$d" && /usr/bin/python3 "$check" --json log.json --csv training.csv --tb tb --tb-files 3 --epochs 4)
+
+# Another program's CSV: refused before training, untouched.
+printf 'time,value\r\n1,2\r\n' >"$work/other.csv"
+cp "$work/other.csv" "$work/other.orig"
+rc=0
+(cd "$d" && "$bin" "${common[@]}" --epochs 5 --csv "$work/other.csv" >log4 2>&1) || rc=$?
+[ "$rc" = 1 ] || { echo "FAIL: exit status $rc with a foreign CSV, expected 1"; cat "$d/log4"; exit 1; }
+grep -q "not a cifar-train CSV log" "$d/log4" || { echo "FAIL: no clear error"; cat "$d/log4"; exit 1; }
+cmp "$work/other.csv" "$work/other.orig" || { echo "FAIL: the foreign CSV was changed"; exit 1; }
+! grep -q '^Epoch' "$d/log4" || { echo "FAIL: it trained anyway"; exit 1; }
+echo "ok: one continuous CSV and continuing TensorBoard steps across SIGTERM, a lost checkpoint and resumes"
