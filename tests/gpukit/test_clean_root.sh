@@ -96,7 +96,7 @@ echo "---- summary.txt"
 cat "$root/out/summary.txt"
 [ $rc -eq 77 ] || fail "run-gpu-checks exited $rc, not 77"
 [ "$(tail -n 1 "$root/out/summary.txt")" = "no GPU: nothing measured" ] || fail "the summary's last line is not 'no GPU: nothing measured'"
-for p in libs cuda-check test-cuda test-cuda-train sanitize-train nccl liveness train-100 bench-gpu conv-cudnn coll-bench; do
+for p in libs cuda-check test-cuda test-cuda-train sanitize-train nccl liveness train-100 bench-warm bench-gpu conv-cudnn coll-bench; do
     grep -Eq "^$p +(pass|skip) " "$root/out/summary.txt" || fail "part $p did not end pass or skip"
     [ -f "$root/out/$p.log" ] || fail "no log for part $p"
 done
