@@ -16,6 +16,8 @@ BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 [ "$(id -u)" -eq 0 ] || { echo "SKIP(root): a clean root needs chroot and mounts"; exit 77; }
+unshare --mount --propagation private true 2>/dev/null ||
+    { echo "SKIP(root): root here cannot make a mount namespace (unshare --mount), which the clean root needs"; exit 77; }
 [ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
 for f in bin/cifar-train bin/conv-cudnn-bench lib/libcifar_train_cuda.so lib/libcollective_nccl.so \
          tests/trainer/cuda_check tests/collective/test_faults; do
