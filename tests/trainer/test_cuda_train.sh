@@ -14,7 +14,6 @@ cd "$(dirname "$0")/../.."
 . tests/gpu-env.sh
 . tests/trainer/trainer-env.sh
 need_data
-need_python h5py numpy
 work=$(mktemp -d "${TMPDIR:-/tmp}/trainer-cuda.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train
@@ -33,6 +32,7 @@ if gpu_absent; then
     echo "SKIP(gpu): no CUDA device ($(sed -n 's/.*no CUDA device (\(.*\))$/\1/p' "$work/gpu.err"))"
     exit 77
 fi
+need_python h5py numpy
 [ $rc -eq 0 ] || { echo "FAIL: a GPU is here ($(gpu_seen)) but cifar-train --device cuda exited $rc"; cat "$work/gpu.log" "$work/gpu.err"; exit 1; }
 # The rank says which GPU it took: ordinal, model, UUID, PCI bus id.
 grep -qE '^cifar-train: rank 0 of 1: GPU 0 \(.*, GPU-[0-9a-f-]{36}, PCI [0-9A-Fa-f]+:[0-9A-Fa-f]+:[0-9A-Fa-f]+\.[0-9]\)$' "$work/gpu.err" ||
@@ -46,7 +46,7 @@ grep -q '^cifar-train: rank 0 of 1: GPU 0 of CUDA_VISIBLE_DEVICES=0 (.*GPU-' "$w
     { echo "FAIL: given CUDA_VISIBLE_DEVICES=0, it did not say it uses that GPU:"; cat "$work/given/err"; exit 1; }
 (cd "$work" && "$bin" "${common[@]}" --device cpu --dir cpu --checkpoint-dir cpu >cpu.log)
 cat "$work/gpu.log"
-/usr/bin/python3 - "$work/cpu" "$work/gpu" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$work/cpu" "$work/gpu" <<'PY'
 import sys, h5py, numpy as np
 def layout(path):
     out = {}
@@ -74,7 +74,7 @@ model=$work/gpu/saved_models/keras_cifar10_trained_model.h5
 "$bin" evaluate "$model" --data "$data" --limit-test 64 --device cpu --threads 2 >"$work/eval-cpu"
 want=$(grep '^Test accuracy' "$work/gpu.log")
 grep -qx "$want" "$work/eval-gpu" || { echo "FAIL: GPU evaluate disagrees with the run's '$want'"; cat "$work/eval-gpu"; exit 1; }
-/usr/bin/python3 - "$work/eval-gpu" "$work/eval-cpu" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$work/eval-gpu" "$work/eval-cpu" <<'PY'
 import sys
 acc = [float(open(p).read().split("Test accuracy:")[1].split()[0]) for p in sys.argv[1:]]
 if abs(acc[0] - acc[1]) > 2 / 64 + 1e-9:

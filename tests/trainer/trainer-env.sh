@@ -11,8 +11,9 @@ need_data() {
     [ -f "$DATA/data_batch_1.bin" ] || { echo "SKIP(shared): $DATA not present"; exit 77; }
 }
 
-# need_python MODULE...: Debian's /usr/bin/python3 imports them all (python3 on PATH may be another build).
+# need_python MODULE...: Debian's /usr/bin/python3 (python3 on PATH may be another build), or PYTHON where the
+# caller names one (the GPU kit names the machine's PyTorch python), imports them all.
 need_python() {
-    /usr/bin/python3 -c "import $(echo "$*" | tr ' ' ',')" 2>/dev/null ||
-        { echo "SKIP(dep): Debian's python3 cannot import all of: $* (python3-<module> packages)"; exit 77; }
+    "${PYTHON:-/usr/bin/python3}" -c "import $(echo "$*" | tr ' ' ',')" 2>/dev/null ||
+        { echo "SKIP(dep): ${PYTHON:-/usr/bin/python3} cannot import all of: $* (python3-<module> packages)"; exit 77; }
 }

@@ -16,6 +16,12 @@ DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
 SECONDS_EACH=${SECONDS_EACH:-10}
 THREADS=${THREADS:-1}
 TORCH_PYTHON=${TORCH_PYTHON:-/usr/bin/python3}
+# The table's rows (run-gpu-checks asks for fewer): batches, maths, the peer's modes (torch_peer.py gpu), and
+# whether conv-cudnn-bench's layer table follows.
+BATCHES=${BATCHES:-32 256 1024}
+MATHS=${MATHS:-fp32 tf32}
+HOWS=${HOWS:-eager compile}
+CONV_CUDNN=${CONV_CUDNN:-1}
 export THREADS OMP_NUM_THREADS=$THREADS
 ours=$BUILD/bin/trainer-gpu-bench
 if gpu_absent; then
@@ -46,12 +52,12 @@ peak() {
     rm -f "$log"
 }
 
-for batch in 32 256 1024; do
-    for math in fp32 tf32; do
+for batch in $BATCHES; do
+    for math in $MATHS; do
         for what in train step; do
             peak "$ours" "$DATA" "$batch" "$SECONDS_EACH" "$math" "$what"
             if [ $have_torch = 1 ]; then
-                for how in eager compile; do
+                for how in $HOWS; do
                     peak env DEVICE=cuda "$TORCH_PYTHON" trainer/bench/torch_peer.py gpu "$DATA" "$batch" "$SECONDS_EACH" "$math" "$what" "$how"
                 done
             fi
@@ -60,7 +66,9 @@ for batch in 32 256 1024; do
 done
 # Per convolution layer: the table's im2col + SGEMM against cuDNN's fastest algorithm (conv-cudnn-bench).
 cudnn=$BUILD/bin/conv-cudnn-bench
-if [ -x "$cudnn" ]; then
+if [ "$CONV_CUDNN" = 0 ]; then
+    :
+elif [ -x "$cudnn" ]; then
     for batch in 32 256; do
         for math in fp32 tf32; do
             "$cudnn" "$batch" "$math"

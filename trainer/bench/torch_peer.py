@@ -8,12 +8,14 @@ python3-torch, oneDNN, channels_last), for side-by-side speed and accuracy.
                                                            LAYER_SECONDS > 0 a second training loop timing each
                                                            part of a step (LayerTimer), then the peak RSS
   torch_peer.py train DATA_DIR EPOCHS [THREADS]            the recipe on DATA_DIR; prints val_acc per epoch
-  torch_peer.py gpu DATA_DIR BATCH SECONDS fp32|tf32 train|step eager|compile
+  torch_peer.py gpu DATA_DIR BATCH SECONDS fp32|tf32 train|step eager|compile|compile-default|compile-reduce-overhead
                                                            trainer/bench/gpu-vs-torch.sh's measurement, timed as
                                                            trainer-gpu-bench times ours (5 warm-up steps,
                                                            wall clock, device drained at the end); step: one
                                                            batch already on the GPU; compile: torch.compile
-                                                           (mode reduce-overhead: CUDA graphs)
+                                                           (mode reduce-overhead: CUDA graphs), as
+                                                           compile-reduce-overhead; compile-default: its
+                                                           default mode
 (SEED=N in the environment picks the seed, default 1. DEVICE=cuda trains on the GPU: a CUDA build of torch,
 not Debian's; augmentation stays on the CPU as in cifar-train, and TF32 is off as in cifar-train's cuBLAS
 default, TORCH_TF32=1 turns it on, cudnn.benchmark picks the fastest convolution algorithms.)
@@ -274,11 +276,11 @@ def main():
         torch.backends.cuda.matmul.allow_tf32 = tf32
         torch.set_num_threads(int(os.environ.get("THREADS", "1")))
         t = Trainer()
-        if how == "compile":
+        if how.startswith("compile"):
             if not hasattr(torch, "compile"):
                 print("torch %-5s batch=%d math=%s %s: not measured (this torch has no torch.compile)" % (what, batch, math, how))
                 return
-            t.m = torch.compile(t.m, mode="reduce-overhead")
+            t.m = torch.compile(t.m, mode="default" if how == "compile-default" else "reduce-overhead")
         fixed = None
         if what == "step":
             idx = torch.arange(batch)
