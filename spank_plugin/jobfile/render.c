@@ -10,10 +10,18 @@
 
 const char bai_node_check[] =
     "[ \"${" BAI_PREPARED_VAR "-}\" = \"$SLURM_JOB_ID:$SLURMD_NODENAME\" ] || { echo \"batchai: job $SLURM_JOB_ID: "
-    "node $SLURMD_NODENAME was not prepared by the spank_batchai plugin, so nothing runs there. Likely causes: the "
-    "plugin is not in the plugstack of that node (configless: an include of a plugstack.conf.d directory is not "
-    "shipped, and an absolute PlugStackConfig path must exist on the node), or it is missing there or built for "
-    "another Slurm release (an admin can run: batchai-job check-site)\" >&2; exit 1; }";
+    "node $SLURMD_NODENAME ${" BAI_UNPREPARED_VAR "-was not prepared}\" >&2; exit 1; }";
+
+/* The why of bai_node_check's message, once per script: srun passes the exported variable on to every step's
+ * tasks, also on a node without the plugin, and into a container. */
+static void render_unprepared(struct sbuf *b)
+{
+    sb_puts(b, BAI_UNPREPARED_VAR "='was not prepared by the spank_batchai plugin, so nothing runs there. Likely causes: "
+               "the plugin is not in the plugstack of that node (configless: an include of a plugstack.conf.d "
+               "directory is not shipped, and an absolute PlugStackConfig path must exist on the node), or it is "
+               "missing there or built for another Slurm release (an admin can run: batchai-job check-site)'\n"
+               "export " BAI_UNPREPARED_VAR "\n");
+}
 
 /* A "%j"-pattern as shell text: %j -> ${SLURM_JOB_ID}; everything else is safe (checked by translate). */
 static void sb_shell_pattern(struct sbuf *b, const char *pattern)
@@ -261,6 +269,7 @@ char *bai_render_node_script(const struct bai_plan *p)
 
     if (!bai_plan_has_node_steps(p))
         return NULL;
+    render_unprepared(&b);
     render_log_dir(&b, p);
     render_node_steps(&b, p);
     sb_puts(&b, "exit 0\n");
@@ -273,8 +282,10 @@ char *bai_render_script(const struct bai_plan *p)
 
     render_header(&b, p);
     render_environment(&b, p);
-    sb_printf(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, translate.h); every step checks\n"
-                  "# its own node the same way.\n%s\n", bai_node_check);
+    sb_puts(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, translate.h); every step checks\n"
+                "# its own node the same way.\n");
+    render_unprepared(&b);
+    sb_printf(&b, "%s\n", bai_node_check);
     render_log_dir(&b, p);
     sb_puts(&b, "echo \"batchai: attempt $BATCHAI_ATTEMPT of job $SLURM_JOB_ID started $(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n"
                 "echo \"batchai: attempt $BATCHAI_ATTEMPT of job $SLURM_JOB_ID started $(date -u +%Y-%m-%dT%H:%M:%SZ)\" >&2\n"
