@@ -184,9 +184,11 @@ static void job_temp_name(const struct node_job *nj, char *out, size_t size)
  * directory, so no name a user chose is ever used. */
 static int job_temp_create(struct node_job *nj, const struct bai_settings *site)
 {
-    char why[BAI_WHY_MAX], name[300];
+    char why[BAI_WHY_MAX], moved[BAI_WHY_MAX], name[300];
     job_temp_name(nj, name, sizeof name);
-    int fd = bai_scratch_dir_open(site->job_temp, why);
+    int fd = bai_scratch_dir_reclaim(site->job_temp, moved, why);
+    if (moved[0])
+        bai_error("batchai: job %u on %s: job_temp %s", nj->jobid, nj->node, moved);
     if (fd < 0) {
         fail(nj, BAI_JOB_TEMP_REFUSED, site->job_temp, why);
         return -1;
@@ -233,7 +235,10 @@ int bai_slurmd_init(int ac, char **av)
     else
         close(fd);
     /* Made now, at slurmd's start, so that no user takes the name in a sticky parent (/tmp) first. */
-    fd = bai_scratch_dir_open(site.job_temp, why);
+    char moved[BAI_WHY_MAX];
+    fd = bai_scratch_dir_reclaim(site.job_temp, moved, why);
+    if (moved[0])
+        bai_error("batchai: job_temp %s", moved);
     if (fd < 0)
         bai_error("batchai: job_temp %s cannot be used: %s; every Batch AI job on this node will fail until it "
                   "is a directory that only root can write (see SECURITY.md)", site.job_temp, why);
