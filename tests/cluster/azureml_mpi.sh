@@ -2,7 +2,8 @@
 # Azure ML's distribution: mpi on the two-node cluster, 2 nodes x 2 processes under srun --mpi=pmix: the
 # command's shell sees OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK and _LOCAL_SIZE before MPI starts, as under
 # Azure ML's mpirun, and a real Open MPI program started with them already set agrees with them after
-# MPI_Init (rank, size, node-local rank and size) and sums across both nodes.
+# MPI_Init (rank, size, node-local rank and size) and sums across both nodes. Each node's execution log
+# shows the main step, started and finished.
 . "$(dirname "$0")/lib.sh"
 command -v mpicc >/dev/null || skip "mpicc is not installed (libopenmpi-dev)"
 cluster_start
@@ -58,5 +59,9 @@ for r in 0 1 2 3; do
     assert_grep "^shell $r/4 local $local/2 on $node$" "$logs/stdout.txt"
     assert_grep "^mpi $r/4 local $local/2 sum 10 env $r/4 local $local/2$" "$logs/stdout.txt"
 done
+for n in n1 n2; do
+    assert_grep " attempt 1: main step started$" "$logs/execution-$n.log"
+    assert_grep " attempt 1: main step finished with exit code 0$" "$logs/execution-$n.log"
+done
 assert_nodes_idle
-pass "distribution: mpi, 2x2 ranks: OMPI_COMM_WORLD_* set before MPI starts, Open MPI under pmix agrees with them"
+pass "distribution: mpi, 2x2 ranks: OMPI_COMM_WORLD_* set before MPI starts, Open MPI under pmix agrees with them; both nodes' execution logs show the main step"
