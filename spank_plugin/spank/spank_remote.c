@@ -58,7 +58,8 @@ struct seen_node {
     char *path;               /* the job file's path the copy was read from, or NULL */
 };
 static struct {
-    bool read;                    /* task_init_privileged ran for a Batch AI job */
+    bool read;                    /* task_init_privileged ran (for every job: a step without the option may be a
+                                   * Batch AI job's, step_of_prepared_job) */
     char root_why[BAI_WHY_MAX];   /* non-empty: job_root cannot be trusted */
     char dir_why[BAI_WHY_MAX];    /* non-empty: the job directory is not the user's */
     int n;
@@ -323,7 +324,8 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
      * the job) is relative to the submit directory. */
     struct bai_handoff h;
     bai_handoff_get(sp, &h);
-    if (!opt) { /* the path the prolog read; its copy was checked there, and is again below */
+    if (!opt) { /* the path the prolog read; it checked the copy against sbatch's digest, and the site's
+                 * policy is applied to it again below */
         memset(&h, 0, sizeof h);
         job_file = strdup(seen_node(node, false)->path);
     } else if (h.job_file[0])
