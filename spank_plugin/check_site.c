@@ -14,7 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -190,6 +193,50 @@ static bool check_config(const char *config, struct bai_settings *site)
     free(pl.file);
     free(pl.args);
     return ok;
+}
+
+/* Process tracking and task confinement: with proctrack/linuxproc (or pgid) a process that leaves the task's
+ * process tree (a daemonised helper, a double fork) escapes Slurm's signals and clean-up, which slurm.conf(5)
+ * warns of and why it recommends proctrack/cgroup; without task/cgroup nothing holds a job to its memory or,
+ * under ConstrainDevices, to its GPUs. Warnings: the plugin works either way. */
+static void check_slurm_plugins(const char *config)
+{
+    char *proctrack = config_value(config, "ProctrackType");
+    char *task = config_value(config, "TaskPlugin");
+    if (proctrack && strcmp(proctrack, "proctrack/cgroup") == 0)
+        report("ok", "ProctrackType=proctrack/cgroup (every process of a job is tracked and signalled)");
+    else
+        report("warn", "ProctrackType=%s: processes that leave a task's process tree escape Slurm's signals and "
+               "clean-up; slurm.conf(5) recommends proctrack/cgroup", proctrack ? proctrack : "(none)");
+    if (task && strstr(task, "task/cgroup"))
+        report("ok", "TaskPlugin=%s has task/cgroup (jobs are held to their memory and devices)", task);
+    else
+        report("warn", "TaskPlugin=%s lacks task/cgroup: no job is held to its memory, nor under ConstrainDevices "
+               "to its GPUs; set TaskPlugin=task/cgroup,task/affinity", task ? task : "(none)");
+    free(proctrack);
+    free(task);
+}
+
+/* The MPI plugin the site's `mpi` setting names for MPI jobs (srun --mpi=NAME) is one this Slurm has: srun
+ * --mpi=list lists one per line, after a heading. */
+static void check_mpi(const struct bai_settings *site)
+{
+    int st;
+    bool found = false;
+    char *out = run_capture("srun --mpi=list 2>&1", &st);
+    for (char *save = NULL, *l = out ? strtok_r(out, "\n", &save) : NULL; l && !found; l = strtok_r(NULL, "\n", &save)) {
+        l += strspn(l, " \t");
+        if (strncmp(l, "srun: ", 6) == 0) /* 22.05 writes "srun: pmix" */
+            l += 6;
+        found = strcmp(l, site->mpi) == 0;
+    }
+    if (found)
+        report("ok", "srun --mpi=%s is available (the site's mpi setting, used by MPI jobs)", site->mpi);
+    else
+        report("FAIL", "srun --mpi=list does not list %s, the site's mpi setting: MPI jobs would fail at their "
+               "main step; install Slurm's %s plugin (Debian: slurm-wlm's mpi plugins, built with PMIx) or set "
+               "mpi= to one srun --mpi=list shows", site->mpi, site->mpi);
+    free(out);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -398,6 +445,15 @@ static void check_nodes(const char *self, const char *partition, const char *dir
     sh_word(&cmd, site->job_temp);
     sh_word(&cmd, site->runtime == BAI_RUNTIME_OCI ? "oci" : site->runtime == BAI_RUNTIME_PYXIS ? "pyxis" : "none");
     sh_word(&cmd, site->image_root);
+    sh_word(&cmd, site->mount_root);
+    sh_word(&cmd, site->shares_root);
+    for (size_t i = 0; i < site->n_shares; i++) {
+        char *pair = NULL;
+        if (asprintf(&pair, "%s=%s", site->shares[i].key, site->shares[i].value) < 0)
+            pair = NULL;
+        sh_word(&cmd, pair ? pair : "");
+        free(pair);
+    }
     sb_puts(&cmd, " </dev/null 2>&1");
     char *c = sb_finish(&cmd);
     char *out = c ? run_capture(c, &st) : NULL;
@@ -429,11 +485,33 @@ static void check_nodes(const char *self, const char *partition, const char *dir
 
 int bai_check_site_main(const char *self, int argc, char **argv)
 {
-    static const char usage[] = "usage: batchai-job check-site [-p PARTITION] [-d DIR]\n";
+    static const char usage[] = "usage: batchai-job check-site [-p PARTITION] [-d DIR] (--help says more)\n";
+    static const char help[] =
+        "usage: batchai-job check-site [-p PARTITION] [-d DIR]\n"
+        "Check, as the admin (root), that a partition can run Batch AI jobs. One line per check, \"ok\", \"warn\"\n"
+        "or \"FAIL\" first; exit 0 when nothing failed, 1 otherwise, 2 on a usage error.\n"
+        "  -p, --partition PARTITION  the partition to check (default: Slurm's default partition)\n"
+        "  -d, --dir DIR              where the probe job file is written for the time of the check; every\n"
+        "                             node must see it at the same path (default: the current directory)\n"
+        "  -h, --help                 this text\n"
+        "On this host: PrologFlags=Alloc, the plugstack line of spank_batchai.so and its settings (configless\n"
+        "pitfalls too), ProctrackType and TaskPlugin (cgroup recommended), that srun --mpi=list has the site's\n"
+        "mpi plugin, and GPU settings against the partition's GRES.\n"
+        "On every node of the partition, inside one short real Batch AI job step (srun --batchai-job, at most\n"
+        "60 s waiting for the nodes): the plugin prepared the node (and the Slurm it was built for), job_root\n"
+        "root's alone from /, job_temp by the prolog's rule, node-local, made at boot by a tmpfiles.d line where\n"
+        "users can write its parent, and any name a user took first that the plugin moved aside; mount_root,\n"
+        "shares_root and every share.NAME directory as the node sees it (each within a few seconds); the\n"
+        "container runtime and image_root.\n"
+        "Manual: spank_batchai(8).\n";
     const char *partition = NULL;
     char cwd[PATH_MAX], dir[PATH_MAX] = "";
     int st;
     for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(help, stdout);
+            return 0;
+        }
         bool p = strcmp(argv[i], "-p") == 0 || strcmp(argv[i], "--partition") == 0;
         bool d = strcmp(argv[i], "-d") == 0 || strcmp(argv[i], "--dir") == 0;
         if ((!p && !d) || i + 1 == argc) {
@@ -466,6 +544,8 @@ int bai_check_site_main(const char *self, int argc, char **argv)
     report("ok", "Slurm %s; batchai-job %s", version ? version : "(unknown)", BAI_VERSION);
     free(version);
     if (check_config(config, &site)) {
+        check_slurm_plugins(config);
+        check_mpi(&site);
         check_gpus(config, &site);
         check_nodes(self, partition, dir[0] ? dir : cwd, &site);
     }
@@ -560,10 +640,153 @@ static bool on_path(const char *prog)
     return false;
 }
 
+/* How long a directory on a node may take to answer check-node's stat: a share whose server is gone must
+ * not hold the probe step until its time limit. */
+enum { DIR_ANSWER_SECONDS = 10 };
+
+/* Is `path` a directory, as this node sees it? 0, or -1 with why. The stat runs in a child that is given up
+ * on after DIR_ANSWER_SECONDS (it may be stuck in the kernel for good; the step's end takes it). */
+static int dir_answers(const char *path, char *why, size_t size)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct stat st;
+        if (stat(path, &st) != 0)
+            _exit(errno > 0 && errno < 255 ? errno : 254);
+        _exit(S_ISDIR(st.st_mode) ? 0 : 255);
+    }
+    if (pid < 0) {
+        snprintf(why, size, "cannot fork: %s", strerror(errno));
+        return -1;
+    }
+    int status;
+    for (int i = 0; i < DIR_ANSWER_SECONDS * 20; i++) {
+        pid_t r = waitpid(pid, &status, WNOHANG);
+        if (r == pid) {
+            int code = WIFEXITED(status) ? WEXITSTATUS(status) : 254;
+            if (code == 0)
+                return 0;
+            snprintf(why, size, "%s", code == 255 ? "is not a directory" : code == 254 ? "cannot be checked"
+                                                                                      : strerror(code));
+            return -1;
+        }
+        if (r < 0 && errno != EINTR)
+            break;
+        nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+    }
+    kill(pid, SIGKILL);
+    snprintf(why, size, "did not answer within %d s (a file server gone?)", DIR_ANSWER_SECONDS);
+    return -1;
+}
+
+/* mount_root, shares_root and each share.NAME=DIR as this node sees them: a job whose mount finds no
+ * directory fails on the node with a message that does not say which setting is wrong. */
+static bool check_node_dirs(const char *node, const char *mount_root, const char *shares_root, int n, char **shares)
+{
+    char why[256];
+    bool all = true;
+    if (dir_answers(mount_root, why, sizeof why) == 0)
+        node_line(node, "ok", "mount_root %s (AZ_BATCHAI_MOUNT_ROOT) is a directory here", mount_root);
+    else {
+        node_line(node, "FAIL", "mount_root %s (AZ_BATCHAI_MOUNT_ROOT) %s on this node: jobs that use it fail "
+                  "there (with a misleading Permission denied); make it, or set mount_root= to the directory of "
+                  "the cluster's mounts", mount_root, why);
+        all = false;
+    }
+    if (dir_answers(shares_root, why, sizeof why) == 0)
+        node_line(node, "ok", "shares_root %s is a directory here", shares_root);
+    else {
+        node_line(node, "FAIL", "shares_root %s %s on this node: the jobs' shares without a share.NAME setting "
+                  "are missing here", shares_root, why);
+        all = false;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *eq = strchr(shares[i], '=');
+        if (!eq)
+            continue;
+        if (dir_answers(eq + 1, why, sizeof why) == 0)
+            node_line(node, "ok", "share %.*s: %s is a directory here", (int)(eq - shares[i]), shares[i], eq + 1);
+        else {
+            node_line(node, "FAIL", "share %.*s: %s %s on this node: jobs that mount it fail there",
+                      (int)(eq - shares[i]), shares[i], eq + 1, why);
+            all = false;
+        }
+    }
+    return all;
+}
+
+/* Where a user can write job_temp's parent (/tmp), the name must be root's from boot on: a tmpfiles.d line
+ * "d <job_temp> MODE root root" (systemd reads these directories, the first one a file name is found in
+ * wins). Absent: a warning (the plugin moves a user's entry aside, then makes it); a line that makes it
+ * another user's or writable by others: a failure, the plugin would refuse what boot makes. */
+static const char *const tmpfiles_dirs[] = {"/etc/tmpfiles.d", "/run/tmpfiles.d", "/usr/local/lib/tmpfiles.d",
+                                            "/usr/lib/tmpfiles.d"};
+
+static bool check_tmpfiles(const char *node, const char *job_temp)
+{
+    char parent[PATH_MAX];
+    struct stat st;
+    snprintf(parent, sizeof parent, "%s", job_temp);
+    if (stat(dirname(parent), &st) != 0 || !(st.st_mode & (S_IWGRP | S_IWOTH)))
+        return true; /* only root can make the name there */
+    for (size_t d = 0; d < sizeof tmpfiles_dirs / sizeof tmpfiles_dirs[0]; d++) {
+        char pattern[PATH_MAX];
+        glob_t g;
+        snprintf(pattern, sizeof pattern, "%s/*.conf", tmpfiles_dirs[d]);
+        if (glob(pattern, 0, NULL, &g) != 0)
+            continue;
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            FILE *f = fopen(g.gl_pathv[i], "re");
+            char line[1024];
+            while (f && fgets(line, sizeof line, f)) {
+                char type[8], path[PATH_MAX], mode[16], user[64], group[64];
+                if (sscanf(line, "%7s %4095s %15s %63s %63s", type, path, mode, user, group) != 5 ||
+                    (strcmp(type, "d") != 0 && strcmp(type, "D") != 0) || strcmp(path, job_temp) != 0)
+                    continue;
+                line[strcspn(line, "\n")] = '\0';
+                unsigned long m = strtoul(mode, NULL, 8);
+                bool good = strcmp(user, "root") == 0 && !(m & 022);
+                if (good)
+                    node_line(node, "ok", "job_temp %s is made at boot, root's (%s: %s)", job_temp, g.gl_pathv[i], line);
+                else
+                    node_line(node, "FAIL", "%s: \"%s\" makes job_temp %s at boot %s: the plugin refuses it; make it "
+                              "\"d %s 0755 root root -\"", g.gl_pathv[i], line, job_temp,
+                              strcmp(user, "root") != 0 ? "another user's" : "writable by group or others", job_temp);
+                fclose(f);
+                globfree(&g);
+                return good;
+            }
+            if (f)
+                fclose(f);
+        }
+        globfree(&g);
+    }
+    node_line(node, "warn", "no tmpfiles.d line makes job_temp %s at boot, and users can write %s: install the "
+              "package's (or make install's) slurm-batchai.conf in /usr/lib/tmpfiles.d, or write \"d %s 0755 root "
+              "root -\" to /etc/tmpfiles.d/slurm-batchai.conf", job_temp, parent, job_temp);
+    return true;
+}
+
+/* A name a user took first that slurmd's start or a prolog moved aside (bai_scratch_dir_reclaim) stays
+ * there until an admin looks at it. */
+static void check_taken(const char *node, const char *job_temp)
+{
+    char pattern[PATH_MAX + 32];
+    glob_t g;
+    snprintf(pattern, sizeof pattern, "%s.taken-by-uid-*", job_temp);
+    if (glob(pattern, GLOB_NOSORT, NULL, &g) != 0)
+        return;
+    for (size_t i = 0; i < g.gl_pathc; i++)
+        node_line(node, "warn", "%s: a user took job_temp's name first, and the plugin moved their entry aside "
+                  "(slurmd's log says when); look at it and remove it", g.gl_pathv[i]);
+    globfree(&g);
+}
+
 int bai_check_node_main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: batchai-job check-node JOB_ROOT JOB_TEMP RUNTIME IMAGE_ROOT (run by check-site)\n");
+    if (argc != 4 && argc < 6) {
+        fprintf(stderr, "usage: batchai-job check-node JOB_ROOT JOB_TEMP RUNTIME IMAGE_ROOT [MOUNT_ROOT SHARES_ROOT "
+                "[NAME=DIR...]] (run by check-site)\n");
         return 2;
     }
     const char *job_root = argv[0], *job_temp = argv[1], *runtime = argv[2], *image_root = argv[3];
@@ -603,6 +826,10 @@ int bai_check_node_main(int argc, char **argv)
         node_line(node, "FAIL", BAI_JOB_TEMP_REFUSED, job_temp, why);
         all = false;
     }
+    all &= check_tmpfiles(node, job_temp);
+    check_taken(node, job_temp);
+    if (argc >= 6)
+        all &= check_node_dirs(node, argv[4], argv[5], argc - 6, argv + 6);
     if (strcmp(runtime, "oci") == 0) {
         bool runc = on_path("runc"), crun = on_path("crun");
         node_line(node, ok_fail(runc || crun), "container runtime oci: %s",

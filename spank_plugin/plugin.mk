@@ -47,9 +47,14 @@ ALL += $(SPANK_SO)
 # SLURM_PLUGIN_DIR comes from pkg-config (Debian: /usr/lib/x86_64-linux-gnu/slurm-wlm); SLURM_SYSCONF_DIR
 # is where slurm.conf lives. Both honour DESTDIR.
 SLURM_SYSCONF_DIR ?= /etc/slurm
+# job_temp made at boot, root's (contrib/tmpfiles/slurm-batchai.conf): systemd-tmpfiles reads
+# /usr/local/lib/tmpfiles.d as well as /usr/lib/tmpfiles.d, so PREFIX's lib/ (not LIBDIR, which may be
+# multiarch) is right for both a local install and a package.
+TMPFILES_DIR ?= $(PREFIX)/lib/tmpfiles.d
 install-spank-plugin: $(SPANK_SO)
 	install -D -m 0644 $(SPANK_SO) $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so
 	install -D -m 0644 contrib/plugstack/batchai.conf $(DESTDIR)$(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example
+	install -D -m 0644 contrib/tmpfiles/slurm-batchai.conf $(DESTDIR)$(TMPFILES_DIR)/slurm-batchai.conf
 	$(call install-man,spank_plugin/spank_batchai.8)
 	@echo "installed $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so; enable it by copying"
 	@echo "  $(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example to batchai.conf (see spank_plugin/README.md)"

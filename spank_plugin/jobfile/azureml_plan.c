@@ -172,9 +172,18 @@ static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_jo
     for (size_t i = 0; i < aml->n_io; i++)
         if (aml->io[i].output)
             sb_printf(&cmd, "mkdir -p \"$AZURE_ML_OUTPUT_%s\" || exit 1\n", aml->io[i].name);
+    char mpi_env[160];
     switch (aml->dist) {
     case BAI_AML_SINGLE:
+        break;
     case BAI_AML_MPI:
+        /* Azure ML's mpirun gives the command Open MPI's rank variables, which its docs tell scripts to read
+         * before MPI starts; srun --mpi=pmix gives them only inside MPI_Init. The same facts from Slurm: every
+         * node runs exactly per_node tasks (--ntasks-per-node with ntasks = nodes x per_node). Open MPI's own
+         * init under pmix takes the same values and is not misled by them (tests/cluster/azureml_mpi.sh). */
+        snprintf(mpi_env, sizeof mpi_env, "OMPI_COMM_WORLD_RANK=$SLURM_PROCID OMPI_COMM_WORLD_SIZE=$SLURM_NTASKS "
+                 "OMPI_COMM_WORLD_LOCAL_RANK=$SLURM_LOCALID OMPI_COMM_WORLD_LOCAL_SIZE=%d", aml->per_node);
+        prelude = mpi_env;
         break;
     case BAI_AML_PYTORCH:
         /* Azure ML starts each process itself (no torchrun) and sets torch.distributed's variables. */

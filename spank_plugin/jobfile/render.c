@@ -10,10 +10,18 @@
 
 const char bai_node_check[] =
     "[ \"${" BAI_PREPARED_VAR "-}\" = \"$SLURM_JOB_ID:$SLURMD_NODENAME\" ] || { echo \"batchai: job $SLURM_JOB_ID: "
-    "node $SLURMD_NODENAME was not prepared by the spank_batchai plugin, so nothing runs there. Likely causes: the "
-    "plugin is not in the plugstack of that node (configless: an include of a plugstack.conf.d directory is not "
-    "shipped, and an absolute PlugStackConfig path must exist on the node), or it is missing there or built for "
-    "another Slurm release (an admin can run: batchai-job check-site)\" >&2; exit 1; }";
+    "node $SLURMD_NODENAME ${" BAI_UNPREPARED_VAR "-was not prepared}\" >&2; exit 1; }";
+
+/* The why of bai_node_check's message, once per script: srun passes the exported variable on to every step's
+ * tasks, also on a node without the plugin, and into a container. */
+static void render_unprepared(struct sbuf *b)
+{
+    sb_puts(b, BAI_UNPREPARED_VAR "='was not prepared by the spank_batchai plugin, so nothing runs there. Likely causes: "
+               "the plugin is not in the plugstack of that node (configless: an include of a plugstack.conf.d "
+               "directory is not shipped, and an absolute PlugStackConfig path must exist on the node), or it is "
+               "missing there or built for another Slurm release (an admin can run: batchai-job check-site)'\n"
+               "export " BAI_UNPREPARED_VAR "\n");
+}
 
 /* A "%j"-pattern as shell text: %j -> ${SLURM_JOB_ID}; everything else is safe (checked by translate). */
 static void sb_shell_pattern(struct sbuf *b, const char *pattern)
@@ -261,6 +269,7 @@ char *bai_render_node_script(const struct bai_plan *p)
 
     if (!bai_plan_has_node_steps(p))
         return NULL;
+    render_unprepared(&b);
     render_log_dir(&b, p);
     render_node_steps(&b, p);
     sb_puts(&b, "exit 0\n");
@@ -273,13 +282,22 @@ char *bai_render_script(const struct bai_plan *p)
 
     render_header(&b, p);
     render_environment(&b, p);
-    sb_printf(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, translate.h); every step checks\n"
-                  "# its own node the same way.\n%s\n", bai_node_check);
+    sb_puts(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, translate.h); every step checks\n"
+                "# its own node the same way.\n");
+    render_unprepared(&b);
+    sb_printf(&b, "%s\n", bai_node_check);
     render_log_dir(&b, p);
     sb_puts(&b, "echo \"batchai: attempt $BATCHAI_ATTEMPT of job $SLURM_JOB_ID started $(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n"
                 "echo \"batchai: attempt $BATCHAI_ATTEMPT of job $SLURM_JOB_ID started $(date -u +%Y-%m-%dT%H:%M:%SZ)\" >&2\n"
-                "# One line per event in execution-<node>.log, as Batch AI's node agent kept.\n"
-                "batchai_log() { echo \"$(date -u +%Y-%m-%dT%H:%M:%SZ) attempt $BATCHAI_ATTEMPT: $*\" >>\"$log/execution-$SLURMD_NODENAME.log\"; }\n"
+                "# One line per event of the job (its main step, Slurm's signals) in the execution-<node>.log of each of\n"
+                "# its nodes, as Batch AI's node agents kept; a log that is not a plain file is left alone.\n"
+                "batchai_log() {\n"
+                "    local n f line; line=\"$(date -u +%Y-%m-%dT%H:%M:%SZ) attempt $BATCHAI_ATTEMPT: $*\"\n"
+                "    for n in $(scontrol show hostnames \"$SLURM_JOB_NODELIST\"); do f=$log/execution-$n.log\n"
+                "        if [ -L \"$f\" ] || { [ -e \"$f\" ] && [ ! -f \"$f\" ]; }; then continue; fi\n"
+                "        echo \"$line\" >>\"$f\"\n"
+                "    done\n"
+                "}\n"
                 "# The job's nodes as addresses a toolkit can reach, in allocation order: each node's NodeAddr (its\n"
                 "# Slurm name need not resolve), one per line.\n"
                 "batchai_addrs() {\n"

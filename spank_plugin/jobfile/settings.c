@@ -39,9 +39,11 @@ const struct bai_setting bai_setting_table[] = {
               "`AZ_BATCHAI_JOB_TEMP`, the user's, made by the prolog and removed by the epilog.\n"
               "DIR itself must be root's and writable by root alone; its parents too, except that a "
               "root-owned sticky directory (`/tmp`) may be one.\n"
-              "The prolog makes DIR when it is missing; where "
-              "users can write the parent, have it made at boot (tmpfiles.d: `d /tmp/batchai 0755 root root`) "
-              "so that no user takes the name first (the jobs would then fail, naming it)." },
+              "slurmd at its start and the prolog make DIR when it is missing; where users can write the parent, "
+              "`make install` and the packages have it made at boot (`tmpfiles.d/slurm-batchai.conf`: "
+              "`d /tmp/batchai 0755 root root -`; for another DIR, write that line for it). A name a user "
+              "took first there (their directory, link or FIFO) is moved aside, untouched, to "
+              "`DIR.taken-by-uid-<uid>.<time>` and named in slurmd's log and by check-site." },
     { "container_runtime", "oci|pyxis|none", BAI_SET_CHOICE, FIELD(runtime), .def = "oci",
       .help = "How `containerSettings` run: `oci`, Slurm's `--container` with staged OCI bundles; `pyxis`, "
               "`--container-image`; `none` refuses jobs with a container." },

@@ -312,17 +312,19 @@ void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai
     }
     if (plan->container)
         sb_printf(b, " %s", plan->container);
-    sb_printf(&cmd, "%s; export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID", bai_node_check);
+    /* The check, the environment, the command: each on lines of its own, so that the command reads as the
+     * user wrote it. */
+    sb_printf(&cmd, "%s\nexport AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID", bai_node_check);
+    if (prelude)
+        sb_printf(&cmd, " %s", prelude);
     if (plan->secrets_file) {
         /* Secrets reach this step's tasks only, from the job's 0600 file: never srun's environment. */
         char *secrets = bai_expand_jobid(plan->secrets_file, "$SLURM_JOB_ID");
-        sb_printf(&cmd, "; . %s", secrets ? secrets : "");
+        sb_printf(&cmd, "\n. %s", secrets ? secrets : "");
         b->failed |= !secrets;
         free(secrets);
     }
-    if (prelude)
-        sb_printf(&cmd, " %s", prelude);
-    sb_printf(&cmd, "; %s", command);
+    sb_printf(&cmd, "\n%s", command);
     text = sb_finish(&cmd);
     if (!text) {
         b->failed = true;

@@ -132,8 +132,10 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
  * PlugStackConfig path is missing there, a plugin missing or built for another release) inherits srun's value
  * for another node or none. bai_node_check is the POSIX shell text, without single quotes, that every step
  * of the rendered script (and the batch script itself) runs first: it ends the task with status 1 and a
- * message naming the node and the likely causes unless the value is this task's. */
+ * message naming the node and the likely causes unless the value is this task's. The causes are said once per
+ * script, in the exported BAI_UNPREPARED_VAR, which srun passes on to every step. */
 #define BAI_PREPARED_VAR "BATCHAI_NODE_PREPARED"
+#define BAI_UNPREPARED_VAR "BATCHAI_UNPREPARED"
 /* Beside it, the Slurm release the plugin was built for ("22.05.8"), which batchai-job check-site reports. */
 #define BAI_PLUGIN_SLURM_VAR "BATCHAI_PLUGIN_SLURM"
 extern const char bai_node_check[];
@@ -153,7 +155,7 @@ void bai_plan_free(struct bai_plan *plan);
 
 /* For the job formats' and toolkits' translators (azureml_plan.c, toolkits.c). One srun step of the plan, appended to b: its options
  * (--mpi, --ntasks, extra_opts, --chdir, the container), then the command evaluated by /bin/sh in each task
- * after `export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID<prelude>`. */
+ * after bai_node_check and `export AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID <prelude>`, on lines of its own. */
 struct sbuf;
 void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi,
                    int ntasks, const char *extra_opts, const char *prelude, const char *command);

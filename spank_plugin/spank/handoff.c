@@ -62,3 +62,9 @@ void bai_handoff_get(spank_t sp, struct bai_handoff *h)
     if (get(sp, SCRIPT, script, sizeof script))
         h->script = strcmp(script, "generated") == 0 ? BAI_SCRIPT_GENERATED : BAI_SCRIPT_USER;
 }
+
+const char *bai_handoff_local_job_file(void)
+{
+    const char *v = getenv("SLURM_SPANK_" JOB_FILE);
+    return v && v[0] == '/' ? v : NULL;
+}

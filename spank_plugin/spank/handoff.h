@@ -36,4 +36,8 @@ int bai_handoff_put(spank_t sp, const struct bai_handoff *h);
  * long for its field or, for the paths, not absolute is left empty. Never fails. */
 void bai_handoff_get(spank_t sp, struct bai_handoff *h);
 
+/* srun (local context) inside a job: the job file the job's allocator handed over, from srun's own
+ * environment (the job's); NULL outside a Batch AI job. A claim, as every handed-over value is. */
+const char *bai_handoff_local_job_file(void);
+
 #endif

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
@@ -69,8 +70,35 @@ static bool root_child(int dir_fd, const char *name, const char *shown, char *wh
     return true;
 }
 
-/* bai_trusted_dir_open, and bai_scratch_dir_open when `sticky` allows sticky parents. */
-static int walk(const char *path, bool create, bool sticky, char *why)
+/* `name` in the sticky parent dir_fd is not a root directory (root_child said why): when a user owns it,
+ * rename it aside in the same parent, under a new name that says whose it was, so that root can make its
+ * own. The rename moves the entry only: a link is not followed, a FIFO not opened, a directory's contents
+ * are not entered and stay the user's; a mount point cannot be renamed (EBUSY) and stays refused. 0 with
+ * `moved` set when done; -1 with `why` unchanged otherwise. */
+static int move_aside(int dir_fd, const char *name, const char *shown, char *moved, char *why)
+{
+    struct statx child;
+    char suffix[64], aside[320];
+    if (statx(dir_fd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_DONT_SYNC, STATX_TYPE | STATX_UID,
+              &child) != 0 || child.stx_uid == 0)
+        return -1;
+    snprintf(suffix, sizeof suffix, ".taken-by-uid-%u.%ld", (unsigned)child.stx_uid, (long)time(NULL));
+    if (snprintf(aside, sizeof aside, "%s%s", name, suffix) >= (int)sizeof aside)
+        return -1;
+    if (renameat2(dir_fd, name, dir_fd, aside, RENAME_NOREPLACE) != 0) {
+        char first[BAI_WHY_MAX];
+        snprintf(first, sizeof first, "%s", why);
+        return say(why, "%.400s; moving it aside failed: %s", first, strerror(errno));
+    }
+    snprintf(moved, BAI_WHY_MAX, "%.200s (%s of uid %u) was moved aside to %.200s%s", shown,
+             S_ISDIR(child.stx_mode) ? "a directory" : S_ISLNK(child.stx_mode) ? "a symbolic link" : "a non-directory",
+             (unsigned)child.stx_uid, shown, suffix);
+    return 0;
+}
+
+/* bai_trusted_dir_open, and bai_scratch_dir_open when `sticky` allows sticky parents; with `moved`, a
+ * user's entry in a sticky parent is moved aside (move_aside). */
+static int walk(const char *path, bool create, bool sticky, char *moved, char *why)
 {
     char shown[4096];
     size_t shown_len = 0;
@@ -102,7 +130,8 @@ static int walk(const char *path, bool create, bool sticky, char *why)
         /* Under a sticky parent a user may have taken the name first, even made it a mount point of a file
          * system that never answers an open: what is there is judged before it is entered, from what the
          * kernel already knows (AT_STATX_DONT_SYNC asks no file system server). */
-        if (parent_sticky && !root_child(fd, name, shown, why))
+        if (parent_sticky && !root_child(fd, name, shown, why) &&
+            (!moved || move_aside(fd, name, shown, moved, why) != 0))
             goto fail;
         int next = openat(fd, name, DIR_FLAGS);
         if (next < 0 && errno == ENOENT && create) {
@@ -150,12 +179,18 @@ fail:
 
 int bai_trusted_dir_open(const char *path, bool create, char *why)
 {
-    return walk(path, create, false, why);
+    return walk(path, create, false, NULL, why);
 }
 
 int bai_scratch_dir_open(const char *path, char *why)
 {
-    return walk(path, true, true, why);
+    return walk(path, true, true, NULL, why);
+}
+
+int bai_scratch_dir_reclaim(const char *path, char *moved, char *why)
+{
+    moved[0] = '\0';
+    return walk(path, true, true, moved, why);
 }
 
 int bai_job_dir_check(int root_fd, const char *name, uid_t uid, char *why)

@@ -27,6 +27,13 @@ int bai_trusted_dir_open(const char *path, bool create, char *why);
  * refused, never used. */
 int bai_scratch_dir_open(const char *path, char *why);
 
+/* bai_scratch_dir_open for the nodes' own use (slurmd's start, the prolog), which recovers from a name a user
+ * took first instead of refusing every job until an admin removes it: a user's entry under a sticky parent
+ * (their directory, link or FIFO) is renamed aside in that parent, untouched, to <name>.taken-by-uid-<uid>.<time>
+ * and root makes its own. `moved` (BAI_WHY_MAX bytes) then says what was moved where, else is "". A mount
+ * point, or anything of root's that is not a root directory, is still refused. */
+int bai_scratch_dir_reclaim(const char *path, char *moved, char *why);
+
 /* How the prolog refuses a job_temp that bai_scratch_dir_open refused (its path, then `why`), and so how
  * batchai-job check-site words the same finding. */
 #define BAI_JOB_TEMP_REFUSED "job_temp %s cannot be used: %s (it must be root's and writable by root alone; see SECURITY.md)"
@@ -43,6 +50,8 @@ int bai_job_dir_check(int root_fd, const char *name, uid_t uid, char *why);
 #define BAI_NODE_FILE_FAILED "prolog-failed" /* why the prolog could not prepare the node */
 #define BAI_NODE_FILE_JOB "job"              /* the job file as the prolog read and verified it, which the
                                               * tasks use instead of reading the user's path again */
+#define BAI_NODE_FILE_PATH "path"            /* the job file's absolute path, which that copy was read from: what
+                                              * a step started without the option (srun --jobid --overlap) goes by */
 
 /* Write that name for `node` to out. Fails (-1) for a node name that is not a plain file name. */
 int bai_node_file_name(char *out, size_t size, unsigned jobid, const char *kind, const char *node);

@@ -240,5 +240,33 @@ int bai_local_init(spank_t sp, int ac, char **av)
     if (bai_option_register(sp) != 0 || bai_site_load(ac, av, &site) != 0)
         return -1;
     bai_settings_free(&site);
-    return 0;
+    /* srun --batchai-job=FILE typed on srun's command line (a step's option inherited from the job's
+     * environment is not there): the file is held to the site's rules as sbatch holds it, so that a file the
+     * site refuses is refused with the rule's message, instead of a step whose tasks run while the option is
+     * ignored (inside a Batch AI job every step runs with the job's own file, checked at submission). */
+    char *path = cmdline_job_file();
+    if (!path)
+        return 0;
+    int rc = -1;
+    struct bai_loaded l;
+    char *abs = bai_abspath(path, NULL);
+    const char *job_file = bai_handoff_local_job_file();
+    if (!abs)
+        bai_error("batchai: out of memory");
+    else if (bai_load(&l, ac, av, &(struct bai_source){.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1,
+                      .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS}, BAI_JOB_HOST, NULL) != 0)
+        bai_error("batchai: %s cannot run on this cluster (batchai-job validate says the same); srun started "
+                  "nothing", path);
+    else {
+        bai_loaded_free(&l);
+        if (job_file && strcmp(job_file, abs) != 0)
+            bai_error("batchai: this job's steps run with its own job file %s, checked when it was submitted: "
+                      "srun --batchai-job=%s cannot change it; srun started nothing (submit that file with "
+                      "sbatch --batchai-job)", job_file, path);
+        else
+            rc = 0;
+    }
+    free(abs);
+    free(path);
+    return rc;
 }

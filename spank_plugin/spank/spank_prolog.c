@@ -42,6 +42,8 @@ struct node_job {
     int root_fd;          /* job_root, trusted */
     char marker[300];     /* the failure marker's name in job_root */
     char copy[300];       /* the job file's verified copy's name in job_root */
+    char path[300];       /* the name in job_root of the file that holds the job file's path */
+    char job_file[PATH_MAX]; /* that path, once the job file is loaded */
     struct bai_loaded l;
     bool loaded;          /* l holds the job's plan */
     bool job_dir_ok;      /* <job_root>/<jobid> is the user's */
@@ -112,7 +114,8 @@ static int node_job_open(spank_t sp, int ac, char **av, struct node_job *nj, str
     snprintf(nj->jobid_s, sizeof nj->jobid_s, "%u", nj->jobid);
     nj->node = getenv("SLURMD_NODENAME");
     if (!nj->node || bai_node_file_name(nj->marker, sizeof nj->marker, nj->jobid, BAI_NODE_FILE_FAILED, nj->node) != 0 ||
-        bai_node_file_name(nj->copy, sizeof nj->copy, nj->jobid, BAI_NODE_FILE_JOB, nj->node) != 0) {
+        bai_node_file_name(nj->copy, sizeof nj->copy, nj->jobid, BAI_NODE_FILE_JOB, nj->node) != 0 ||
+        bai_node_file_name(nj->path, sizeof nj->path, nj->jobid, BAI_NODE_FILE_PATH, nj->node) != 0) {
         bai_error("batchai: job %u: unusable node name %s", nj->jobid, nj->node ? nj->node : "(none)");
         return -1;
     }
@@ -164,6 +167,7 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
         return -1;
     }
     nj->loaded = true;
+    snprintf(nj->job_file, sizeof nj->job_file, "%s", opt);
     nj->job_dir = bai_expand_jobid(nj->l.file.plan.job_dir, nj->jobid_s);
     nj->log_dir = bai_expand_jobid(nj->l.file.plan.log_dir, nj->jobid_s);
     if (!nj->job_dir || !nj->log_dir) {
@@ -184,9 +188,11 @@ static void job_temp_name(const struct node_job *nj, char *out, size_t size)
  * directory, so no name a user chose is ever used. */
 static int job_temp_create(struct node_job *nj, const struct bai_settings *site)
 {
-    char why[BAI_WHY_MAX], name[300];
+    char why[BAI_WHY_MAX], moved[BAI_WHY_MAX], name[300];
     job_temp_name(nj, name, sizeof name);
-    int fd = bai_scratch_dir_open(site->job_temp, why);
+    int fd = bai_scratch_dir_reclaim(site->job_temp, moved, why);
+    if (moved[0])
+        bai_error("batchai: job %u on %s: job_temp %s", nj->jobid, nj->node, moved);
     if (fd < 0) {
         fail(nj, BAI_JOB_TEMP_REFUSED, site->job_temp, why);
         return -1;
@@ -233,7 +239,10 @@ int bai_slurmd_init(int ac, char **av)
     else
         close(fd);
     /* Made now, at slurmd's start, so that no user takes the name in a sticky parent (/tmp) first. */
-    fd = bai_scratch_dir_open(site.job_temp, why);
+    char moved[BAI_WHY_MAX];
+    fd = bai_scratch_dir_reclaim(site.job_temp, moved, why);
+    if (moved[0])
+        bai_error("batchai: job_temp %s", moved);
     if (fd < 0)
         bai_error("batchai: job_temp %s cannot be used: %s; every Batch AI job on this node will fail until it "
                   "is a directory that only root can write (see SECURITY.md)", site.job_temp, why);
@@ -252,12 +261,14 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
         if (nj.root_fd >= 0) { /* stale ones of a reused job id */
             (void)unlinkat(nj.root_fd, nj.marker, 0);
             (void)unlinkat(nj.root_fd, nj.copy, 0);
+            (void)unlinkat(nj.root_fd, nj.path, 0);
         }
         if (load_job(&nj, sp, ac, av) == 0 && nj.root_fd >= 0) {
             /* What the tasks will use: the bytes read and checked here. A task that read the user's path
              * again could hang on it for good (a file system that stops answering after this read), and a
              * process stuck in the kernel's wait stays in the step's cgroup, which then never empties. */
-            if (bai_root_file_write(nj.root_fd, nj.copy, nj.l.text, nj.l.text_len, why) != 0)
+            if (bai_root_file_write(nj.root_fd, nj.copy, nj.l.text, nj.l.text_len, why) != 0 ||
+                bai_root_file_write(nj.root_fd, nj.path, nj.job_file, strlen(nj.job_file), why) != 0)
                 fail(&nj, "cannot keep the job file in job_root %s: %s", site.job_root, why);
             if (bai_job_dir_create(nj.root_fd, nj.jobid_s, nj.uid, nj.gid, why) == 0)
                 nj.job_dir_ok = true;
@@ -294,6 +305,7 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
         }
         (void)unlinkat(nj.root_fd, nj.marker, 0);
         (void)unlinkat(nj.root_fd, nj.copy, 0);
+        (void)unlinkat(nj.root_fd, nj.path, 0);
     }
     bai_settings_free(&site);
     node_job_close(&nj);

@@ -55,9 +55,11 @@ struct seen_node {
     char reason[BAI_WHY_MAX], copy_why[BAI_WHY_MAX];
     char *job;                /* the copy's bytes, job_len of them */
     size_t job_len;
+    char *path;               /* the job file's path the copy was read from, or NULL */
 };
 static struct {
-    bool read;                    /* task_init_privileged ran for a Batch AI job */
+    bool read;                    /* task_init_privileged ran (for every job: a step without the option may be a
+                                   * Batch AI job's, step_of_prepared_job) */
     char root_why[BAI_WHY_MAX];   /* non-empty: job_root cannot be trusted */
     char dir_why[BAI_WHY_MAX];    /* non-empty: the job directory is not the user's */
     int n;
@@ -90,7 +92,20 @@ static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char
     for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
         const char *failed = bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_FAILED);
         const char *copy = failed ? NULL : bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_JOB);
-        struct seen_node *n = failed || copy ? seen_node(failed ? failed : copy, true) : NULL;
+        const char *path = failed || copy ? NULL : bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_PATH);
+        struct seen_node *n = failed || copy || path ? seen_node(failed ? failed : copy ? copy : path, true) : NULL;
+        if (n && path) {
+            char *text = NULL, why[BAI_WHY_MAX];
+            size_t len;
+            free(n->path);
+            n->path = NULL;
+            if (bai_root_file_read(root_fd, e->d_name, PATH_MAX - 1, &text, &len, why) == 1 && text[0] == '/' &&
+                strlen(text) == len)
+                n->path = text;
+            else
+                free(text);
+            continue;
+        }
         if (n && failed) {
             char *text = NULL;
             size_t len;
@@ -111,11 +126,13 @@ static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char
 /* Forget what was read; the copy is wiped: it may hold secrets' values. */
 static void forget_prolog_verdict(void)
 {
-    for (int i = 0; i < seen.n; i++)
+    for (int i = 0; i < seen.n; i++) {
         if (seen.node[i].job) {
             explicit_bzero(seen.node[i].job, seen.node[i].job_len);
             free(seen.node[i].job);
         }
+        free(seen.node[i].path);
+    }
     memset(&seen, 0, sizeof seen);
 }
 
@@ -165,8 +182,8 @@ int bai_remote_task_privileged(spank_t sp, int ac, char **av)
     uid_t uid;
     char jobid_s[16];
     struct bai_settings site;
-    if (!bai_option_value(sp))
-        return 0;
+    /* Without the option too: a step of a Batch AI job started without it (srun --jobid=J --overlap, as
+     * batchai-job exec does) is known by what this node's prolog left for the job (task_init). */
     if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
         return 0; /* task_init: "the plugin's privileged check did not run" */
     snprintf(jobid_s, sizeof jobid_s, "%u", jobid);
@@ -262,6 +279,19 @@ static int set_gpu_env(spank_t sp, bool batch_step)
     return spank_setenv(sp, "LOCAL_RANK", local, 1) == ESPANK_SUCCESS ? 0 : -1;
 }
 
+/* A step started without the option in a job whose prolog prepared this node for the plugin: it left the
+ * verified copy of the job file and its path here. Such a step is the job's user's (or root's: Slurm lets
+ * no one else start one), so it gets the job's environment as every step does: the same values, from the
+ * same checked copy, secrets excepted. Any other step is not a Batch AI job's. */
+static bool step_of_prepared_job(spank_t sp)
+{
+    char node[256];
+    if (!seen.read || spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS)
+        return false;
+    const struct seen_node *n = seen_node(node, false);
+    return n && n->copy == 1 && n->path;
+}
+
 int bai_remote_task_init(spank_t sp, int ac, char **av)
 {
     const char *opt = bai_option_value(sp);
@@ -273,8 +303,10 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     char *job_file = NULL;
     int rc = -1;
 
-    if (!opt)
-        return 0;
+    if (!opt && !step_of_prepared_job(sp)) {
+        forget_prolog_verdict();
+        return 0; /* not a Batch AI job */
+    }
     if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_STEPID, &stepid) != ESPANK_SUCCESS ||
         spank_get_item(sp, S_JOB_NNODES, &nnodes) != ESPANK_SUCCESS) {
@@ -292,7 +324,11 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
      * the job) is relative to the submit directory. */
     struct bai_handoff h;
     bai_handoff_get(sp, &h);
-    if (h.job_file[0])
+    if (!opt) { /* the path the prolog read; it checked the copy against sbatch's digest, and the site's
+                 * policy is applied to it again below */
+        memset(&h, 0, sizeof h);
+        job_file = strdup(seen_node(node, false)->path);
+    } else if (h.job_file[0])
         job_file = strdup(h.job_file);
     else {
         (void)spank_getenv(sp, "SLURM_SUBMIT_DIR", submit_dir, sizeof submit_dir);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # batchai-job check-site, as an admin runs it: on a good cluster every check passes on n1 and n2 (exit 0);
 # without PrologFlags=Alloc, with job_root's parent writable by a group, with a job_temp that the user can
-# write (mode 1777, or the user's own) or without image_root, it names the problem and exits 1.
+# write (mode 1777), without image_root or mount_root, without shares_root on the nodes, with an mpi setting
+# srun --mpi=list lacks, or a tmpfiles.d line that makes job_temp another user's, it names the problem and
+# exits 1. ProctrackType and TaskPlugin are reported as this cluster has them; a job_temp that a user took
+# first is moved aside by the prolog and reported. --help says what is checked.
 # A node without the plugin is checked in fail_closed.sh, which makes one.
 . "$(dirname "$0")/lib.sh"
 cluster_start
@@ -28,7 +31,53 @@ for n in n1 n2; do
     assert_grep "node $n: .* job_temp $CL/scratch/batchai is on .*(statfs type 0x$(stat -f -c %t "$CL/scratch/batchai"))" "$OUT"
 done
 assert_grep "ok   PrologFlags=Alloc" "$OUT"
+for n in n1 n2; do
+    assert_grep "node $n: ok   mount_root $CL/mounts (AZ_BATCHAI_MOUNT_ROOT) is a directory here" "$OUT"
+    assert_grep "node $n: ok   shares_root $CL/shares is a directory here" "$OUT"
+    # $CL/scratch is 1777, as /tmp is, and no tmpfiles.d line names $CL/scratch/batchai.
+    assert_grep "node $n: warn no tmpfiles.d line makes job_temp $CL/scratch/batchai at boot" "$OUT"
+done
+assert_grep "ok   srun --mpi=pmix is available" "$OUT"
+case $(scontrol show config | sed -n 's/^ProctrackType *= *//p') in
+proctrack/cgroup) assert_grep "ok   ProctrackType=proctrack/cgroup" "$OUT" ;;
+*) assert_grep "warn ProctrackType=proctrack/.*slurm.conf(5) recommends proctrack/cgroup" "$OUT" ;;
+esac
+case $(scontrol show config | sed -n 's/^TaskPlugin *= *//p') in
+*task/cgroup*) assert_grep "ok   TaskPlugin=.*task/cgroup" "$OUT" ;;
+*) assert_grep "warn TaskPlugin=.* lacks task/cgroup" "$OUT" ;;
+esac
 assert_grep "check-site: all checks passed" "$OUT"
+"$BAI" check-site --help >"$CL/help.out" || fail "check-site --help failed"
+for w in "-p, --partition PARTITION" "-d, --dir DIR" "ProctrackType" "srun --mpi=list" "mount_root" "tmpfiles.d"; do
+    assert_grep "$w" "$CL/help.out"
+done
+
+# A tmpfiles.d line for job_temp: root's is reported, another user's fails (systemd reads /run/tmpfiles.d).
+TMPF=/run/tmpfiles.d/batchai-test-${CL##*/}.conf
+trap 'rc=$?; rm -f "$TMPF"; (exit $rc); cluster_stop' EXIT # cluster_stop reports $?
+mkdir -p /run/tmpfiles.d
+echo "d $CL/scratch/batchai 0755 root root -" >"$TMPF"
+check_site 0
+assert_grep "node n1: ok   job_temp $CL/scratch/batchai is made at boot, root's ($TMPF: d $CL/scratch/batchai 0755 root root -)" "$OUT"
+echo "d $CL/scratch/batchai 0755 $TEST_USER root -" >"$TMPF"
+check_site 1
+assert_grep "node n2: FAIL $TMPF: \"d $CL/scratch/batchai 0755 $TEST_USER root -\" makes job_temp $CL/scratch/batchai at boot another user's" "$OUT"
+rm -f "$TMPF"
+# mount_root, then shares_root, missing on the nodes.
+rmdir "$CL/mounts"
+check_site 1
+assert_grep "node n1: FAIL mount_root $CL/mounts (AZ_BATCHAI_MOUNT_ROOT) No such file or directory on this node" "$OUT"
+install -d -m 0755 "$CL/mounts"
+mv "$CL/shares" "$CL/shares.away"
+check_site 1
+assert_grep "node n2: FAIL shares_root $CL/shares No such file or directory on this node" "$OUT"
+mv "$CL/shares.away" "$CL/shares"
+# An MPI plugin this Slurm lacks, in the site's settings (check-site reads them from the plugstack line).
+cp "$CL/plugstack.conf" "$CL/plugstack.conf.good"
+sed -i '/spank_batchai/s/$/ mpi=nosuchmpi/' "$CL/plugstack.conf"
+check_site 1
+assert_grep "FAIL srun --mpi=list does not list nosuchmpi, the site's mpi setting" "$OUT"
+cp "$CL/plugstack.conf.good" "$CL/plugstack.conf"
 
 # No PrologFlags=Alloc.
 sed -i 's/^PrologFlags=Alloc$/#&/' "$CL/slurm.conf"
@@ -47,29 +96,33 @@ check_site 1
 assert_grep "is writable by group or others" "$OUT"
 assert_grep "FAIL node n1: the probe step did not report it prepared" "$OUT"
 chmod 0755 "$CL"
-# A job_temp the user can write, world-writable and sticky like /tmp, then the user's own: the prolog refuses
-# it on every node, and check-site shows the prolog's words naming job_temp and the node.
-for broken in "chmod 1777" "chown $TEST_USER:"; do
-    $broken "$CL/scratch/batchai"
-    check_site 1
-    for n in n1 n2; do
-        assert_grep "FAIL node $n: the probe step did not report it prepared" "$OUT"
-        assert_grep "preparing node $n failed: job_temp $CL/scratch/batchai cannot be used: " "$OUT"
-    done
-    case $broken in
-    chmod*) assert_grep "$CL/scratch/batchai is writable by group or others (mode 1777)" "$OUT" ;;
-    chown*) assert_grep "$CL/scratch/batchai is owned by uid $TEST_UID, not root" "$OUT" ;;
-    esac
-    # check-node's own job_temp check, which a probe step reaches only on nodes whose prolog passed it, run
-    # here by hand: it fails in exactly the prolog's words.
-    said=$(sed -n "s/.*preparing node n1 failed: //p" "$OUT" | head -n 1)
-    rc=0
+# A job_temp the user can write, world-writable and sticky like /tmp: the prolog refuses it on every node,
+# and check-site shows the prolog's words naming job_temp and the node.
+chmod 1777 "$CL/scratch/batchai"
+check_site 1
+for n in n1 n2; do
+    assert_grep "FAIL node $n: the probe step did not report it prepared" "$OUT"
+    assert_grep "preparing node $n failed: job_temp $CL/scratch/batchai cannot be used: " "$OUT"
+done
+assert_grep "$CL/scratch/batchai is writable by group or others (mode 1777)" "$OUT"
+# check-node's own job_temp check, which a probe step reaches only on nodes whose prolog passed it, run
+# here by hand: it fails in exactly the prolog's words.
+check_node_by_hand() {
+    local said=$1 rc=0
     SLURMD_NODENAME=n1 "$BAI" check-node "$CL/jobs" "$CL/scratch/batchai" none "$CL/images" >"$CL/check-node.out" || rc=$?
     [ $rc = 1 ] || fail "check-node exited $rc with a broken job_temp: $(cat "$CL/check-node.out")"
-    grep -qxF "node n1: FAIL $said" "$CL/check-node.out" || fail "check-node did not say what the prolog said ($said): $(cat "$CL/check-node.out")"
-    chmod 0755 "$CL/scratch/batchai"
-    chown root:root "$CL/scratch/batchai"
-done
+    grep -qF "node n1: FAIL $said" "$CL/check-node.out" || fail "check-node did not say what the prolog said ($said): $(cat "$CL/check-node.out")"
+}
+check_node_by_hand "$(sed -n "s/.*preparing node n1 failed: //p" "$OUT" | head -n 1)"
+chmod 0755 "$CL/scratch/batchai"
+# The user's own job_temp: check-node refuses it in the prolog's words, the prolog moves it aside and makes
+# its own (hostile_job_temp.sh), and check-site then warns of what was moved.
+chown "$TEST_USER:" "$CL/scratch/batchai"
+check_node_by_hand "job_temp $CL/scratch/batchai cannot be used: $CL/scratch/batchai is owned by uid $TEST_UID, not root"
+check_site 0
+assert_grep "node n1: warn $CL/scratch/batchai.taken-by-uid-$TEST_UID.[0-9]*: a user took job_temp's name first" "$OUT"
+[ "$(stat -c %U "$CL/scratch/batchai")" = root ] || fail "the prolog did not make job_temp root's again"
+rm -rf "$CL/scratch/batchai".taken-by-uid-*
 # No image_root for container_runtime=oci.
 rmdir "$CL/images"
 check_site 1
@@ -77,4 +130,4 @@ assert_grep "node n2: FAIL image_root $CL/images is missing" "$OUT"
 install -d -m 0755 "$CL/images"
 check_site 0
 assert_nodes_idle
-pass "check-site passed a good cluster and named a missing PrologFlags=Alloc, a group-writable job_root parent, a job_temp of mode 1777 and one of the user's, and a missing image_root"
+pass "check-site passed a good cluster and named a missing PrologFlags=Alloc, a group-writable job_root parent, a job_temp of mode 1777, one of the user's (moved aside), a user's tmpfiles.d line, missing image_root, mount_root and shares_root, and an mpi plugin srun lacks"

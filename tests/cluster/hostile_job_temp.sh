@@ -4,7 +4,9 @@
 # by default /tmp/batchai).
 #  1. A user takes job_temp's name in the sticky parent first (slurmd made it at its start; the admin's
 #     clean-up of /tmp removed it): as a link to a directory of theirs, a FIFO, a directory of their own.
-#     Each job fails with the plugin's message naming job_temp, root puts nothing behind the name, nodes idle.
+#     The prolog moves their entry aside, untouched and still theirs (<job_temp>.taken-by-uid-<uid>.<time>,
+#     named in slurmd's log), makes job_temp root's again and the job runs: one user cannot stop every Batch
+#     AI job on the node. Root never puts anything behind the link.
 #  2. Two jobs at once on one host (n1 and n2 share it here) each get a temp of their own, the user's, 0700,
 #     and the epilog removes both; the two nodes of one job get one each (azureml.sh's download of the same
 #     input on both nodes raced in one shared directory before).
@@ -21,24 +23,28 @@ JSON
 # 1. The name taken first.
 as_user "mkdir -p theirs"
 squat_case() {
-    local what=$1 make=$2 id st err
-    rm -rf "$BASE" # root's empty one first, then what the last case left (a link goes, not its target)
+    local what=$1 make=$2 type=$3 id st aside
+    rm -rf "$BASE" "$BASE".taken-* # root's empty one first, then what the last case left (a link goes, not its target)
     as_user "$make"
     id=$(submit --batchai-job=t.json)
     st=$(wait_job "$id")
-    err=$(log_dir "$id" t)/stderr.txt
-    [ "$st" = FAILED ] || fail "job $id with job_temp taken as $what ended $st"
-    assert_grep "preparing node n[12] failed: job_temp $BASE cannot be used: $BASE .*(a name a user took first?)" "$err"
-    ! grep -qs "temp=" "$(log_dir "$id" t)/stdout.txt" || fail "job $id ran with job_temp taken as $what"
+    [ "$st" = COMPLETED ] || fail "job $id with job_temp taken as $what ended $st: $(cat "$(log_dir "$id" t)/stderr.txt")"
+    assert_grep "^temp=$BASE/$id.n[12] $TEST_USER 700$" "$(log_dir "$id" t)/stdout.txt"
+    [ "$(stat -c '%U %a %F' "$BASE")" = "root 755 directory" ] || fail "$BASE is not root's again: $(ls -ld "$BASE")"
+    aside=$(find "$CL/scratch" -maxdepth 1 -name "batchai.taken-by-uid-$(id -u "$TEST_USER").*")
+    [ -n "$aside" ] || fail "the user's $what is not aside: $(ls -la "$CL/scratch")"
+    [ "$(stat -c '%U %F' "$aside")" = "$TEST_USER $type" ] || fail "$aside changed: $(ls -ld "$aside")"
     [ -z "$(ls -A "$WORK/theirs")" ] || fail "root made something behind the link: $(ls -la "$WORK/theirs")"
-    [ "$(stat -c %U "$BASE")" = "$TEST_USER" ] || [ -L "$BASE" ] || fail "$BASE changed owner: $(ls -ld "$BASE")"
+    grep -q "job_temp $BASE (.* of uid $(id -u "$TEST_USER")) was moved aside to $aside" "$CL"/log/slurmd-n*.log ||
+        fail "slurmd's log does not say that $BASE was moved aside to $aside"
     assert_nodes_idle
-    echo "job_temp taken as $what: job $id failed: $(grep -o 'job_temp .*' "$err" | head -n 1)"
+    echo "job_temp taken as $what: job $id ran; $(basename "$aside") kept"
 }
-squat_case "a link to the user's directory" "ln -s $WORK/theirs $BASE"
-squat_case "a FIFO" "mkfifo $BASE"
-squat_case "a directory of the user's" "mkdir $BASE"
-rm -rf "$BASE"
+touch "$WORK/go"
+squat_case "a link to the user's directory" "ln -s $WORK/theirs $BASE" "symbolic link"
+squat_case "a FIFO" "mkfifo $BASE" "fifo"
+squat_case "a directory of the user's" "mkdir $BASE" "directory"
+rm -rf "$BASE" "$BASE".taken-* "$WORK/go"
 # With the name free again, the prolog makes job_temp itself (root's, 0755).
 
 # 2. Two jobs at once, one on each node of this host; then one job on both nodes.
@@ -76,4 +82,4 @@ for t in $temps; do
     [ ! -e "$t" ] || fail "the epilog left $t"
 done
 ! grep -h "could not remove" "$CL"/log/slurmd-n*.log || fail "slurmd logged a failed clean-up"
-pass "job_temp taken first (link, FIFO, user's directory) failed the jobs by name; two jobs on one host had temps of their own, 0700, removed at the end"
+pass "job_temp taken first (link, FIFO, user's directory) moved aside and the jobs ran; two jobs on one host had temps of their own, 0700, removed at the end"

@@ -3,7 +3,9 @@
 # policy on the file the prolog read, and run nothing the prolog did not prepare, so a mountCommand never
 # runs, whichever way the job reached them:
 # the plugin's option passed in SPANK's environment to `sbatch --wrap` (the allocator never sees it),
-# `srun --batchai-job` making its own allocation, or a valid file swapped after sbatch accepted it.
+# `srun --batchai-job` making its own allocation, or a valid file swapped after sbatch accepted it; inside
+# a Batch AI job, `srun --batchai-job` naming the refused file, or any file but the job's own, starts nothing
+# and says why (it once ran its task with the option ignored).
 . "$(dirname "$0")/lib.sh"
 cluster_start
 # The mountCommand would leave a trace in the user's own directory (Batch AI appends the mount path).
@@ -53,5 +55,33 @@ st=$(wait_job "$id")
 [ "$st" = FAILED ] || fail "job $id (file swapped after sbatch) ended $st"
 assert_grep "changed after it was submitted" "$(log_dir "$id" good)/stderr.txt"
 assert_not_run "swapped file"
+
+# 4. Inside a Batch AI job (the user's own script), srun --batchai-job with the refused file, then with
+#    another valid file: srun starts nothing and says why; the job's own file still runs a step.
+cp "$WORK/evil.json" "$WORK/evil2.json"; chown "$TEST_USER:" "$WORK/evil2.json"
+write_job other.json <<JSON
+{"properties": {"nodeCount": 1, "customToolkitSettings": {"commandLine": "echo other-ran"}, $LOGS_JSON, $MOUNT_JSON}}
+JSON
+write_job inner.json <<JSON
+{"properties": {"nodeCount": 1, "customToolkitSettings": {"commandLine": "echo main-ran"}, $LOGS_JSON, $MOUNT_JSON}}
+JSON
+write_job inner.sh <<'SH'
+#!/bin/sh
+srun -N1 --batchai-job=evil2.json echo evil-step-ran; echo "evil rc=$?"
+srun -N1 --batchai-job=other.json echo other-step-ran; echo "other rc=$?"
+srun -N1 --batchai-job=inner.json echo own-step-ran; echo "own rc=$?"
+SH
+id=$(submit --batchai-job=inner.json -o "$WORK/inner-%j.out" inner.sh)
+st=$(wait_job "$id")
+out=$WORK/inner-$id.out
+[ "$st" = COMPLETED ] || fail "job $id (srun inside it) ended $st: $(cat "$out")"
+assert_grep "$refused" "$out"
+assert_grep "batchai: evil2.json cannot run on this cluster (batchai-job validate says the same); srun started nothing" "$out"
+assert_grep "this job's steps run with its own job file $WORK/inner.json, checked when it was submitted: srun --batchai-job=other.json cannot change it" "$out"
+grep -q "evil-step-ran\|other-step-ran" "$out" && fail "srun inside job $id ran a step with a file it ignored: $(cat "$out")"
+grep -q "evil rc=0\|other rc=0" "$out" && fail "srun inside job $id returned 0 for a refused file: $(cat "$out")"
+assert_grep "own-step-ran" "$out"
+assert_grep "own rc=0" "$out"
+assert_not_run "srun --batchai-job inside a job"
 assert_nodes_idle
-pass "mountCommand refused on the nodes for --wrap with the option in the environment, srun and a swapped file"
+pass "mountCommand refused on the nodes for --wrap with the option in the environment, srun and a swapped file; srun inside a job refuses the refused file and any file but the job's own"

@@ -71,13 +71,13 @@ cluster_start() {
     # job_temp under a sticky directory users can write, as /tmp/batchai is by default.
     install -d -m 1777 "$CL/scratch"
     lc_start "$CL" "${CLUSTER_OPTS[@]}" --plugin "$PLUGIN" \
-        --plugin-args "shares_root=$CL/shares job_root=$CL/jobs job_temp=$CL/scratch/batchai image_root=$CL/images $*" >/dev/null
+        --plugin-args "shares_root=$CL/shares mount_root=$CL/mounts job_root=$CL/jobs job_temp=$CL/scratch/batchai image_root=$CL/images $*" >/dev/null
     # shellcheck disable=SC1091
     . "$CL/env"
     export SLURM_CONF
     WORK=$CL/work
     SHARE=$CL/shares/myshare
-    install -d -m 0755 "$CL/shares"
+    install -d -m 0755 "$CL/shares" "$CL/mounts"
     install -d -o "$TEST_USER" -g "$TEST_USER" -m 0755 "$WORK" "$SHARE"
     TEST_UID=$(id -u "$TEST_USER")
 }

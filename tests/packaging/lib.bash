@@ -32,7 +32,8 @@ check_layout() {
     local f
     for f in /usr/bin/batchai-job /usr/bin/cifar-train /usr/bin/coll-bench /usr/include/collective.h \
              "$2/libcollective.so" "$2/libcollective.a" "$2/pkgconfig/libcollective.pc" "$3/spank_batchai.so" \
-             /etc/slurm/plugstack.conf.d/batchai.conf.example /usr/share/man/man1/batchai-job.1 \
+             /etc/slurm/plugstack.conf.d/batchai.conf.example /usr/lib/tmpfiles.d/slurm-batchai.conf \
+             /usr/share/man/man1/batchai-job.1 \
              /usr/share/man/man1/cifar-train.1 /usr/share/man/man1/coll-bench.1 /usr/share/man/man8/spank_batchai.8; do
         grep -qE " ${f//./\\.}(\.gz)?$" "$1" || fail "missing $f"
     done

@@ -19,9 +19,21 @@ make --no-print-directory install BUILD="$BUILD" DESTDIR="$stage" PREFIX=/usr LI
 for f in usr/bin/batchai-job usr/bin/cifar-train usr/bin/coll-bench usr/include/collective.h \
          usr/lib64/libcollective.so usr/lib64/libcollective.a usr/lib64/pkgconfig/libcollective.pc \
          usr/share/man/man1/batchai-job.1 usr/share/man/man1/cifar-train.1 usr/share/man/man1/coll-bench.1 \
-         usr/share/man/man8/spank_batchai.8; do
+         usr/share/man/man8/spank_batchai.8 usr/lib/tmpfiles.d/slurm-batchai.conf; do
     [ -f "$stage/$f" ] || fail "make install did not stage /$f"
 done
+# The tmpfiles.d line as systemd reads it: into an empty root, job_temp's default comes out root's, 0755 (the
+# plugin refuses anything else), and a directory a user made there first is handed back to root.
+if command -v systemd-tmpfiles >/dev/null; then
+    root=$tmp/root
+    systemd-tmpfiles --root="$root" --create "$stage/usr/lib/tmpfiles.d/slurm-batchai.conf" ||
+        fail "systemd-tmpfiles refuses slurm-batchai.conf"
+    [ "$(stat -c '%U %G %a %F' "$root/tmp/batchai")" = "root root 755 directory" ] ||
+        fail "slurm-batchai.conf makes $(stat -c '%U %G %a %F' "$root/tmp/batchai" 2>&1), not root's 0755 /tmp/batchai"
+    chown nobody "$root/tmp/batchai" && chmod 0777 "$root/tmp/batchai"
+    systemd-tmpfiles --root="$root" --create "$stage/usr/lib/tmpfiles.d/slurm-batchai.conf"
+    [ "$(stat -c '%U %a' "$root/tmp/batchai")" = "root 755" ] || fail "slurm-batchai.conf does not take /tmp/batchai back"
+fi
 misplaced=$(find "$stage" -type f \( -name 'lib*.so' -o -name '*.a' -o -name '*.pc' \) ! -path "$stage/usr/lib64/*")
 [ -z "$misplaced" ] || fail "libraries outside LIBDIR: $misplaced"
 while read -r mode path; do

@@ -194,6 +194,43 @@ static void test_remove_contents(int root_fd)
     CHECK(unlinkat(root_fd, "50", AT_REMOVEDIR) == 0); /* it was empty */
 }
 
+/* job_temp under a sticky parent, taken first: bai_scratch_dir_open refuses a user's entry, reclaim moves it
+ * aside (the entry itself: a link's target and a directory's contents are untouched and stay the user's) and
+ * makes root's; what is root's and not a root directory stays refused and in place. */
+static void test_scratch_reclaim(void)
+{
+    char why[BAI_WHY_MAX], moved[BAI_WHY_MAX], aside[4096];
+    struct stat st;
+    CHECK(mkdir(at("sticky"), 0755) == 0 && chmod(at("sticky"), 01777) == 0);
+    CHECK(mkdir(at("theirs"), 0755) == 0 && chown(at("theirs"), USER_UID, USER_GID) == 0);
+    for (int k = 0; k < 3; k++) { /* a directory, a link to one, a FIFO */
+        int made = k == 0 ? mkdir(at("sticky/temp"), 0700) : k == 1 ? symlink(at("theirs"), at("sticky/temp"))
+                                                                    : mkfifo(at("sticky/temp"), 0600);
+        CHECK(made == 0 && lchown(at("sticky/temp"), USER_UID, USER_GID) == 0);
+        CHECK(bai_scratch_dir_open(at("sticky/temp"), why) == -1 && strstr(why, "a name a user took first"));
+        int fd = bai_scratch_dir_reclaim(at("sticky/temp"), moved, why);
+        CHECK(fd >= 0 && fstat(fd, &st) == 0 && st.st_uid == 0 && (st.st_mode & 07777) == 0755 && S_ISDIR(st.st_mode));
+        if (fd >= 0)
+            close(fd);
+        CHECK(strstr(moved, "of uid 65534) was moved aside to ") != NULL);
+        const char *to = strstr(moved, "moved aside to ");
+        snprintf(aside, sizeof aside, "%s", to ? to + 15 : "");
+        CHECK(lstat(aside, &st) == 0 && st.st_uid == USER_UID &&
+              (k == 0 ? S_ISDIR(st.st_mode) : k == 1 ? S_ISLNK(st.st_mode) : S_ISFIFO(st.st_mode)));
+        CHECK(remove(aside) == 0 && rmdir(at("sticky/temp")) == 0);
+    }
+    CHECK(rmdir(at("theirs")) == 0); /* empty: nothing was made behind the link */
+    /* Root's own non-directory is not moved, and nothing is reported as moved. */
+    int fd = open(at("sticky/temp"), O_CREAT | O_WRONLY, 0644);
+    CHECK(fd >= 0);
+    if (fd >= 0)
+        close(fd);
+    CHECK(bai_scratch_dir_reclaim(at("sticky/temp"), moved, why) == -1 && moved[0] == '\0' &&
+          strstr(why, "is not a directory"));
+    CHECK(lstat(at("sticky/temp"), &st) == 0 && S_ISREG(st.st_mode));
+    CHECK(unlink(at("sticky/temp")) == 0);
+}
+
 int main(void)
 {
     if (geteuid() != 0) {
@@ -216,6 +253,7 @@ int main(void)
     test_job_dir(root_fd);
     test_node_files(root_fd);
     test_remove_contents(root_fd);
+    test_scratch_reclaim();
     close(root_fd);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "chmod -R u+rwx %s; rm -rf %s", base, base);
