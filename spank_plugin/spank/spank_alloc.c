@@ -26,6 +26,8 @@
 static struct {
     struct bai_handoff handoff; /* job_file "" when the option is not used */
     int script_fd;              /* the memfd holding the rendered script now on stdin, or -1 */
+    char *snapshot;             /* the file's bytes as validated, handed to the nodes; NULL: they read the path */
+    size_t snapshot_len;
 } alloc = {.script_fd = -1};
 
 /* The value of --batchai-job[=]VALUE on our own command line, or NULL. getopt_long accepts unambiguous
@@ -161,7 +163,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
      * so the default job name (and with it the log directory) comes out the same everywhere. */
     struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1,
-                             .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS};
+                             .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS, .keep_text = true};
     if (bai_load(&l, ac, av, &src, BAI_JOB_HOST, NULL) != 0) {
         bai_error("batchai: %s cannot run on this cluster (batchai-job validate says the same); nothing was "
                   "submitted", path);
@@ -175,6 +177,14 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     strcpy(alloc.handoff.job_file, abs);
     memcpy(alloc.handoff.digest, l.file.digest, sizeof alloc.handoff.digest);
     strcpy(alloc.handoff.log_dir, l.file.plan.log_dir);
+    /* The snapshot: the job runs these bytes, whatever becomes of the file while it waits. Not for a file with
+     * secrets, whose values would then sit in slurmctld's saved state: the nodes read that one from its path,
+     * as the user, and it must not change. Nor above the size the prolog's environment carries. */
+    if (!l.file.plan.secrets_file && l.text_len <= BAI_SNAPSHOT_MAX_BYTES) {
+        alloc.snapshot = l.text;
+        alloc.snapshot_len = l.text_len;
+        l.text = NULL;
+    }
 
     /* A job with its own script still gets the file's wall-clock limit (Batch AI's default: 7 days) unless
      * the user typed --time or set the variable: sbatch reads SBATCH_TIMELIMIT after the script's #SBATCH
@@ -219,7 +229,7 @@ int bai_alloc_post_opt(spank_t sp, int ac, char **av)
     /* sbatch has read its script by now: if it came from our memfd, its offset moved. */
     bool generated = alloc.script_fd >= 0 && lseek(alloc.script_fd, 0, SEEK_CUR) > 0;
     alloc.handoff.script = generated ? BAI_SCRIPT_GENERATED : BAI_SCRIPT_USER;
-    return bai_handoff_put(sp, &alloc.handoff);
+    return bai_handoff_put(sp, &alloc.handoff, alloc.snapshot);
 }
 
 int bai_alloc_exit(spank_t sp, int ac, char **av)
@@ -228,6 +238,11 @@ int bai_alloc_exit(spank_t sp, int ac, char **av)
     (void)ac;
     (void)av;
     memset(&alloc.handoff, 0, sizeof alloc.handoff);
+    if (alloc.snapshot) {
+        explicit_bzero(alloc.snapshot, alloc.snapshot_len);
+        free(alloc.snapshot);
+    }
+    alloc.snapshot = NULL;
     if (alloc.script_fd >= 0)
         close(alloc.script_fd);
     alloc.script_fd = -1;

@@ -153,7 +153,12 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     /* Half the prolog's time at most: a file that never answers still leaves time to make the log directory,
      * where the batch step's output, and the reason, go. */
     long long read_by = bai_now_ms() + BAI_PROLOG_DEADLINE_MS / 2;
-    struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid,
+    /* The snapshot sbatch handed over, when there is one: the job runs the file as it was at submission, and
+     * the user's path is not read at all. It is a claim like the rest (anyone can submit through Slurm's
+     * API): held to the digest and, below, to the whole policy. */
+    const char *snapshot = bai_handoff_text();
+    struct bai_source src = {.path = opt, .content = snapshot, .content_len = snapshot ? strlen(snapshot) : 0,
+                             .uid = nj->uid, .gid = nj->gid,
                              .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
                              .digest = h.digest[0] ? h.digest : NULL, .keep_text = true};
     if (bai_load(&nj->l, ac, av, &src, BAI_JOB_POLICY, why) != 0) {

@@ -273,6 +273,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     char *job_file = NULL;
     int rc = -1;
 
+    bai_handoff_drop_text(sp);
     if (!opt)
         return 0;
     if (spank_get_item(sp, S_JOB_ID, &jobid) != ESPANK_SUCCESS ||
