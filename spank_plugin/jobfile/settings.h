@@ -74,6 +74,10 @@ int bai_settings_init(struct bai_settings *s);
 int bai_settings_apply(struct bai_settings *s, const char *word, const char *where, bool allow_file,
                        struct bai_diag *diag);
 
+/* bai_settings_apply on top of settings made elsewhere (batchai-job's --set over the site's line): a map
+ * entry already set takes the new value instead of being a duplicate; settings_file is not allowed. */
+int bai_settings_override(struct bai_settings *s, const char *word, const char *where, struct bai_diag *diag);
+
 /* Apply every line of a settings file. Returns 0, or -1 with a diag entry per bad line. */
 int bai_settings_load_file(struct bai_settings *s, const char *path, struct bai_diag *diag);
 

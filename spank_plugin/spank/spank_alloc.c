@@ -30,13 +30,15 @@ static struct {
     size_t snapshot_len;
 } alloc = {.script_fd = -1};
 
-/* The value of --batchai-job[=]VALUE on our own command line, or NULL. getopt_long accepts unambiguous
- * prefixes, so "--batchai" is the shortest spelling taken (shorter ones collide with --batch). Scanning
- * stops at "--". Newly allocated. */
-static char *cmdline_job_file(void)
+/* The value of --NAME[=]VALUE on our own command line (NAME one of the plugin's options), or NULL.
+ * getopt_long accepts unambiguous prefixes: "--batchai-j" and "--batchai-n" are the shortest spellings
+ * taken (shorter ones are ambiguous between the two, or collide with --batch). Scanning stops at "--". Newly
+ * allocated. */
+static char *cmdline_option(const char *name)
 {
-    static const char opt[] = "--" BAI_OPTION_NAME;
-    const size_t min_prefix = sizeof "--batchai" - 1;
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", name);
+    const size_t min_prefix = sizeof "--batchai-j" - 1;
     char *buf = NULL, *found = NULL;
     size_t cap = 0, len = 0;
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -68,7 +70,7 @@ static char *cmdline_job_file(void)
             break;
         char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (name_len >= min_prefix && name_len <= sizeof opt - 1 && strncmp(arg, opt, name_len) == 0) {
+        if (name_len >= min_prefix && name_len <= strlen(opt) && strncmp(arg, opt, name_len) == 0) {
             if (eq)
                 found = strdup(eq + 1);
             else if (next < end)
@@ -136,12 +138,12 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     struct bai_loaded l;
     bool loaded = false;
     char *script = NULL;
-    char *path = NULL, *abs = NULL;
+    char *path = NULL, *abs = NULL, *name = NULL;
     int rc = -1;
 
     if (bai_option_register(sp) != 0)
         goto out;
-    path = cmdline_job_file();
+    path = cmdline_option(BAI_OPTION_NAME);
     if (!path) {
         /* Not a Batch AI job; still check the admin's settings so a broken plugstack line is loud. */
         struct bai_settings site;
@@ -162,7 +164,8 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     }
     /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
      * so the default job name (and with it the log directory) comes out the same everywhere. */
-    struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1,
+    name = cmdline_option(BAI_NAME_OPTION_NAME);
+    struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1, .job_name = name,
                              .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS, .keep_text = true};
     if (bai_load(&l, ac, av, &src, BAI_JOB_HOST, NULL) != 0) {
         bai_error("batchai: %s cannot run on this cluster (batchai-job validate says the same); nothing was "
@@ -214,6 +217,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
 out:
     free(script);
     free(path);
+    free(name);
     free(abs);
     if (loaded)
         bai_loaded_free(&l);

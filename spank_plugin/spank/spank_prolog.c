@@ -158,7 +158,7 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
      * API): held to the digest and, below, to the whole policy. */
     const char *snapshot = bai_handoff_text();
     struct bai_source src = {.path = opt, .content = snapshot, .content_len = snapshot ? strlen(snapshot) : 0,
-                             .uid = nj->uid, .gid = nj->gid,
+                             .uid = nj->uid, .gid = nj->gid, .job_name = bai_name_value(sp),
                              .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
                              .digest = h.digest[0] ? h.digest : NULL, .keep_text = true};
     if (bai_load(&nj->l, ac, av, &src, BAI_JOB_POLICY, why) != 0) {
