@@ -513,8 +513,8 @@ static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, co
     }
 }
 
-int bai_translate(const struct bai_job *job, const struct bai_settings *site, const struct bai_translate_opts *opts,
-                  struct bai_plan *plan, struct bai_diag *d)
+int bai_translate_all(const struct bai_job *job, const struct bai_settings *site,
+                      const struct bai_translate_opts *opts, struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
     char path[JV_PATH_MAX];
@@ -580,11 +580,16 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
     if ((!plan->main_step && bai_diag_total(d) == before) || (job->prep_command && !plan->prep_command))
         bai_diag_add(d, "", "out of memory");
 out:
-    if (bai_diag_total(d) > before) {
-        bai_plan_free(plan);
-        return -1;
-    }
-    return 0;
+    return bai_diag_total(d) > before ? -1 : 0;
+}
+
+int bai_translate(const struct bai_job *job, const struct bai_settings *site, const struct bai_translate_opts *opts,
+                  struct bai_plan *plan, struct bai_diag *d)
+{
+    if (bai_translate_all(job, site, opts, plan, d) == 0)
+        return 0;
+    bai_plan_free(plan);
+    return -1;
 }
 
 static char *expand(const char *pattern, char token, const char *value)
@@ -658,15 +663,16 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         if (m->site_path && (stat(m->site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
-            bai_diag_add(d, m->where, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
-                         m->site_path);
+            bai_diag_add(d, m->where, "share \"%s\" is not available on this cluster (no directory %s): ask the "
+                         "admins to map it (share.%s=DIR)", m->share, m->site_path, m->share);
     }
     if (plan->bundle) {
         char config[4096];
         snprintf(config, sizeof config, "%s/config.json", plan->bundle);
         if (stat(config, &st) != 0) {
             jv_child(path, "properties", "containerSettings.imageSourceRegistry.image");
-            bai_diag_add(d, path, "image \"%s\" is not staged on this cluster (no OCI bundle at %s)",
+            bai_diag_add(d, path, "image \"%s\" is not staged on this cluster (no OCI bundle at %s): ask the "
+                         "admins to stage it (contrib/stage-oci-bundle) or map it (image.IMAGE=DIR)",
                          plan->origin.image, plan->bundle);
         }
     }

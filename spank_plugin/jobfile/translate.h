@@ -98,6 +98,12 @@ struct bai_translate_opts {
     const char *job_file;  /* the job file's path as the user gave it (for --batchai-job= and comments) */
 };
 
+/* bai_translate, except that the plan, as far as it got, is kept when there are faults: for the host's checks,
+ * so that a file's faults are all reported at once (a container refused and a missing share). The caller
+ * frees it with bai_plan_free either way. */
+int bai_translate_all(const struct bai_job *job, const struct bai_settings *site,
+                      const struct bai_translate_opts *opts, struct bai_plan *plan, struct bai_diag *d);
+
 /* Build the plan. Returns 0, or -1 with every fault in diag (e.g. an unmapped path or a container job on a
  * site with container_runtime=none). */
 int bai_translate(const struct bai_job *job, const struct bai_settings *site,

@@ -51,7 +51,7 @@ for i in "${!settings[@]}"; do
         case $path in "$CL"/*) ;; *) fail "a host path outside the cluster: $path" ;; esac
         install -d -m 0755 "$path"
         if [ "$kind" = b ]; then echo '{}' >"$path/config.json"; fi
-    done < <(sed -n 's/.*(no directory \(.*\))$/d \1/p; s/.*(no OCI bundle at \(.*\))$/b \1/p' <<<"$missing" | sort -u)
+    done < <(sed -n 's/.*(no directory \([^)]*\)).*/d \1/p; s/.*(no OCI bundle at \([^)]*\)).*/b \1/p' <<<"$missing" | sort -u)
     out=$CL/out-$i
     install -d -o "$TEST_USER" -m 0755 "$out"
     as_user "$WORK/pass.sh $out $CL/batchai-job ${files[*]}"
