@@ -47,6 +47,8 @@ static const char usage_text[] =
     "      --no-host           skip the checks of this host (share directories exist, images are staged),\n"
     "                          as a node does: for a file written for another cluster\n"
     "  -n, --name NAME         job name (default: the file name without .json or .job.json)\n"
+    "      --share NAME=DIR    share NAME is your directory DIR for this job (repeatable; sbatch's\n"
+    "                          --batchai-share=NAME=DIR[,NAME=DIR]), where the site allows it (user_shares)\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
@@ -61,6 +63,7 @@ struct cli {
     const char *name;
     enum bai_job_level level;
     bool own_settings; /* --settings or --set: site is not (only) this site's plugin line */
+    char *shares;      /* --share words as "NAME=DIR,NAME=DIR", or NULL */
 };
 
 /* Open the file as sbatch's plugin does, only reading it directly; faults go to stderr prefixed with the path
@@ -73,7 +76,8 @@ static int open_job(const struct cli *cli, const char *path, struct bai_opened *
     char cwd[4096], *abs = NULL;
     if (path[0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, path) < 0)
         abs = NULL;
-    struct bai_job_source src = { .path = path, .job_file = abs ? abs : path, .job_name = cli->name };
+    struct bai_job_source src = { .path = path, .job_file = abs ? abs : path, .job_name = cli->name,
+                                  .user_shares = cli->shares };
     int rc = bai_job_open(&src, &cli->site, cli->level, &bai_job_read_direct, o, &diag);
 
     snprintf(prefix, sizeof prefix, "%s: ", path);
@@ -145,7 +149,7 @@ static char *script_of(const struct cli *cli, const char *path)
  * what this site's plugin, which sbatch runs, submits. Returns 0 when sbatch may go ahead, else the status. */
 static int submit_check(const struct cli *cli, const char *path)
 {
-    struct cli here = {.name = cli->name, .level = cli->level};
+    struct cli here = {.name = cli->name, .level = cli->level, .shares = cli->shares};
     struct bai_diag diag = {0};
     char origin[PATH_MAX + 200] = "";
     int rc = 1;
@@ -181,7 +185,7 @@ static int submit_check(const struct cli *cli, const char *path)
 static int cmd_submit(const struct cli *cli, int argc, char **argv)
 {
     char **args;
-    char *opt, *name = NULL;
+    char *opt, *name = NULL, *shares = NULL;
 
     if (argc < 1) {
         fprintf(stderr, "batchai-job submit: expected FILE\n");
@@ -192,9 +196,10 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
         if (rc != 0)
             return rc;
     }
-    args = calloc((size_t)argc + 3, sizeof *args);
+    args = calloc((size_t)argc + 4, sizeof *args);
     if (!args || asprintf(&opt, "--batchai-job=%s", argv[0]) < 0 ||
-        (cli->name && asprintf(&name, "--batchai-name=%s", cli->name) < 0)) {
+        (cli->name && asprintf(&name, "--batchai-name=%s", cli->name) < 0) ||
+        (cli->shares && asprintf(&shares, "--batchai-share=%s", cli->shares) < 0)) {
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
     }
@@ -203,6 +208,8 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
     args[a++] = opt;
     if (name)
         args[a++] = name;
+    if (shares)
+        args[a++] = shares;
     for (int i = 1; i < argc; i++)
         args[a++] = argv[i];
     execvp("sbatch", args);
@@ -216,6 +223,7 @@ int main(int argc, char **argv)
         { "settings", required_argument, NULL, 's' }, { "set", required_argument, NULL, 'o' },
         { "name", required_argument, NULL, 'n' },     { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },        { "no-host", no_argument, NULL, 'H' },
+        { "share", required_argument, NULL, 'S' },
         { NULL, 0, NULL, 0 },
     };
     struct cli cli = { .name = NULL, .level = BAI_JOB_HOST };
@@ -242,6 +250,16 @@ int main(int argc, char **argv)
             sets[n_sets++] = optarg;
             break;
         case 'n': cli.name = optarg; break;
+        case 'S': {
+            char *grown = NULL;
+            if (asprintf(&grown, "%s%s%s", cli.shares ? cli.shares : "", cli.shares ? "," : "", optarg) < 0) {
+                fprintf(stderr, "batchai-job: out of memory\n");
+                goto out;
+            }
+            free(cli.shares);
+            cli.shares = grown;
+            break;
+        }
         case 'H': cli.level = BAI_JOB_POLICY; break;
         case 'h': help = true; break;
         case 'V': printf("batchai-job %s\n", BAI_VERSION); rc = 0; goto out;
@@ -306,5 +324,6 @@ settings_error:
 out:
     bai_diag_free(&diag);
     bai_settings_free(&cli.site);
+    free(cli.shares);
     return rc;
 }

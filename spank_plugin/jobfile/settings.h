@@ -53,6 +53,7 @@ struct bai_settings {
     char *mpi;
     enum bai_runtime runtime;
     bool allow_mount_command;
+    bool user_shares;
     int gpus_per_node;
     int unmapped_cluster;    /* enum bai_unmapped */
     struct bai_prio_map priority[3]; /* indexed by enum bai_priority */

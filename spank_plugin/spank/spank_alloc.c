@@ -31,8 +31,8 @@ static struct {
 } alloc = {.script_fd = -1};
 
 /* The value of --NAME[=]VALUE on our own command line (NAME one of the plugin's options), or NULL.
- * getopt_long accepts unambiguous prefixes: "--batchai-j" and "--batchai-n" are the shortest spellings
- * taken (shorter ones are ambiguous between the two, or collide with --batch). Scanning stops at "--". Newly
+ * getopt_long accepts unambiguous prefixes: "--batchai-j", "--batchai-n" and "--batchai-s" are the shortest
+ * spellings taken (shorter ones are ambiguous between them, or collide with --batch). Scanning stops at "--". Newly
  * allocated. */
 static char *cmdline_option(const char *name)
 {
@@ -71,11 +71,12 @@ static char *cmdline_option(const char *name)
         char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
         if (name_len >= min_prefix && name_len <= strlen(opt) && strncmp(arg, opt, name_len) == 0) {
+            free(found); /* the last one counts, as for getopt and so on the nodes */
+            found = NULL;
             if (eq)
                 found = strdup(eq + 1);
             else if (next < end)
                 found = strdup(next);
-            break;
         }
         arg = next;
     }
@@ -138,7 +139,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     struct bai_loaded l;
     bool loaded = false;
     char *script = NULL;
-    char *path = NULL, *abs = NULL, *name = NULL;
+    char *path = NULL, *abs = NULL, *name = NULL, *shares = NULL;
     int rc = -1;
 
     if (bai_option_register(sp) != 0)
@@ -165,7 +166,8 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
      * so the default job name (and with it the log directory) comes out the same everywhere. */
     name = cmdline_option(BAI_NAME_OPTION_NAME);
-    struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1, .job_name = name,
+    shares = cmdline_option(BAI_SHARE_OPTION_NAME);
+    struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1, .job_name = name, .user_shares = shares,
                              .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS, .keep_text = true};
     if (bai_load(&l, ac, av, &src, BAI_JOB_HOST, NULL) != 0) {
         bai_error("batchai: %s cannot run on this cluster (batchai-job validate says the same); nothing was "
@@ -218,6 +220,7 @@ out:
     free(script);
     free(path);
     free(name);
+    free(shares);
     free(abs);
     if (loaded)
         bai_loaded_free(&l);

@@ -314,7 +314,8 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         goto out;
     const struct seen_node *n = seen_node(node, false);
     struct bai_source src = {.path = job_file, .content = n->job, .content_len = n->job_len,
-                             .digest = h.digest[0] ? h.digest : NULL, .job_name = bai_name_value(sp)};
+                             .digest = h.digest[0] ? h.digest : NULL, .job_name = bai_name_value(sp),
+                             .user_shares = bai_share_value(sp)};
     if (bai_load(&l, ac, av, &src, BAI_JOB_POLICY, NULL) != 0) {
         bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;

@@ -21,7 +21,7 @@ JSON
 out=$("$bin" -o shares_root="$tmp/shares" -o container_runtime=none validate "$tmp/recipe.json" 2>&1) &&
     no "validate accepted the recipe"
 grep -q "this site runs no containers" <<<"$out" || no "no container fault: $out"
-grep -qF "share \"data\" is not available on this cluster (no directory $tmp/shares/data): ask the admins to map it (share.data=DIR)" <<<"$out" ||
+grep -qF "share \"data\" is not available on this cluster (no directory $tmp/shares/data): ask the admins to map it (share.data=DIR), or map it to a directory of yours (--batchai-share=data=DIR)" <<<"$out" ||
     no "no share fault with what to do, next to the container's: $out"
 [ "$(wc -l <<<"$out")" = 2 ] || no "expected the two faults, got: $out"
 # The share mapped: the container fault alone.
