@@ -91,8 +91,8 @@ const struct bai_setting bai_setting_table[] = {
       .help = "Whether `unmanagedFileSystems` may run their `mountCommand`, as the user, never as root." },
     { "user_shares", "yes|no", BAI_SET_BOOL, FIELD(user_shares), .def = "yes",
       .help = "Whether a user may map a share of a job to a directory of their own at submission "
-              "(`sbatch --batchai-share=NAME=DIR`, `batchai-job --share NAME=DIR`), for that job only. The "
-              "directory must be one the user can read; the nodes reach it as the user, never as root." },
+              "(`sbatch --batchai-share=NAME=DIR`, `batchai-job --share NAME=DIR`), for that job only and to a "
+              "directory the user can read: the nodes reach it as the user, never as root." },
     { "python", "PATH", BAI_SET_STRING, FIELD(python), .def = "python3",
       .help = "The default `pythonInterpreterPath`." },
     { "mpi", "PLUGIN", BAI_SET_STRING, FIELD(mpi), .def = "pmix",
