@@ -4,7 +4,7 @@
 # setting that maps it), and sbatch's plugin, which opens files the same way (load.h), would give the same.
 # A user's own share map (--share, sbatch's --batchai-share): bad words, the off switch, the script.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 BUILD=${BUILD:-build}
 bin=$PWD/$BUILD/san/bin/batchai-job
 [ -x "$bin" ] || { echo "FAIL: $bin is not built"; exit 1; }
