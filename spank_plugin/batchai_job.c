@@ -28,7 +28,9 @@ static const char usage_text[] =
     "  validate FILE...        check job files; exit 0 when all are valid, else 1 with every fault\n"
     "  translate FILE          print the batch script `sbatch --batchai-job=FILE` submits\n"
     "  submit FILE [SBATCH_OPTION...]\n"
-    "                          submit through the plugin: sbatch --batchai-job=FILE [SBATCH_OPTION...]\n"
+    "                          submit through the plugin: sbatch --batchai-job=FILE [--batchai-name=NAME]\n"
+    "                          [SBATCH_OPTION...]; with --settings or --set, the file is first checked as\n"
+    "                          validate does and refused when they change the script this site submits\n"
     "  status JOBID            the job's Batch AI execution state (queued, running, succeeded, failed,\n"
     "                          terminating)\n"
     "  files JOBID             the job's log directory as a table: name, size, modified\n"
@@ -38,15 +40,19 @@ static const char usage_text[] =
     "                          step; exit 0 when all is well, else 1 (spank_batchai(8))\n"
     "\n"
     "Options:\n"
-    "  -s, --settings FILE     site settings file (key=value lines, as the plugin's plugstack arguments)\n"
-    "  -o, --set KEY=VALUE     one site setting (repeatable; applied after --settings)\n"
+    "  -s, --settings FILE     site settings file (key=value lines, as the plugin's plugstack arguments),\n"
+    "                          instead of this site's\n"
+    "  -o, --set KEY=VALUE     one site setting on top of the others (this site's, or --settings FILE): it\n"
+    "                          adds to them, or replaces that one key (repeatable)\n"
     "      --no-host           skip the checks of this host (share directories exist, images are staged),\n"
     "                          as a node does: for a file written for another cluster\n"
     "  -n, --name NAME         job name (default: the file name without .json or .job.json)\n"
+    "      --share NAME=DIR    share NAME is your directory DIR for this job (repeatable; sbatch's\n"
+    "                          --batchai-share=NAME=DIR[,NAME=DIR]), where the site allows it (user_shares)\n"
     "  -h, --help              this text\n"
     "  -V, --version           the version\n"
     "\n"
-    "Without --settings or --set, the settings are the plugin's: the arguments of the spank_batchai.so line\n"
+    "Without --settings, the settings are the plugin's: the arguments of the spank_batchai.so line\n"
     "of the plugin stack that Slurm reads here (PlugStackConfig of $SLURM_CONF or " BAI_SLURM_CONF ",\n"
     "else plugstack.conf beside it, with its include lines), so validate and translate answer as sbatch.\n"
     "Settings keys and defaults: spank_batchai(8); the commands in full: batchai-job(1).\n"
@@ -56,6 +62,8 @@ struct cli {
     struct bai_settings site;
     const char *name;
     enum bai_job_level level;
+    bool own_settings; /* --settings or --set: site is not (only) this site's plugin line */
+    char *shares;      /* --share words as "NAME=DIR,NAME=DIR", or NULL */
 };
 
 /* Open the file as sbatch's plugin does, only reading it directly; faults go to stderr prefixed with the path
@@ -68,7 +76,8 @@ static int open_job(const struct cli *cli, const char *path, struct bai_opened *
     char cwd[4096], *abs = NULL;
     if (path[0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, path) < 0)
         abs = NULL;
-    struct bai_job_source src = { .path = path, .job_file = abs ? abs : path, .job_name = cli->name };
+    struct bai_job_source src = { .path = path, .job_file = abs ? abs : path, .job_name = cli->name,
+                                  .user_shares = cli->shares };
     int rc = bai_job_open(&src, &cli->site, cli->level, &bai_job_read_direct, o, &diag);
 
     snprintf(prefix, sizeof prefix, "%s: ", path);
@@ -123,26 +132,86 @@ static int cmd_translate(const struct cli *cli, int argc, char **argv)
     return rc;
 }
 
+/* The script of `path` under `cli`'s settings, faults printed; NULL when it is refused (or out of memory). */
+static char *script_of(const struct cli *cli, const char *path)
+{
+    struct bai_opened o;
+    if (open_job(cli, path, &o) != 0)
+        return NULL;
+    char *script = bai_render_script(&o.plan);
+    if (!script)
+        fprintf(stderr, "batchai-job: out of memory\n");
+    bai_opened_free(&o);
+    return script;
+}
+
+/* With --settings or --set: the file as validate and translate judge it, and those settings must not change
+ * what this site's plugin, which sbatch runs, submits. Returns 0 when sbatch may go ahead, else the status. */
+static int submit_check(const struct cli *cli, const char *path)
+{
+    struct cli here = {.name = cli->name, .level = cli->level, .shares = cli->shares};
+    struct bai_diag diag = {0};
+    char origin[PATH_MAX + 200] = "";
+    int rc = 1;
+    char *given = script_of(cli, path), *site = NULL;
+    if (!given)
+        return 1;
+    if (bai_settings_init(&here.site) != 0) {
+        fprintf(stderr, "batchai-job: out of memory\n");
+        free(given);
+        return 1;
+    }
+    if (bai_site_from_slurm(&here.site, origin, sizeof origin, &diag) != 0) {
+        bai_diag_print(&diag, stderr, "batchai-job: settings: ");
+        fprintf(stderr, "batchai-job submit: this site's settings (%s) have errors; nothing was submitted\n", origin);
+    } else if (!(site = script_of(&here, path)))
+        fprintf(stderr, "batchai-job submit: %s is valid under the settings given, but not under this site's (%s), "
+                "which sbatch uses: the faults above; nothing was submitted\n", path, origin);
+    else if (strcmp(given, site) != 0)
+        fprintf(stderr, "batchai-job submit: --settings/--set change the script of %s from what this site's plugin "
+                "submits (%s), and sbatch uses the site's: `translate` without them shows it; drop them, or ask "
+                "the admins for the setting; nothing was submitted\n", path, origin);
+    else
+        rc = 0;
+    free(given);
+    free(site);
+    bai_diag_free(&diag);
+    bai_settings_free(&here.site);
+    return rc;
+}
+
 /* Submission goes through sbatch and the plugin, so a job submitted here is the same as one submitted by
- * hand; this command only spells the option. */
-static int cmd_submit(int argc, char **argv)
+ * hand; this command spells the options, and checks first what --settings and --set would change. */
+static int cmd_submit(const struct cli *cli, int argc, char **argv)
 {
     char **args;
-    char *opt;
+    char *opt, *name = NULL, *shares = NULL;
 
     if (argc < 1) {
         fprintf(stderr, "batchai-job submit: expected FILE\n");
         return 2;
     }
-    args = calloc((size_t)argc + 2, sizeof *args);
-    if (!args || asprintf(&opt, "--batchai-job=%s", argv[0]) < 0) {
+    if (cli->own_settings) {
+        int rc = submit_check(cli, argv[0]);
+        if (rc != 0)
+            return rc;
+    }
+    args = calloc((size_t)argc + 4, sizeof *args);
+    if (!args || asprintf(&opt, "--batchai-job=%s", argv[0]) < 0 ||
+        (cli->name && asprintf(&name, "--batchai-name=%s", cli->name) < 0) ||
+        (cli->shares && asprintf(&shares, "--batchai-share=%s", cli->shares) < 0)) {
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
     }
-    args[0] = "sbatch";
-    args[1] = opt;
+    int a = 0;
+    args[a++] = "sbatch";
+    args[a++] = opt;
+    if (name)
+        args[a++] = name;
+    if (shares)
+        args[a++] = shares;
     for (int i = 1; i < argc; i++)
-        args[i + 1] = argv[i];
+        args[a++] = argv[i];
     execvp("sbatch", args);
     fprintf(stderr, "batchai-job: cannot run sbatch: %s\n", strerror(errno));
     return 1;
@@ -154,6 +223,7 @@ int main(int argc, char **argv)
         { "settings", required_argument, NULL, 's' }, { "set", required_argument, NULL, 'o' },
         { "name", required_argument, NULL, 'n' },     { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },        { "no-host", no_argument, NULL, 'H' },
+        { "share", required_argument, NULL, 'S' },
         { NULL, 0, NULL, 0 },
     };
     struct cli cli = { .name = NULL, .level = BAI_JOB_HOST };
@@ -180,20 +250,37 @@ int main(int argc, char **argv)
             sets[n_sets++] = optarg;
             break;
         case 'n': cli.name = optarg; break;
+        case 'S': {
+            char *grown = NULL;
+            if (asprintf(&grown, "%s%s%s", cli.shares ? cli.shares : "", cli.shares ? "," : "", optarg) < 0) {
+                fprintf(stderr, "batchai-job: out of memory\n");
+                goto out;
+            }
+            free(cli.shares);
+            cli.shares = grown;
+            break;
+        }
         case 'H': cli.level = BAI_JOB_POLICY; break;
         case 'h': help = true; break;
         case 'V': printf("batchai-job %s\n", BAI_VERSION); rc = 0; goto out;
         default: fputs(usage_text, stderr); goto out;
         }
     }
-    if (settings_file || n_sets) {
-        snprintf(origin, sizeof origin, "the command line (--settings, --set) and the defaults");
-        if (settings_file && bai_settings_load_file(&cli.site, settings_file, &diag) != 0)
+    /* --settings FILE stands for another site; --set changes one key of whichever site, as the man page's
+     * example reads. */
+    if (settings_file) {
+        snprintf(origin, sizeof origin, "%s and the defaults", settings_file);
+        if (bai_settings_load_file(&cli.site, settings_file, &diag) != 0)
             goto settings_error;
-        for (size_t i = 0; i < n_sets; i++)
-            bai_settings_apply(&cli.site, sets[i], "--set", false, &diag);
     } else
         (void)bai_site_from_slurm(&cli.site, origin, sizeof origin, &diag);
+    if (n_sets && !bai_diag_total(&diag)) {
+        size_t len = strlen(origin);
+        snprintf(origin + len, sizeof origin - len, ", with --set on top");
+    }
+    for (size_t i = 0; i < n_sets; i++)
+        bai_settings_override(&cli.site, sets[i], "--set", &diag);
+    cli.own_settings = settings_file || n_sets;
     if (help) {
         printf("%s\nSettings here: %s.\n", usage_text, origin);
         rc = 0;
@@ -213,7 +300,7 @@ int main(int argc, char **argv)
     else if (strcmp(cmd, "translate") == 0)
         rc = cmd_translate(&cli, n, rest);
     else if (strcmp(cmd, "submit") == 0)
-        rc = cmd_submit(n, rest);
+        rc = cmd_submit(&cli, n, rest);
     else if (strcmp(cmd, "check-site") == 0) {
         /* The probe step runs this very program on every node. */
         char self[PATH_MAX];
@@ -237,5 +324,6 @@ settings_error:
 out:
     bai_diag_free(&diag);
     bai_settings_free(&cli.site);
+    free(cli.shares);
     return rc;
 }

@@ -30,7 +30,7 @@ $(call obj-of,spank_plugin/spank/spank_dispatch.c): spank_plugin_CFLAGS += \
 # handoff.[ch] alone spell the allocator's handoff to the nodes (handoff.h): the plugin is not built while
 # another file under spank/ names a job control variable, reads one through SPANK_/SLURM_SPANK_, or sets one.
 HANDOFF_CHECK := $(BUILD)/stamp/handoff-names
-HANDOFF_PATTERN := "(SLURM_)?SPANK_|BATCHAI_(JOB_FILE|JOB_DIGEST|LOG_DIR|SCRIPT)|spank_job_control_[a-z]+ ?\(
+HANDOFF_PATTERN := "(SLURM_)?SPANK_|BATCHAI_(JOB_FILE|JOB_DIGEST|JOB_TEXT|LOG_DIR|SCRIPT)|spank_job_control_[a-z]+ ?\(
 $(HANDOFF_CHECK): $(filter-out %/handoff.c %/handoff.h,$(wildcard spank_plugin/spank/*.[ch]))
 	$(Q)if grep -nE '$(HANDOFF_PATTERN)' $^; then \
 	    echo "spank_plugin/plugin.mk: only spank/handoff.c may name the handoff's variables (above)" >&2; exit 1; fi

@@ -33,11 +33,16 @@ int bai_job_open(const struct bai_job_source *src, const struct bai_settings *si
         goto out;
     out->have_job = true;
     if (level >= BAI_JOB_POLICY) {
-        struct bai_translate_opts opts = {.job_name = src->job_name,
+        struct bai_translate_opts opts = {.job_name = src->job_name, .user_shares = src->user_shares,
                                           .job_file = src->job_file ? src->job_file : src->path};
-        if (bai_translate(&out->job, site, &opts, &out->plan, diag) != 0)
-            goto out;
+        int translated = bai_translate_all(&out->job, site, &opts, &out->plan, diag);
         out->have_plan = true;
+        if (translated != 0) {
+            /* What the host would say too, so that every fault comes at once. */
+            if (level == BAI_JOB_HOST)
+                (void)bai_plan_check_host(&out->plan, diag);
+            goto out;
+        }
         if ((level == BAI_JOB_HOST ? bai_plan_check_host : bai_plan_check_policy)(&out->plan, diag) != 0)
             goto out;
     }

@@ -91,6 +91,10 @@ const struct bai_setting bai_setting_table[] = {
               "one); unset, Slurm's default partition." },
     { "allow_mount_command", "yes|no", BAI_SET_BOOL, FIELD(allow_mount_command), .def = "no",
       .help = "Whether `unmanagedFileSystems` may run their `mountCommand`, as the user, never as root." },
+    { "user_shares", "yes|no", BAI_SET_BOOL, FIELD(user_shares), .def = "yes",
+      .help = "Whether a user may map a share of a job to a directory of their own at submission "
+              "(`sbatch --batchai-share=NAME=DIR`, `batchai-job --share NAME=DIR`), for that job only and to a "
+              "directory the user can read: the nodes reach it as the user, never as root." },
     { "python", "PATH", BAI_SET_STRING, FIELD(python), .def = "python3",
       .help = "The default `pythonInterpreterPath`." },
     { "mpi", "PLUGIN", BAI_SET_STRING, FIELD(mpi), .def = "pmix",
@@ -107,7 +111,7 @@ const struct bai_setting bai_setting_table[] = {
 const size_t bai_setting_count = sizeof bai_setting_table / sizeof bai_setting_table[0];
 
 static int apply_row(struct bai_settings *s, const struct bai_setting *row, const char *key, const char *v,
-                     const char *where, bool allow_file, struct bai_diag *diag);
+                     const char *where, bool allow_file, bool replace, struct bai_diag *diag);
 
 int bai_settings_init(struct bai_settings *s)
 {
@@ -118,7 +122,7 @@ int bai_settings_init(struct bai_settings *s)
     for (size_t i = 0; i < bai_setting_count && rc == 0; i++)
         if (bai_setting_table[i].def)
             rc = apply_row(s, &bai_setting_table[i], bai_setting_table[i].key, bai_setting_table[i].def,
-                           "default", false, &d);
+                           "default", false, false, &d);
     bai_diag_free(&d);
     if (rc != 0)
         bai_settings_free(s);
@@ -147,13 +151,22 @@ static bool good_dir(const char *v)
     return true;
 }
 
-static int add_map(struct bai_kv **list, size_t *n, const char *key, const char *value)
+/* Add key=value to a map; an existing key is a duplicate (1), or, with `replace`, gets the new value. */
+static int add_map(struct bai_kv **list, size_t *n, const char *key, const char *value, bool replace)
 {
     struct bai_kv *grown;
 
     for (size_t i = 0; i < *n; i++)
-        if (strcmp((*list)[i].key, key) == 0)
-            return 1; /* duplicate */
+        if (strcmp((*list)[i].key, key) == 0) {
+            if (!replace)
+                return 1; /* duplicate */
+            char *copy = strdup(value);
+            if (!copy)
+                return -1;
+            free((*list)[i].value);
+            (*list)[i].value = copy;
+            return 0;
+        }
     grown = realloc(*list, (*n + 1) * sizeof **list);
     if (!grown)
         return -1;
@@ -212,7 +225,7 @@ static bool choice_index(const char *list, const char *word, int *index)
 
 /* Set the field of `row` from value `v` of word `key`. Returns 0, or -1 with a diag entry. */
 static int apply_row(struct bai_settings *s, const struct bai_setting *row, const char *key, const char *v,
-                     const char *where, bool allow_file, struct bai_diag *diag)
+                     const char *where, bool allow_file, bool replace, struct bai_diag *diag)
 {
     void *field = (char *)s + row->offset;
     const char *name = row->map ? key + (strchr(row->key, '.') - row->key) + 1 : NULL;
@@ -238,7 +251,7 @@ static int apply_row(struct bai_settings *s, const struct bai_setting *row, cons
     case BAI_SET_PATH: /* checked above, stored as a string */
     case BAI_SET_STRING:
         if (row->map) {
-            rc = add_map(field, (size_t *)((char *)s + row->count), name, v);
+            rc = add_map(field, (size_t *)((char *)s + row->count), name, v, replace);
             if (rc > 0) {
                 bai_diag_add(diag, where, "%s: given twice", key);
                 return -1;
@@ -303,8 +316,8 @@ static const struct bai_setting *find_row(const char *key)
     return NULL;
 }
 
-int bai_settings_apply(struct bai_settings *s, const char *word, const char *where, bool allow_file,
-                       struct bai_diag *diag)
+static int apply_word(struct bai_settings *s, const char *word, const char *where, bool allow_file, bool replace,
+                      struct bai_diag *diag)
 {
     const struct bai_setting *row;
     const char *eq = strchr(word, '=');
@@ -332,7 +345,18 @@ int bai_settings_apply(struct bai_settings *s, const char *word, const char *whe
         bai_diag_add(diag, where, "unknown setting \"%.60s\" (see spank_batchai(8) for the keys)", key);
         return -1;
     }
-    return apply_row(s, row, key, v, where, allow_file, diag);
+    return apply_row(s, row, key, v, where, allow_file, replace, diag);
+}
+
+int bai_settings_apply(struct bai_settings *s, const char *word, const char *where, bool allow_file,
+                       struct bai_diag *diag)
+{
+    return apply_word(s, word, where, allow_file, false, diag);
+}
+
+int bai_settings_override(struct bai_settings *s, const char *word, const char *where, struct bai_diag *diag)
+{
+    return apply_word(s, word, where, false, true, diag);
 }
 
 int bai_settings_load_file(struct bai_settings *s, const char *path, struct bai_diag *diag)

@@ -53,6 +53,7 @@ struct bai_settings {
     char *mpi;
     enum bai_runtime runtime;
     bool allow_mount_command;
+    bool user_shares;
     int gpus_per_node;
     int unmapped_cluster;    /* enum bai_unmapped */
     struct bai_prio_map priority[3]; /* indexed by enum bai_priority */
@@ -73,6 +74,10 @@ int bai_settings_init(struct bai_settings *s);
  * allow_file is true; it then loads that file. */
 int bai_settings_apply(struct bai_settings *s, const char *word, const char *where, bool allow_file,
                        struct bai_diag *diag);
+
+/* bai_settings_apply on top of settings made elsewhere (batchai-job's --set over the site's line): a map
+ * entry already set takes the new value instead of being a duplicate; settings_file is not allowed. */
+int bai_settings_override(struct bai_settings *s, const char *word, const char *where, struct bai_diag *diag);
 
 /* Apply every line of a settings file. Returns 0, or -1 with a diag entry per bad line. */
 int bai_settings_load_file(struct bai_settings *s, const char *path, struct bai_diag *diag);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "azureml.h"
 #include "jsonv.h"
@@ -198,8 +199,65 @@ static char *fmt(const char *f, ...)
     return n < 0 ? NULL : out;
 }
 
+/* The user's directory for share `name` in "NAME=DIR,..." (checked by user_shares_check), or NULL. New. */
+static char *user_share_dir(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        if (eq && (size_t)(eq - p) == n && strncmp(p, name, n) == 0)
+            return strndup(eq + 1, len - n - 1);
+        p += len + (p[len] == ',');
+    }
+    return NULL;
+}
+
+/* The user's share maps must be NAME=DIR words (a plain name, an absolute directory of the safe alphabet
+ * without ".."), each name once, and allowed by the site. */
+static void user_shares_check(const char *list, const struct bai_settings *site, struct bai_diag *d)
+{
+    int count = 0;
+    if (!list || !*list)
+        return;
+    if (!site->user_shares) {
+        bai_diag_add(d, "--batchai-share", "share maps of your own are turned off on this site (user_shares=no): "
+                     "ask the admins to map the share (share.NAME=DIR)");
+        return;
+    }
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, ",");
+        const char *eq = memchr(p, '=', len);
+        char name[128], *dir = NULL, *again = NULL, *later = NULL;
+        bool ok = eq && eq > p && (size_t)(eq - p) < sizeof name && len > (size_t)(eq - p) + 1;
+        if (ok) {
+            memcpy(name, p, (size_t)(eq - p));
+            name[eq - p] = '\0';
+            dir = strndup(eq + 1, len - (size_t)(eq - p) - 1);
+            for (const char *c = name; *c && ok; c++)
+                ok = isalnum((unsigned char)*c) || strchr("._-", *c);
+            ok = ok && dir && dir[0] == '/' && !strstr(dir, "%j") && safe_host_path(dir);
+            again = ok ? user_share_dir(list, name) : NULL;
+            later = ok ? user_share_dir(p + len, name) : NULL;
+            ok = ok && again && strcmp(again, dir) == 0 && !later;
+        }
+        if (!ok)
+            bai_diag_add(d, "--batchai-share", "\"%.*s\": expected NAME=DIR, a share's name once and an absolute "
+                         "directory of letters, digits and / . _ - @ + (several: NAME=DIR,NAME=DIR)",
+                         (int)(len > 200 ? 200 : len), p);
+        free(dir);
+        free(again);
+        free(later);
+        if (++count > BAI_USER_SHARES_MAX) {
+            bai_diag_add(d, "--batchai-share", "more than %d share maps", BAI_USER_SHARES_MAX);
+            return;
+        }
+        p += len + (p[len] == ',');
+    }
+}
+
 static void plan_mounts(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
-                        struct bai_diag *d)
+                        const char *user_shares, struct bai_diag *d)
 {
     size_t group_index[4] = { 0 };
     char path[JV_PATH_MAX], group[JV_PATH_MAX];
@@ -225,7 +283,11 @@ static void plan_mounts(struct bai_plan *plan, const struct bai_job *job, const 
             plan->mount_commands_allowed = site->allow_mount_command;
             continue;
         }
-        char *share = bai_settings_share_path(site, m->share);
+        char *share = site->user_shares ? user_share_dir(user_shares, m->share) : NULL;
+        pm->user_dir = share != NULL;
+        pm->user_maps = site->user_shares;
+        if (!share)
+            share = bai_settings_share_path(site, m->share);
         pm->site_path = (share && m->source_dir) ? fmt("%s/%s", share, m->source_dir + (m->source_dir[0] == '/'))
                                                  : xstrdup_or_null(share);
         free(share);
@@ -515,8 +577,8 @@ static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, co
     }
 }
 
-int bai_translate(const struct bai_job *job, const struct bai_settings *site, const struct bai_translate_opts *opts,
-                  struct bai_plan *plan, struct bai_diag *d)
+int bai_translate_all(const struct bai_job *job, const struct bai_settings *site,
+                      const struct bai_translate_opts *opts, struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
     char path[JV_PATH_MAX];
@@ -556,7 +618,8 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
         bai_diag_add(d, "", "the site's python \"%.80s\" cannot be one shell word (no \" \\ ` and $ only as "
                      "$NAME or ${NAME})", site->python);
     plan_allocation(plan, job, site, d);
-    plan_mounts(plan, job, site, d);
+    user_shares_check(opts ? opts->user_shares : NULL, site, d);
+    plan_mounts(plan, job, site, opts ? opts->user_shares : NULL, d);
     field_path(path, "stdOutErrPathPrefix");
     /* An Azure ML job's logs are kept beside its file, as Batch AI kept them under stdOutErrPathPrefix. */
     file_dir = job->aml ? bai_aml_file_dir(opts ? opts->job_file : NULL, d) : NULL;
@@ -582,11 +645,16 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
     if ((!plan->main_step && bai_diag_total(d) == before) || (job->prep_command && !plan->prep_command))
         bai_diag_add(d, "", "out of memory");
 out:
-    if (bai_diag_total(d) > before) {
-        bai_plan_free(plan);
-        return -1;
-    }
-    return 0;
+    return bai_diag_total(d) > before ? -1 : 0;
+}
+
+int bai_translate(const struct bai_job *job, const struct bai_settings *site, const struct bai_translate_opts *opts,
+                  struct bai_plan *plan, struct bai_diag *d)
+{
+    if (bai_translate_all(job, site, opts, plan, d) == 0)
+        return 0;
+    bai_plan_free(plan);
+    return -1;
 }
 
 static char *expand(const char *pattern, char token, const char *value)
@@ -659,16 +727,24 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
     (void)bai_plan_check_policy(plan, d);
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
-        if (m->site_path && (stat(m->site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
-            bai_diag_add(d, m->where, "share \"%s\" is not available on this cluster (no directory %s)", m->share,
-                         m->site_path);
+        if (m->user_dir) {
+            /* The allocator and batchai-job run as the user: the kernel judges the user's own rights. */
+            if (stat(m->site_path, &st) != 0 || !S_ISDIR(st.st_mode) || access(m->site_path, R_OK | X_OK) != 0)
+                bai_diag_add(d, m->where, "share \"%s\" maps to %s (--batchai-share), which is not a directory "
+                             "you can read: map it to one of yours", m->share, m->site_path);
+        } else if (m->site_path && (stat(m->site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
+            bai_diag_add(d, m->where, "share \"%s\" is not available on this cluster (no directory %s): ask the "
+                         "admins to map it (share.%s=DIR)%s%s%s", m->share, m->site_path, m->share,
+                         m->user_maps ? ", or map it to a directory of yours (--batchai-share=" : "",
+                         m->user_maps ? m->share : "", m->user_maps ? "=DIR)" : "");
     }
     if (plan->bundle) {
         char config[4096];
         snprintf(config, sizeof config, "%s/config.json", plan->bundle);
         if (stat(config, &st) != 0) {
             jv_child(path, "properties", "containerSettings.imageSourceRegistry.image");
-            bai_diag_add(d, path, "image \"%s\" is not staged on this cluster (no OCI bundle at %s)",
+            bai_diag_add(d, path, "image \"%s\" is not staged on this cluster (no OCI bundle at %s): ask the "
+                         "admins to stage it (contrib/stage-oci-bundle) or map it (image.IMAGE=DIR)",
                          plan->origin.image, plan->bundle);
         }
     }

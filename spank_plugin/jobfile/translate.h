@@ -30,6 +30,8 @@ struct bai_plan_mount {
     char *relative_path; /* relativeMountPath */
     char *target;        /* "%j"-pattern path: <job_root>/%j/mounts/<relativeMountPath> */
     char *site_path;     /* the site directory it exposes; NULL for an unmanaged file system */
+    bool user_dir;       /* site_path is the user's own (a user share map): reached only as the user */
+    bool user_maps;      /* the site lets users map shares (user_shares), for the messages */
     char *mount_command; /* unmanaged file systems (only when the admin allows), else NULL */
 };
 
@@ -93,10 +95,21 @@ struct bai_plan {
  * it up to 60 s earlier than asked, never later. */
 #define BAI_TRAINER_WARNING_SECONDS 60
 
+/* A user's own share maps, "NAME=DIR[,NAME=DIR...]" (sbatch --batchai-share, batchai-job --share): for this
+ * job, share NAME is the user's directory DIR, where the site allows it (user_shares). */
+#define BAI_USER_SHARES_MAX 16
+
 struct bai_translate_opts {
     const char *job_name;  /* default: the job file's base name without .json / .job.json */
     const char *job_file;  /* the job file's path as the user gave it (for --batchai-job= and comments) */
+    const char *user_shares; /* NULL or the user's share maps (above) */
 };
+
+/* bai_translate, except that the plan, as far as it got, is kept when there are faults: for the host's checks,
+ * so that a file's faults are all reported at once (a container refused and a missing share). The caller
+ * frees it with bai_plan_free either way. */
+int bai_translate_all(const struct bai_job *job, const struct bai_settings *site,
+                      const struct bai_translate_opts *opts, struct bai_plan *plan, struct bai_diag *d);
 
 /* Build the plan. Returns 0, or -1 with every fault in diag (e.g. an unmapped path or a container job on a
  * site with container_runtime=none). */

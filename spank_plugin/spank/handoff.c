@@ -13,8 +13,9 @@
 #define DIGEST   "BATCHAI_JOB_DIGEST"
 #define LOG_DIR  "BATCHAI_LOG_DIR"
 #define SCRIPT   "BATCHAI_SCRIPT"
+#define TEXT     "BATCHAI_JOB_TEXT"
 
-int bai_handoff_put(spank_t sp, const struct bai_handoff *h)
+int bai_handoff_put(spank_t sp, const struct bai_handoff *h, const char *text)
 {
     const char *script = h->script == BAI_SCRIPT_GENERATED ? "generated" : "user";
     if (spank_job_control_setenv(sp, JOB_FILE, h->job_file, 1) != ESPANK_SUCCESS ||
@@ -24,7 +25,22 @@ int bai_handoff_put(spank_t sp, const struct bai_handoff *h)
         bai_error("batchai: cannot pass the job file's path to the nodes");
         return -1;
     }
+    if (text && spank_job_control_setenv(sp, TEXT, text, 1) != ESPANK_SUCCESS) {
+        bai_error("batchai: cannot pass the job file's content to the nodes");
+        return -1;
+    }
     return 0;
+}
+
+const char *bai_handoff_text(void)
+{
+    const char *v = getenv("SPANK_" TEXT);
+    return v && *v ? v : NULL;
+}
+
+void bai_handoff_drop_text(spank_t sp)
+{
+    (void)spank_unsetenv(sp, "SLURM_SPANK_" TEXT);
 }
 
 /* One variable into buf: the prolog and epilog have them in their own environment as SPANK_<name>

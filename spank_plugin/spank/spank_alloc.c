@@ -26,15 +26,19 @@
 static struct {
     struct bai_handoff handoff; /* job_file "" when the option is not used */
     int script_fd;              /* the memfd holding the rendered script now on stdin, or -1 */
+    char *snapshot;             /* the file's bytes as validated, handed to the nodes; NULL: they read the path */
+    size_t snapshot_len;
 } alloc = {.script_fd = -1};
 
-/* The value of --batchai-job[=]VALUE on our own command line, or NULL. getopt_long accepts unambiguous
- * prefixes, so "--batchai" is the shortest spelling taken (shorter ones collide with --batch). Scanning
- * stops at "--". Newly allocated. */
-static char *cmdline_job_file(void)
+/* The value of --NAME[=]VALUE on our own command line (NAME one of the plugin's options), or NULL.
+ * getopt_long accepts unambiguous prefixes: "--batchai-j", "--batchai-n" and "--batchai-s" are the shortest
+ * spellings taken (shorter ones are ambiguous between them, or collide with --batch). Scanning stops at "--". Newly
+ * allocated. */
+static char *cmdline_option(const char *name)
 {
-    static const char opt[] = "--" BAI_OPTION_NAME;
-    const size_t min_prefix = sizeof "--batchai" - 1;
+    char opt[64];
+    snprintf(opt, sizeof opt, "--%s", name);
+    const size_t min_prefix = sizeof "--batchai-j" - 1;
     char *buf = NULL, *found = NULL;
     size_t cap = 0, len = 0;
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
@@ -66,12 +70,13 @@ static char *cmdline_job_file(void)
             break;
         char *eq = strchr(arg, '=');
         size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
-        if (name_len >= min_prefix && name_len <= sizeof opt - 1 && strncmp(arg, opt, name_len) == 0) {
+        if (name_len >= min_prefix && name_len <= strlen(opt) && strncmp(arg, opt, name_len) == 0) {
+            free(found); /* the last one counts, as for getopt and so on the nodes */
+            found = NULL;
             if (eq)
                 found = strdup(eq + 1);
             else if (next < end)
                 found = strdup(next);
-            break;
         }
         arg = next;
     }
@@ -134,12 +139,12 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     struct bai_loaded l;
     bool loaded = false;
     char *script = NULL;
-    char *path = NULL, *abs = NULL;
+    char *path = NULL, *abs = NULL, *name = NULL, *shares = NULL;
     int rc = -1;
 
     if (bai_option_register(sp) != 0)
         goto out;
-    path = cmdline_job_file();
+    path = cmdline_option(BAI_OPTION_NAME);
     if (!path) {
         /* Not a Batch AI job; still check the admin's settings so a broken plugstack line is loud. */
         struct bai_settings site;
@@ -160,8 +165,10 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     }
     /* The allocator runs as the user: read the file directly. The absolute path is what the nodes use,
      * so the default job name (and with it the log directory) comes out the same everywhere. */
-    struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1,
-                             .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS};
+    name = cmdline_option(BAI_NAME_OPTION_NAME);
+    shares = cmdline_option(BAI_SHARE_OPTION_NAME);
+    struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1, .job_name = name, .user_shares = shares,
+                             .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS, .keep_text = true};
     if (bai_load(&l, ac, av, &src, BAI_JOB_HOST, NULL) != 0) {
         bai_error("batchai: %s cannot run on this cluster (batchai-job validate says the same); nothing was "
                   "submitted", path);
@@ -175,6 +182,14 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     strcpy(alloc.handoff.job_file, abs);
     memcpy(alloc.handoff.digest, l.file.digest, sizeof alloc.handoff.digest);
     strcpy(alloc.handoff.log_dir, l.file.plan.log_dir);
+    /* The snapshot: the job runs these bytes, whatever becomes of the file while it waits. Not for a file with
+     * secrets, whose values would then sit in slurmctld's saved state: the nodes read that one from its path,
+     * as the user, and it must not change. Nor above the size the prolog's environment carries. */
+    if (!l.file.plan.secrets_file && l.text_len <= BAI_SNAPSHOT_MAX_BYTES) {
+        alloc.snapshot = l.text;
+        alloc.snapshot_len = l.text_len;
+        l.text = NULL;
+    }
 
     /* A job with its own script still gets the file's wall-clock limit (Batch AI's default: 7 days) unless
      * the user typed --time or set the variable: sbatch reads SBATCH_TIMELIMIT after the script's #SBATCH
@@ -204,6 +219,8 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
 out:
     free(script);
     free(path);
+    free(name);
+    free(shares);
     free(abs);
     if (loaded)
         bai_loaded_free(&l);
@@ -219,7 +236,7 @@ int bai_alloc_post_opt(spank_t sp, int ac, char **av)
     /* sbatch has read its script by now: if it came from our memfd, its offset moved. */
     bool generated = alloc.script_fd >= 0 && lseek(alloc.script_fd, 0, SEEK_CUR) > 0;
     alloc.handoff.script = generated ? BAI_SCRIPT_GENERATED : BAI_SCRIPT_USER;
-    return bai_handoff_put(sp, &alloc.handoff);
+    return bai_handoff_put(sp, &alloc.handoff, alloc.snapshot);
 }
 
 int bai_alloc_exit(spank_t sp, int ac, char **av)
@@ -228,6 +245,11 @@ int bai_alloc_exit(spank_t sp, int ac, char **av)
     (void)ac;
     (void)av;
     memset(&alloc.handoff, 0, sizeof alloc.handoff);
+    if (alloc.snapshot) {
+        explicit_bzero(alloc.snapshot, alloc.snapshot_len);
+        free(alloc.snapshot);
+    }
+    alloc.snapshot = NULL;
     if (alloc.script_fd >= 0)
         close(alloc.script_fd);
     alloc.script_fd = -1;
@@ -244,7 +266,7 @@ int bai_local_init(spank_t sp, int ac, char **av)
      * environment is not there): the file is held to the site's rules as sbatch holds it, so that a file the
      * site refuses is refused with the rule's message, instead of a step whose tasks run while the option is
      * ignored (inside a Batch AI job every step runs with the job's own file, checked at submission). */
-    char *path = cmdline_job_file();
+    char *path = cmdline_option(BAI_OPTION_NAME);
     if (!path)
         return 0;
     int rc = -1;

@@ -52,22 +52,72 @@ static struct spank_option bai_option = {
     .cb = option_cb,
 };
 
-int bai_option_register(spank_t sp)
+/* --batchai-name and --batchai-share: a value must come; the translation checks it. */
+static int name_cb(int val, const char *optarg, int remote)
 {
-    spank_err_t err = spank_option_register(sp, &bai_option);
-    if (err != ESPANK_SUCCESS) {
-        bai_error("batchai: cannot register --%s: %s", BAI_OPTION_NAME, spank_strerror(err));
+    (void)val;
+    (void)remote;
+    if (!optarg || !*optarg) {
+        bai_error("batchai: --%s and --%s need a value", BAI_NAME_OPTION_NAME, BAI_SHARE_OPTION_NAME);
         return -1;
     }
     return 0;
 }
 
-const char *bai_option_value(spank_t sp)
+static struct spank_option bai_name_option = {
+    .name = BAI_NAME_OPTION_NAME,
+    .arginfo = "NAME",
+    .usage = "The Batch AI job's name (its log directory), instead of the job file's name (batchai-job -n).",
+    .has_arg = 1,
+    .val = 0,
+    .cb = name_cb,
+};
+
+static struct spank_option bai_share_option = {
+    .name = BAI_SHARE_OPTION_NAME,
+    .arginfo = "NAME=DIR[,NAME=DIR]",
+    .usage = "Share NAME of the Batch AI job is your directory DIR, where the site allows it (user_shares).",
+    .has_arg = 1,
+    .val = 0,
+    .cb = name_cb,
+};
+
+int bai_option_register(spank_t sp)
+{
+    struct spank_option *opts[] = {&bai_option, &bai_name_option, &bai_share_option};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        spank_err_t err = spank_option_register(sp, opts[i]);
+        if (err != ESPANK_SUCCESS) {
+            bai_error("batchai: cannot register --%s: %s", opts[i]->name, spank_strerror(err));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const char *value_of(spank_t sp, struct spank_option *opt)
 {
     char *value = NULL;
-    if (spank_option_getopt(sp, &bai_option, &value) != ESPANK_SUCCESS || !value || !*value)
+    if (spank_option_getopt(sp, opt, &value) != ESPANK_SUCCESS || !value || !*value)
         return NULL;
     return value;
+}
+
+const char *bai_name_value(spank_t sp)
+{
+    return value_of(sp, &bai_name_option);
+}
+
+const char *bai_share_value(spank_t sp)
+{
+    return value_of(sp, &bai_share_option);
+}
+
+static const char *value_of(spank_t sp, struct spank_option *opt);
+
+const char *bai_option_value(spank_t sp)
+{
+    return value_of(sp, &bai_option);
 }
 
 struct diag_log_ctx {
@@ -165,7 +215,8 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *s
         return -1;
     }
     l->have_site = true;
-    struct bai_job_source js = {.path = src->path, .digest = src->digest};
+    struct bai_job_source js = {.path = src->path, .digest = src->digest, .job_name = src->job_name,
+                                .user_shares = src->user_shares};
     struct load_read r = {src, l};
     struct bai_job_reader reader = {read_user, &r};
     if (bai_job_open(&js, &l->site, level, &reader, &l->file, &diag) == 0) {

@@ -17,14 +17,24 @@
 #include "rootfs.h"
 
 #define BAI_OPTION_NAME "batchai-job"
+#define BAI_NAME_OPTION_NAME "batchai-name"
+#define BAI_SHARE_OPTION_NAME "batchai-share"
 
 /* slurm_error() for every message of the plugin: the formatted line has its control characters (a line
  * break, an escape sequence, from a path or a message the user chose) written as \n, \t or \xHH and is cut
  * at 2 KiB, so that nothing a user names can forge or garble a line of slurmd's log. */
 void bai_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Register --batchai-job=FILE with Slurm (a static spank_options table is ignored by sbatch). */
+/* Register --batchai-job=FILE and --batchai-name=NAME with Slurm (a static spank_options table is ignored by
+ * sbatch). */
 int bai_option_register(spank_t sp);
+
+/* --batchai-name's value where spank_option_getopt works, or NULL (the job file's name then names the job).
+ * Owned by Slurm. */
+const char *bai_name_value(spank_t sp);
+
+/* --batchai-share's value (the user's share maps, translate.h), or NULL. Owned by Slurm. */
+const char *bai_share_value(spank_t sp);
 
 /* The option's value in contexts where spank_option_getopt works (remote user_init, prolog, epilog),
  * or NULL when the job did not use the option. Owned by Slurm. */
@@ -49,6 +59,8 @@ struct bai_source {
     long long deadline_ms;   /* bai_now_ms() (as_user.h) by which the child must be done, else it is killed: a job file
                               * on a file system that never answers cannot hold any context */
     const char *digest;      /* the SHA-256 (hex) the content must have, or NULL */
+    const char *job_name;    /* --batchai-name, or NULL for the file's name */
+    const char *user_shares; /* --batchai-share, or NULL */
     bool keep_text;          /* keep the bytes read in bai_loaded.text (the prolog, for its copy) */
 };
 

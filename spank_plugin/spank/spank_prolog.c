@@ -81,8 +81,8 @@ static int prepare_as_user(struct node_job *nj)
     why[n > 0 ? n : 0] = '\0';
     if (code == 0)
         return 0;
-    if (code == 1)
-        fail(nj, "as uid %u: cannot create %s", (unsigned)nj->uid, why);
+    if (code == 1) /* why: "<path>: <error>" of what could not be made, or "cannot ..." */
+        fail(nj, "as uid %u: %s%s", (unsigned)nj->uid, strncmp(why, "cannot ", 7) == 0 ? "" : "cannot create ", why);
     else if (code == -2)
         fail(nj, "preparing the node as uid %u took longer than %d s (a file system that does not answer?)",
              (unsigned)nj->uid, BAI_PROLOG_DEADLINE_MS / 1000);
@@ -156,7 +156,13 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     /* Half the prolog's time at most: a file that never answers still leaves time to make the log directory,
      * where the batch step's output, and the reason, go. */
     long long read_by = bai_now_ms() + BAI_PROLOG_DEADLINE_MS / 2;
-    struct bai_source src = {.path = opt, .uid = nj->uid, .gid = nj->gid,
+    /* The snapshot sbatch handed over, when there is one: the job runs the file as it was at submission, and
+     * the user's path is not read at all. It is a claim like the rest (anyone can submit through Slurm's
+     * API): held to the digest and, below, to the whole policy. */
+    const char *snapshot = bai_handoff_text();
+    struct bai_source src = {.path = opt, .content = snapshot, .content_len = snapshot ? strlen(snapshot) : 0,
+                             .uid = nj->uid, .gid = nj->gid, .job_name = bai_name_value(sp),
+                             .user_shares = bai_share_value(sp),
                              .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
                              .digest = h.digest[0] ? h.digest : NULL, .keep_text = true};
     if (bai_load(&nj->l, ac, av, &src, BAI_JOB_POLICY, why) != 0) {

@@ -303,6 +303,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     char *job_file = NULL;
     int rc = -1;
 
+    bai_handoff_drop_text(sp);
     if (!opt && !step_of_prepared_job(sp)) {
         forget_prolog_verdict();
         return 0; /* not a Batch AI job */
@@ -349,7 +350,8 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         goto out;
     const struct seen_node *n = seen_node(node, false);
     struct bai_source src = {.path = job_file, .content = n->job, .content_len = n->job_len,
-                             .digest = h.digest[0] ? h.digest : NULL};
+                             .digest = h.digest[0] ? h.digest : NULL, .job_name = bai_name_value(sp),
+                             .user_shares = bai_share_value(sp)};
     if (bai_load(&l, ac, av, &src, BAI_JOB_POLICY, NULL) != 0) {
         bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;

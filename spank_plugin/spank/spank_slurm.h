@@ -2,7 +2,7 @@
  *
  * What the plugin uses: spank_option_register and spank_option_getopt; spank_get_item with S_JOB_UID,
  * S_JOB_GID, S_JOB_ID, S_JOB_STEPID, S_JOB_NNODES, S_JOB_ENV and S_TASK_GLOBAL_ID; spank_getenv,
- * spank_setenv and spank_job_control_setenv; spank_context with S_CTX_SLURMD and S_CTX_JOB_SCRIPT;
+ * spank_setenv, spank_unsetenv and spank_job_control_setenv; spank_context with S_CTX_SLURMD and S_CTX_JOB_SCRIPT;
  * spank_strerror and slurm_error; the init, init_post_opt, task_init, job_prolog, job_epilog and exit
  * callbacks; ESPANK_SUCCESS; and SPANK_PLUGIN, which stamps the headers' release into plugin_version.
  *

@@ -57,6 +57,19 @@ static int report(const struct bai_user_setup *u, const char *what)
     return 1;
 }
 
+/* A share the user mapped to a directory of their own (--batchai-share) must be one they can read, now, on
+ * this node: checked here, as the user, so a link swapped since submission to a place only root reads, or a
+ * FIFO, fails the job with the cause instead of leaving a dead link in its mounts. O_NONBLOCK: a FIFO never
+ * blocks; O_DIRECTORY: nothing else opens. */
+static int user_dir_check(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
 /* Directories a task expects to exist: the mount root, temp dirs, outputs. */
 static bool env_is_dir(const char *name)
 {
@@ -120,6 +133,12 @@ int bai_user_setup(void *arg)
         snprintf(parent, sizeof parent, "%s", target);
         if (mkdir_p(dirname(parent)) != 0)
             rc = report(u, target);
+        else if (m->user_dir && user_dir_check(m->site_path) != 0) {
+            char what[PATH_MAX + 64];
+            snprintf(what, sizeof what, "cannot read %s, share \"%s\" of your own (--batchai-share)", m->site_path,
+                     m->share);
+            rc = report(u, what);
+        }
         else if (m->site_path && symlink(m->site_path, target) != 0) {
             char cur[PATH_MAX];
             ssize_t n = errno == EEXIST ? readlink(target, cur, sizeof cur - 1) : -1;

@@ -51,7 +51,7 @@ for i in "${!settings[@]}"; do
         case $path in "$CL"/*) ;; *) fail "a host path outside the cluster: $path" ;; esac
         install -d -m 0755 "$path"
         if [ "$kind" = b ]; then echo '{}' >"$path/config.json"; fi
-    done < <(sed -n 's/.*(no directory \(.*\))$/d \1/p; s/.*(no OCI bundle at \(.*\))$/b \1/p' <<<"$missing" | sort -u)
+    done < <(sed -n 's/.*(no directory \([^)]*\)).*/d \1/p; s/.*(no OCI bundle at \([^)]*\)).*/b \1/p' <<<"$missing" | sort -u)
     out=$CL/out-$i
     install -d -o "$TEST_USER" -m 0755 "$out"
     as_user "$WORK/pass.sh $out $CL/batchai-job ${files[*]}"
@@ -84,5 +84,42 @@ for i in "${!settings[@]}"; do
     echo "$name: ${#files[@]} files, $acc accepted with the same script, $ref refused with the same faults"
     total_acc=$((total_acc + acc)) total_ref=$((total_ref + ref))
 done
+
+# batchai-job's -n, --set and --settings act alike in translate, validate and submit: the script translate
+# prints with them is the one submit hands sbatch, and a setting that validate refuses, or that would make
+# the submitted script differ from translate's (sbatch runs the site's settings), stops submit.
+echo "$base_line" >"$CL/plugstack.conf"
+write_job opts.json <<JSON
+{"properties": {"nodeCount": 1, "customMpiSettings": {"commandLine": "echo hi \$AZ_BATCHAI_STDOUTERR_DIR", "processCount": 1},
+  $LOGS_JSON, $MOUNT_JSON}}
+JSON
+bj=$CL/batchai-job
+as_user "$bj -n exp1-run2 translate opts.json >opts.sh"
+id=$(as_user "$bj -n exp1-run2 submit opts.json --parsable --hold" </dev/null) || fail "submit -n failed: $id"
+id=${id%%;*}
+scontrol write batch_script "$id" "$CL/opts.stored" >/dev/null || fail "scontrol write batch_script $id failed"
+[ "$(job_field "$id" JobName)" = exp1-run2 ] || fail "submit -n: job $id is named $(job_field "$id" JobName)"
+scancel "$id"
+cmp -s "$WORK/opts.sh" "$CL/opts.stored" ||
+    fail "submit -n stored another script than translate -n: $(diff "$WORK/opts.sh" "$CL/opts.stored" | head -n 20)"
+bad=share.myshare=/nonexistent
+if out=$(as_user "$bj -o $bad validate opts.json" 2>&1); then fail "validate accepted $bad"; fi
+fault=$(head -n 1 <<<"$out")
+if out=$(as_user "$bj -o $bad submit opts.json --test-only" </dev/null 2>&1); then fail "submit -o $bad passed: $out"; fi
+grep -qxF -- "$fault" <<<"$out" || fail "submit -o $bad does not give validate's fault '$fault': $out"
+if out=$(as_user "$bj -o mpi=pmi2 submit opts.json --parsable --hold" </dev/null 2>&1); then
+    scancel "${out%%;*}"; fail "submit -o mpi=pmi2 went ahead although sbatch would run pmix: $out"
+fi
+grep -q "change the script of opts.json" <<<"$out" || fail "submit -o mpi=pmi2: unclear refusal: $out"
+# The site's own words in a file, and a --set that repeats one of them: nothing changes, so submit goes on.
+read -r -a words <<<"$base_line"
+printf '%s\n' "${words[@]:2}" >"$WORK/same.conf"
+chmod 0644 "$WORK/same.conf"
+# It runs, and the nodes name it as sbatch did: its logs are under the name given.
+id=$(as_user "$bj --settings $WORK/same.conf -o mpi=pmix -n exp1-run3 submit opts.json --parsable" </dev/null) ||
+    fail "submit with settings equal to the site's failed: $id"
+id=${id%%;*}
+[ "$(wait_job "$id" 60)" = COMPLETED ] || fail "job $id (submit -n exp1-run3) did not complete"
+assert_grep "^hi .*/exp1-run3/$id/stdouterr$" "$(log_dir "$id" exp1-run3)/stdout.txt"
 [ -z "$(squeue -h -o %i)" ] || fail "jobs left: $(squeue)"
-pass "${#files[@]} job files x ${#settings[@]} settings: $total_acc accepted alike (same script), $total_ref refused alike"
+pass "${#files[@]} job files x ${#settings[@]} settings: $total_acc accepted alike (same script), $total_ref refused alike; -n, --set and --settings alike in translate, validate and submit"

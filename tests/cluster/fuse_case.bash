@@ -24,7 +24,8 @@ fuse_then_cluster_stop() {
 trap fuse_then_cluster_stop EXIT
 # fuse_job CONTENT: submit a job from f/job.json held, put the FUSE file system over f (serving the file's
 # bytes to the first open when CONTENT=first), release it and wait for its end, all while the FUSE server
-# still holds its readers stuck. Sets ID, ST (its state), TOOK (seconds) and ERR (its stderr.txt).
+# still holds its readers stuck. Sets ID, ST (its state), TOOK (seconds) and ERR (its stderr.txt). The file
+# has a secret: such a file travels without its bytes (no snapshot), so the prolog reads it from its path.
 fuse_job() {
     local content=$1 start
     fuse_stop
@@ -32,7 +33,7 @@ fuse_job() {
     as_user "rm -rf f && mkdir f"
     write_job f/job.json <<JSON
 {"properties": {"nodeCount": 1, $LOGS_JSON, $MOUNT_JSON,
-  "customToolkitSettings": {"commandLine": "echo main-ran"}}}
+  "customToolkitSettings": {"commandLine": "echo main-ran"}, "secrets": [{"name": "TOKEN", "value": "tok"}]}}
 JSON
     cp "$WORK/f/job.json" "$CL/content.json"
     ID=$(submit --batchai-job=f/job.json --hold)

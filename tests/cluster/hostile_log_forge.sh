@@ -6,7 +6,7 @@
 cluster_start
 name=$'forge\n[2020-01-01T00:00:00.000] error: FORGED by the user \e[2J.json'
 job='{"properties": {"nodeCount": 2, "customMpiSettings": {"commandLine": "echo main-ran", "processCount": 2},
-  '"$LOGS_JSON, $MOUNT_JSON"'}}'
+  '"$LOGS_JSON, $MOUNT_JSON"', "secrets": [{"name": "TOKEN", "value": "tok"}]}}'
 write_job "$name" <<<"$job"
 id=$(submit --batchai-job="$name" --hold)
 as_user "echo ' ' >>$(printf '%q' "$name")"

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 cluster_start
 job='{"properties": {"nodeCount": 2, "customMpiSettings": {"commandLine": "echo main-ran", "processCount": 2},
-  '"$LOGS_JSON, $MOUNT_JSON"'}}'
+  '"$LOGS_JSON, $MOUNT_JSON"', "secrets": [{"name": "TOKEN", "value": "tok"}]}}'
 write_job m.json <<<"$job"
 id=$(submit --batchai-job=m.json --hold)
 as_user "echo ' ' >>m.json"

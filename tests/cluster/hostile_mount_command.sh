@@ -3,9 +3,9 @@
 # policy on the file the prolog read, and run nothing the prolog did not prepare, so a mountCommand never
 # runs, whichever way the job reached them:
 # the plugin's option passed in SPANK's environment to `sbatch --wrap` (the allocator never sees it),
-# `srun --batchai-job` making its own allocation, or a valid file swapped after sbatch accepted it; inside
-# a Batch AI job, `srun --batchai-job` naming the refused file, or any file but the job's own, starts nothing
-# and says why (it once ran its task with the option ignored).
+# `srun --batchai-job` making its own allocation, or a valid file swapped after sbatch accepted it (the job
+# runs the snapshot sbatch took); inside a Batch AI job, `srun --batchai-job` naming the refused file, or any
+# file but the job's own, starts nothing and says why (it once ran its task with the option ignored).
 . "$(dirname "$0")/lib.sh"
 cluster_start
 # The mountCommand would leave a trace in the user's own directory (Batch AI appends the mount path).
@@ -47,13 +47,14 @@ grep -q "$refused" <<<"$out" || fail "srun's refusal does not name the policy: $
 grep -q "srun-ran" <<<"$out" && fail "srun's task ran despite the policy"
 assert_not_run "srun --batchai-job"
 
-# 3. A valid file, accepted by sbatch, swapped for the mountCommand one before the job starts.
+# 3. A valid file, accepted by sbatch, swapped for the mountCommand one before the job starts: the job runs
+#    the file as submitted (its snapshot), so the swap changes nothing.
 id=$(submit --batchai-job=good.json --hold)
 cp "$WORK/evil.json" "$WORK/good.json"
 scontrol release "$id"
 st=$(wait_job "$id")
-[ "$st" = FAILED ] || fail "job $id (file swapped after sbatch) ended $st"
-assert_grep "changed after it was submitted" "$(log_dir "$id" good)/stderr.txt"
+[ "$st" = COMPLETED ] || fail "job $id (file swapped after sbatch) ended $st"
+assert_grep "main-ran" "$(log_dir "$id" good)/stdout.txt"
 assert_not_run "swapped file"
 
 # 4. Inside a Batch AI job (the user's own script), srun --batchai-job with the refused file, then with
@@ -84,4 +85,4 @@ assert_grep "own-step-ran" "$out"
 assert_grep "own rc=0" "$out"
 assert_not_run "srun --batchai-job inside a job"
 assert_nodes_idle
-pass "mountCommand refused on the nodes for --wrap with the option in the environment, srun and a swapped file; srun inside a job refuses the refused file and any file but the job's own"
+pass "mountCommand refused on the nodes for --wrap with the option in the environment and srun; a swapped file runs as submitted; srun inside a job refuses the refused file and any file but the job's own"

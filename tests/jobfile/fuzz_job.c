@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static int ready;
     struct bai_diag diag = { 0 };
     /* Absolute, as the plugin and batchai-job give it: an Azure ML job's paths are found from it. */
-    struct bai_translate_opts opts = { NULL, "/fuzz/fuzz.json" };
+    struct bai_translate_opts opts = { .job_file = "/fuzz/fuzz.json" };
     struct bai_plan plan;
     struct bai_job job;
 

@@ -311,9 +311,10 @@ static void test_settings_table(void)
             continue;
         snprintf(key, sizeof key, "%.*s%s", (int)(r->map ? strchr(r->key, '.') - r->key + 1 : (int)strlen(r->key)),
                  r->key, r->map ? "x" : "");
-        /* A choice's last word, never its default. */
+        /* A choice's last word, never its default; a yes/no the other way than its default. */
         snprintf(word, sizeof word, "%s=%s", key,
-                 r->type == BAI_SET_CHOICE ? strrchr(r->arg, '|') + 1 : sample[r->type]);
+                 r->type == BAI_SET_CHOICE ? strrchr(r->arg, '|') + 1
+                 : r->type == BAI_SET_BOOL && r->def && strcmp(r->def, "yes") == 0 ? "no" : sample[r->type]);
         CHECK(bai_settings_init(&s) == 0 && bai_settings_init(&fresh) == 0);
         CHECK(bai_settings_apply(&s, word, "test", false, &d) == 0);
         /* The row's field changed, and nothing the other rows name. */
@@ -362,7 +363,7 @@ static void test_translation(void)
 {
     struct bai_settings s;
     struct bai_diag d = { 0 };
-    struct bai_translate_opts opts = { NULL, "dir/my job.job.json" };
+    struct bai_translate_opts opts = { .job_file = "dir/my job.job.json" };
     struct bai_plan plan;
     struct bai_job job;
     char *script;
@@ -596,7 +597,7 @@ static void test_rendered_script(void)
     static const char want_argv[] = "/mnt/job/it's (a) & b;c | d.py|--n|1|";
     struct bai_settings s;
     struct bai_diag d = { 0 };
-    struct bai_translate_opts opts = { NULL, "quote.json" };
+    struct bai_translate_opts opts = { .job_file = "quote.json" };
     struct bai_plan plan;
     struct bai_job job;
     char setting[4200], *json = NULL, *script = NULL, *want = NULL, *log = NULL;

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # batchai-job takes the site's settings from the plugin's plugstack line, found as Slurm finds it
 # (spank_plugin/plugstack.h): SLURM_CONF's PlugStackConfig through an Include, the stack's include globs, a
-# relative plugin path, plugstack.conf beside slurm.conf, no line at all, a bad word; --set replaces the
-# line. Each case checks the line --help names and a verdict that only those settings give.
+# relative plugin path, plugstack.conf beside slurm.conf, no line at all, a bad word; --set adds to the
+# line, --settings stands instead of it. Each case checks the line --help names and a verdict that only those settings give.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -31,10 +31,16 @@ export SLURM_CONF=$tmp/a/slurm.conf
     no "--help does not name the included plugin line: $("$bin" --help | tail -n 1)"
 "$bin" --no-host validate "$mount_fs" >/dev/null 2>&1 || no "allow_mount_command=yes of the plugin line was not applied"
 "$bin" --no-host validate "$container" >/dev/null 2>&1 && no "container_runtime=none of the plugin line was not applied"
-# --set replaces the plugin's line: the defaults and that word.
-"$bin" --no-host -o container_runtime=oci validate "$container" >/dev/null 2>&1 || no "--set did not replace the line"
-"$bin" --no-host -o container_runtime=oci validate "$mount_fs" >/dev/null 2>&1 && no "--set kept the line's words"
-"$bin" -o python=x --help | grep -qF "Settings here: the command line" || no "--help does not say --set was used"
+# --set adds to the plugin's line: that word replaces its key, the line's other words stay.
+"$bin" --no-host -o container_runtime=oci validate "$container" >/dev/null 2>&1 || no "--set did not replace its key"
+"$bin" --no-host -o container_runtime=oci validate "$mount_fs" >/dev/null 2>&1 || no "--set dropped the line's other words"
+"$bin" --no-host -o allow_mount_command=no validate "$mount_fs" >/dev/null 2>&1 && no "--set did not change the line's word"
+"$bin" -o python=x --help | grep -qF "with --set on top" ||
+    no "--help does not say --set was used: $("$bin" -o python=x --help | tail -n 1)"
+# --settings FILE stands instead of the line.
+printf 'python=y\n' >"$tmp/other.conf"
+"$bin" --no-host --settings "$tmp/other.conf" validate "$mount_fs" >/dev/null 2>&1 && no "--settings kept the line's words"
+"$bin" --settings "$tmp/other.conf" --help | grep -qF "Settings here: $tmp/other.conf and the defaults" || no "--help does not name --settings"
 
 # 2. No PlugStackConfig: plugstack.conf beside slurm.conf, with a relative plugin path.
 mkdir -p "$tmp/b"
