@@ -1,4 +1,4 @@
-/* Node-shared memory (coll_host_alloc, collective.h) and the allreduce that reads it in place.
+/* Node-shared memory regions (what coll_host_alloc, host_alloc.c, hands out) and the allreduce that reads them in place.
  *
  * Why: with every rank on one node, MPI moves a float32 allreduce through its shared-memory transport,
  * which for large messages pins the peer's pages one by one for a single-copy read (process_vm_readv), then
