@@ -1,4 +1,5 @@
-/* Node-shared memory regions (what coll_host_alloc, host_alloc.c, hands out) and the allreduce that reads them in place.
+/* Node-shared memory regions (what coll_host_alloc, host_alloc.c, hands out) and the allreduce that reads
+ * them in place.
  *
  * Why: with every rank on one node, MPI moves a float32 allreduce through its shared-memory transport,
  * which for large messages pins the peer's pages one by one for a single-copy read (process_vm_readv), then
@@ -26,7 +27,8 @@
  * copies the sums into every rank's buffer, or hands them to an apply request's function, which then
  * does that slice's work for every rank (collective.h); slices are disjoint, so nothing is read after
  * another rank wrote it. It then publishes the batch's mark in its header and sleeps on its bell
- * (the caller's, hostctl.c's) until every rank's mark has reached it; a rank whose mark raises the lowest rings the others. Only then may
+ * (the caller's, hostctl.c's) until every rank's mark has reached it; a rank whose mark raises the lowest
+ * rings the others. Only then may
  * any rank's program read its results, or write its buffer again. A rank that stops or dies meanwhile
  * leaves the others asleep until the watchdog ends the job. */
 #include "shm.h"
