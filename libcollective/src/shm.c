@@ -28,9 +28,8 @@
  * does that slice's work for every rank (collective.h); slices are disjoint, so nothing is read after
  * another rank wrote it. It then publishes the batch's mark in its header and sleeps on its bell
  * (the caller's, hostctl.c's) until every rank's mark has reached it; a rank whose mark raises the lowest
- * rings the others. Only then may
- * any rank's program read its results, or write its buffer again. A rank that stops or dies meanwhile
- * leaves the others asleep until the watchdog ends the job. */
+ * rings the others. Only then may any rank's program read its results, or write its buffer again. A rank
+ * that stops or dies meanwhile leaves the others asleep until the watchdog ends the job. */
 #include "shm.h"
 
 #include "clock.h"
