@@ -23,6 +23,7 @@ BENCHES :=
 INSTALL_RULES :=
 
 include $(sort $(wildcard */module.mk))
+include tests/structure/structure.mk
 
 .PHONY: all check check-run bench install deps fuzz clean config demo demo-stop
 all: $(ALL)

@@ -13,7 +13,7 @@
 #   run/    the training run over libcollective: epochs, steps, progress, recipe agreement, draws, what
 #           people watch (watch.h: CSV, TensorBoard, gnuplot's PNG), the checkpoints kept
 #   cli/    the cifar-train command, and whether the launcher gave it a GPU (gpu_grant)
-trainer_CFLAGS := -Itrainer/src -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
+trainer_CFLAGS := -Itrainer/src -Icommon -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
 # sqrtf without errno, so that the RMSprop loop vectorises (nothing in the trainer reads errno after maths).
 trainer_CFLAGS += -fno-math-errno
 tests_CFLAGS += $(trainer_CFLAGS)
@@ -22,16 +22,16 @@ tests_CFLAGS += $(trainer_CFLAGS)
 TRAINER_MAIN := trainer/src/cli/main.c
 TRAINER_RUN := trainer/src/run/train.c
 TRAINER_CORE := $(filter-out $(TRAINER_MAIN) $(TRAINER_RUN),$(wildcard trainer/src/*/*.c))
-# The project's one SHA-256 (data checksums, checkpoint checksums) lives with the job-file library, with the
-# block buffering and padding that io/md5.c shares, and its one loop that writes a whole buffer.
-TRAINER_CORE += spank_plugin/jobfile/sha256.c spank_plugin/jobfile/hash_block.c spank_plugin/jobfile/write_all.c
+# The kernels are the hot path: -O3 for the release objects (sanitizer objects keep SAN_CFLAGS's -O1).
+$(call obj-of,$(TRAINER_CORE) $(TRAINER_RUN) $(TRAINER_MAIN)): OPT := -O3 -g
+# The project's one SHA-256 (data checksums, checkpoint checksums), the block buffering and padding that
+# io/md5.c shares, and its one loop that writes a whole buffer: common/'s, as the plugin links them.
+TRAINER_CORE += $(COMMON_SRCS)
 TRAINER_SRCS := $(TRAINER_CORE) $(TRAINER_RUN)
 TRAINER_LIBS := -fopenmp -ldnnl $(BLAS_LIBS) $(HDF5_LIBS) -lm
 LIBCOLLECTIVE_A := $(BUILD)/lib/libcollective.a
 TRAINER_MPI_LDLIBS = $(LIBCOLLECTIVE_A) $(TRAINER_LIBS) $(MPI_LIBS)
 
-# The kernels are the hot path: -O3 for the release objects (sanitizer objects keep SAN_CFLAGS's -O1).
-$(call obj-of,$(TRAINER_SRCS) $(TRAINER_MAIN)): OPT := -O3 -g
 
 $(BUILD)/bin/cifar-train: $(call obj-of,$(TRAINER_MAIN) $(TRAINER_SRCS)) $(LIBCOLLECTIVE_A)
 	@mkdir -p $(@D)

@@ -14,8 +14,9 @@
 #include <stddef.h>
 
 #include "collective.h"
+#include "errors.h"
 
-#define COLL_BACKEND_ERRLEN 512
+#define COLL_BACKEND_ERRLEN COLL_ERRLEN
 
 struct coll_backend {
     const char *name; /* "MPI", "NCCL": for messages */

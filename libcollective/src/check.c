@@ -1,5 +1,6 @@
 /* Checked mode: what a collective is, in words, and what two ranks disagree on. */
-#include "internal.h"
+#include "desc.h"
+#include "errors.h"
 
 #include <stdio.h>
 

@@ -1,8 +1,11 @@
 /* The coordinator (Horovod's controller, reduced to sequence numbers): which collective each rank has
  * announced, whether they agree (checked mode, check.c), and which ranks the oldest one still waits for
- * (published for the watchdog, watchdog.c). Run by rank 0's progress thread under MPI, and by every rank's
+ * (which the controller publishes for the watchdog, watchdog.c). Run by rank 0's progress thread under MPI, and by every rank's
  * when the ranks share a host (hostctl.c). */
-#include "internal.h"
+#include "coord.h"
+
+#include "clock.h"
+#include "errors.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +20,14 @@ struct slot {
 
 struct coll_coord {
     int size;
+    int check; /* compare every rank's descriptors (COLL_CHECK), not just count them */
     int64_t *ready; /* ready[r]: rank r announced every seq below it */
     int64_t base;   /* seq of slots[0]; everything below is granted */
     struct slot *slots;
     size_t nslots, cap;
 };
 
-struct coll_coord *coll_coord_new(int size)
+struct coll_coord *coll_coord_new(int size, int check)
 {
     struct coll_coord *c = calloc(1, sizeof *c);
     if (!c || !(c->ready = calloc((size_t)size, sizeof *c->ready))) {
@@ -31,6 +35,7 @@ struct coll_coord *coll_coord_new(int size)
         return NULL;
     }
     c->size = size;
+    c->check = check;
     return c;
 }
 
@@ -78,7 +83,7 @@ int coll_coord_arrive(struct coll_coord *c, int rank, int64_t first, int64_t n, 
             s->have = 1;
             s->first_rank = rank;
             s->first_time = now;
-        } else if (coll_g.env.check && !s->mismatch) {
+        } else if (c->check && !s->mismatch) {
             char msg[COLL_ERRLEN];
             if (coll_check_differs(&s->d, s->first_rank, &d[i], rank, first + i, msg, sizeof msg))
                 s->mismatch = strdup(msg);
@@ -128,18 +133,13 @@ void coll_coord_release(struct coll_coord *c, int64_t upto)
     c->base = upto;
 }
 
-void coll_coord_publish_late(const struct coll_coord *c)
+void coll_coord_late(const struct coll_coord *c, struct coll_late *out)
 {
     int late = c->nslots && c->slots[0].have && coll_coord_grantable(c) <= c->base;
-    char ranks[sizeof coll_g.late_ranks];
-    if (late)
-        coll_stall_ranks(c->base, c->ready, c->size, ranks, sizeof ranks);
-    pthread_mutex_lock(&coll_g.lock);
-    coll_g.late_seq = late ? c->base : -1;
+    out->seq = late ? c->base : -1;
     if (late) {
-        coll_g.late_desc = c->slots[0].d;
-        coll_g.late_since = c->slots[0].first_time;
-        memcpy(coll_g.late_ranks, ranks, sizeof ranks);
+        out->desc = c->slots[0].d;
+        out->since = c->slots[0].first_time;
+        coll_stall_ranks(c->base, c->ready, c->size, out->ranks, sizeof out->ranks);
     }
-    pthread_mutex_unlock(&coll_g.lock);
 }

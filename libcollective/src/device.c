@@ -1,7 +1,11 @@
 /* The device side of coll_init(): finds and loads the NCCL plugin (nccl_plugin.h explains why it is a
  * plugin), picks this rank's GPU and builds the NCCL communicator from a unique id that rank 0 broadcasts
  * over MPI. The plugin stays loaded until exit: CUDA's runtime does not support being unloaded. */
-#include "internal.h"
+#include "device.h"
+
+#include "device_choice.h"
+#include "errors.h"
+#include "world.h"
 
 #include <dlfcn.h>
 #include <libgen.h>
@@ -60,10 +64,10 @@ static const struct coll_nccl_plugin *load(char *why, size_t len)
  * everywhere instead of leaving the others in the next collective. */
 static int all_ok(int ok)
 {
-    if (!coll_g.use_mpi)
+    if (!coll_world.use_mpi)
         return ok;
     int all = 0;
-    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, coll_g.ctrl) != MPI_SUCCESS)
+    if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, coll_world.ctrl) != MPI_SUCCESS)
         return 0;
     return all;
 }
@@ -75,24 +79,32 @@ static int all_ok(int ok)
 #define PICKS_MAX 1024
 static int check_shared(int device, int count, char *err, size_t len)
 {
-    if (!coll_g.use_mpi || coll_g.local_size < 2 || coll_g.local_size > PICKS_MAX)
+    if (!coll_world.use_mpi || coll_world.local_size < 2 || coll_world.local_size > PICKS_MAX)
         return COLL_OK;
     struct coll_gpu_pick mine = {.device = device, .visible = coll_visible_digest(getenv("CUDA_VISIBLE_DEVICES"))};
     struct coll_gpu_pick all[PICKS_MAX];
     MPI_Comm node;
-    int a, b, rc = MPI_Comm_split_type(coll_g.ctrl, MPI_COMM_TYPE_SHARED, coll_g.rank, MPI_INFO_NULL, &node);
+    int a, b, rc = MPI_Comm_split_type(coll_world.ctrl, MPI_COMM_TYPE_SHARED, coll_world.rank, MPI_INFO_NULL, &node);
     if (rc != MPI_SUCCESS)
         return coll_mpi_error(err, "MPI_Comm_split_type", rc);
     rc = MPI_Allgather(&mine, (int)sizeof mine, MPI_BYTE, all, (int)sizeof mine, MPI_BYTE, node);
     MPI_Comm_free(&node);
     if (rc != MPI_SUCCESS)
         return coll_mpi_error(err, "MPI_Allgather (GPU picks)", rc);
-    if (device < 0 || !coll_device_shared(all, coll_g.local_size, &a, &b))
+    if (device < 0 || !coll_device_shared(all, coll_world.local_size, &a, &b))
         return COLL_OK;
     snprintf(err, len, "libcollective: local ranks %d and %d would share GPU %d of the %d they see (the same "
              "CUDA_VISIBLE_DEVICES): ask Slurm for one GPU per task (--gpus-per-task=1), or run at most %d ranks "
              "per node", a, b, (int)all[a].device, count, count);
     return COLL_ERR_UNSUPPORTED;
+}
+
+/* Set once coll_init has loaded it; read by any thread after (the watchdog aborts through it). */
+static const struct coll_nccl_plugin *plugin;
+
+const struct coll_nccl_plugin *coll_device_plugin(void)
+{
+    return plugin;
 }
 
 int coll_device_open(void)
@@ -109,12 +121,12 @@ int coll_device_open(void)
     } else if ((rc = p->device_count(&count, err))) {
     } else if (count == 0) {
         snprintf(err, sizeof err, "libcollective: use_device=1 but no CUDA device is visible on rank %d",
-                 coll_g.rank);
+                 coll_world.rank);
         rc = COLL_ERR_UNSUPPORTED;
     } else {
-        device = coll_device_choice(count, coll_g.local_rank);
+        device = coll_device_choice(count, coll_world.local_rank);
         /* A single rank opens no communicator (nccl_plugin.h), so it needs no id either. */
-        if (coll_g.rank == 0 && coll_g.size > 1)
+        if (coll_world.rank == 0 && coll_world.size > 1)
             rc = p->unique_id(id, err);
     }
     if (rc == COLL_OK)
@@ -128,28 +140,28 @@ int coll_device_open(void)
         }
         return coll_fail(rc, "%s", err);
     }
-    if (coll_g.use_mpi && coll_g.size > 1) {
-        int mrc = MPI_Bcast(id, COLL_NCCL_ID_BYTES, MPI_BYTE, 0, coll_g.ctrl);
+    if (coll_world.use_mpi && coll_world.size > 1) {
+        int mrc = MPI_Bcast(id, COLL_NCCL_ID_BYTES, MPI_BYTE, 0, coll_world.ctrl);
         if (mrc != MPI_SUCCESS)
             return coll_fail(coll_mpi_error(err, "MPI_Bcast (NCCL unique id)", mrc), "%s", err);
     }
-    rc = p->open(device, id, coll_g.rank, coll_g.size, err);
+    rc = p->open(device, id, coll_world.rank, coll_world.size, err);
     if (rc)
         return coll_fail(rc, "%s", err);
-    coll_g.nccl = p;
-    coll_g.device = device;
+    plugin = p;
+    coll_world.device = device;
     return COLL_OK;
 }
 
 void coll_device_close(void)
 {
-    if (coll_g.nccl)
-        coll_g.nccl->close();
-    coll_g.nccl = NULL;
-    coll_g.device = -1;
+    if (plugin)
+        plugin->close();
+    plugin = NULL;
+    coll_world.device = -1;
 }
 
 int coll_is_device_ptr(const void *ptr)
 {
-    return coll_g.nccl ? coll_g.nccl->is_device_ptr(ptr) : 0;
+    return plugin ? plugin->is_device_ptr(ptr) : 0;
 }

@@ -1,6 +1,6 @@
 /* Which GPU a rank takes, and whether two ranks of a node would take the same one: see coll_device_choice
- * and coll_device_shared in internal.h. */
-#include "internal.h"
+ * and coll_device_shared in device_choice.h. */
+#include "device_choice.h"
 
 int coll_device_choice(int visible, int local_rank)
 {

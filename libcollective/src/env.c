@@ -1,5 +1,8 @@
 /* The environment: COLL_* settings, and what the launcher (mpirun, srun) says about this process. */
-#include "internal.h"
+#include "env.h"
+
+#include "collective.h"
+#include "errors.h"
 
 #include <errno.h>
 #include <math.h>

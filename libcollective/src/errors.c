@@ -1,5 +1,9 @@
 /* Error text of the calling thread, and the names used in every message. */
-#include "internal.h"
+#include "errors.h"
+
+#include "collective.h"
+
+#include <mpi.h>
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -58,9 +62,13 @@ const char *coll_kind_name(int64_t kind)
     return kind >= 0 && kind < 5 ? names[kind] : "unknown-collective";
 }
 
-double coll_now(void)
+int coll_mpi_error(char *err, const char *call, int rc)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "MPI error code %d", rc);
+    snprintf(err, COLL_ERRLEN, "libcollective: %s failed: %s", call, text);
+    return COLL_ERR_BACKEND;
 }
+

@@ -6,8 +6,14 @@
  * descriptors and, on one host, where some rank's announcement ended: hostctl.c), and the backends
  * compute each element independently of its neighbours (mpi_backend.c), so the results are bit-identical
  * to reducing the tensors one by one. Runs on the progress thread. */
-#include "internal.h"
+#include "fusion.h"
+
+#include "backend.h"
+#include "clock.h"
+#include "device.h"
+#include "mpi_backend.h"
 #include "timeline.h"
+#include "world.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,15 +29,15 @@ static struct fusion_buf {
 /* The backend that runs collectives on this request's memory (backend.h). */
 static const struct coll_backend *backend_of(const struct coll_request *r)
 {
-    return r->d.device ? &coll_g.nccl->ops : &coll_mpi_backend;
+    return r->d.device ? &coll_device_plugin()->ops : &coll_mpi_backend;
 }
 
 void coll_fusion_release(void)
 {
     if (fusion_buf[0].p)
         coll_mpi_backend.free(fusion_buf[0].p);
-    if (fusion_buf[1].p && coll_g.nccl)
-        coll_g.nccl->ops.free(fusion_buf[1].p);
+    if (fusion_buf[1].p && coll_device_plugin())
+        coll_device_plugin()->ops.free(fusion_buf[1].p);
     memset(fusion_buf, 0, sizeof fusion_buf);
 }
 
@@ -47,7 +53,7 @@ static size_t bytes_of(const struct coll_request *r)
 static int fusable(const struct coll_request *r)
 {
     return r->d.kind == COLL_KIND_ALLREDUCE && r->status == COLL_OK && !r->d.shm_region &&
-           (coll_g.env.fusion_direct == 0 || bytes_of(r) < coll_g.env.fusion_direct);
+           (coll_world.env.fusion_direct == 0 || bytes_of(r) < coll_world.env.fusion_direct);
 }
 
 /* How many requests from w[0] on go through one collective. */
@@ -66,7 +72,7 @@ static size_t group_size(struct coll_request **w, size_t n)
     for (; k < n && !w[k - 1]->cut_after; k++) {
         const struct coll_request *b = w[k];
         if (!fusable(b) || b->d.dtype != a->d.dtype || b->d.op != a->d.op || b->d.device != a->d.device ||
-            bytes + bytes_of(b) > coll_g.env.fusion_threshold)
+            bytes + bytes_of(b) > coll_world.env.fusion_threshold)
             break;
         bytes += bytes_of(b);
     }
@@ -101,7 +107,7 @@ static _Thread_local double reduced_at;
 
 static void mark_reduced(void)
 {
-    if (coll_g.timeline)
+    if (coll_world.timeline)
         reduced_at = coll_now();
 }
 
@@ -160,10 +166,10 @@ static void hand_over(struct coll_request **w, size_t k)
 {
     for (size_t i = 0; i < k; i++)
         if (w[i]->apply)
-            w[i]->apply(w[i]->apply_ctx, w[i]->recv, (size_t)w[i]->d.count, w[i]->recv, coll_g.rank, 1);
+            w[i]->apply(w[i]->apply_ctx, w[i]->recv, (size_t)w[i]->d.count, w[i]->recv, coll_world.rank, 1);
 }
 
-void coll_fusion_run(struct coll_request **w, size_t n)
+void coll_fusion_run(const struct coll_fusion_hooks *h, struct coll_request **w, size_t n)
 {
     char err[COLL_ERRLEN];
     while (n) {
@@ -171,15 +177,13 @@ void coll_fusion_run(struct coll_request **w, size_t n)
         int rc;
         err[0] = '\0';
         const double fused = coll_now();
-        pthread_mutex_lock(&coll_g.lock); /* from here the watchdog blames the backend, not the grant */
-        w[0]->running_since = fused;
-        pthread_mutex_unlock(&coll_g.lock);
+        h->started(w[0], fused);
         reduced_at = 0;
         if (w[0]->status != COLL_OK) {
             rc = w[0]->status; /* refused by the coordinator on every rank: not run anywhere */
             snprintf(err, sizeof err, "%s", w[0]->error);
         } else if (w[0]->d.shm_region) {
-            rc = coll_shm_allreduce(w, k, err);
+            rc = coll_shm_allreduce(w, k, h->bell, err);
         } else if (k == 1) {
             rc = run_one(w[0], err);
             mark_reduced();
@@ -191,10 +195,10 @@ void coll_fusion_run(struct coll_request **w, size_t n)
         }
         if (rc == COLL_OK && !w[0]->d.shm_region)
             hand_over(w, k);
-        if (coll_g.timeline)
+        if (coll_world.timeline)
             record(w, k, fused);
         for (size_t i = 0; i < k; i++)
-            coll_complete(w[i], rc, err);
+            h->finished(w[i], rc, err);
         w += k;
         n -= k;
     }

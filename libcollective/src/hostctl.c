@@ -30,8 +30,13 @@
  * With the timeline on (timeline.h) each part is followed by a ring of its rank's timeline records,
  * written by that rank and read by rank 0 (one writer, one reader: `head` and `tail` are all they share).
  * A full ring drops records and counts them, so the timeline never holds a rank back. */
-#include "internal.h"
+#include "hostctl.h"
+
+#include "clock.h"
+#include "errors.h"
+#include "shm.h"
 #include "timeline.h"
+#include "world.h"
 
 #include <linux/futex.h>
 #include <limits.h>
@@ -80,30 +85,30 @@ static struct {
     int64_t *seen;       /* seen[r]: rank r's descriptors below it went to this rank's coordinator */
 } host;
 
-static struct part *mine(void) { return host.parts[coll_g.rank]; }
+static struct part *mine(void) { return host.parts[coll_world.rank]; }
 
 int coll_hostctl_open(void)
 {
-    if (coll_g.size < 2)
+    if (coll_world.size < 2)
         return COLL_OK;
-    /* Every rank knows the same coll_g.timeline (rank 0's), so all map parts of one size. */
+    /* Every rank knows the same coll_world.timeline (rank 0's), so all map parts of one size. */
     const size_t part = (sizeof(struct part) + 63) / 64 * 64;
-    int rc = coll_shm_block(part + (coll_g.timeline ? sizeof(struct ring) : 0), &host.block);
+    int rc = coll_shm_block(part + (coll_world.timeline ? sizeof(struct ring) : 0), &host.block);
     if (rc != COLL_OK || !host.block)
         return rc;
-    host.parts = calloc((size_t)coll_g.size, sizeof *host.parts);
-    host.seen = calloc((size_t)coll_g.size, sizeof *host.seen);
-    host.rings = coll_g.timeline ? calloc((size_t)coll_g.size, sizeof *host.rings) : NULL;
-    if (!host.parts || !host.seen || (coll_g.timeline && !host.rings)) {
+    host.parts = calloc((size_t)coll_world.size, sizeof *host.parts);
+    host.seen = calloc((size_t)coll_world.size, sizeof *host.seen);
+    host.rings = coll_world.timeline ? calloc((size_t)coll_world.size, sizeof *host.rings) : NULL;
+    if (!host.parts || !host.seen || (coll_world.timeline && !host.rings)) {
         coll_hostctl_close();
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the node-shared control block");
     }
-    for (int r = 0; r < coll_g.size; r++) {
+    for (int r = 0; r < coll_world.size; r++) {
         host.parts[r] = coll_shm_rank_data(host.block, r);
         if (host.rings)
             host.rings[r] = (struct ring *)((char *)host.parts[r] + part);
     }
-    coll_g.host_shared = 1;
+    coll_world.host_shared = 1;
     return COLL_OK;
 }
 
@@ -114,7 +119,7 @@ void coll_hostctl_close(void)
     free(host.seen);
     free(host.rings);
     memset(&host, 0, sizeof host);
-    coll_g.host_shared = 0;
+    coll_world.host_shared = 0;
 }
 
 static void ring(struct part *p)
@@ -131,8 +136,8 @@ void coll_hostctl_ring_self(void)
 
 void coll_hostctl_ring_peers(void)
 {
-    for (int r = 0; r < coll_g.size; r++)
-        if (r != coll_g.rank)
+    for (int r = 0; r < coll_world.size; r++)
+        if (r != coll_world.rank)
             ring(host.parts[r]);
 }
 
@@ -161,7 +166,7 @@ size_t coll_hostctl_announce(struct coll_request *const *w, size_t n)
     struct part *me = mine();
     const int64_t first = atomic_load(&me->announced);
     int64_t oldest = INT64_MAX; /* the lowest seq some rank has not granted */
-    for (int r = 0; r < coll_g.size; r++) {
+    for (int r = 0; r < coll_world.size; r++) {
         int64_t g = atomic_load(&host.parts[r]->granted);
         oldest = g < oldest ? g : oldest;
     }
@@ -175,8 +180,8 @@ size_t coll_hostctl_announce(struct coll_request *const *w, size_t n)
     /* Ring when this raised the lowest announcement of all: every other rank was already past where
      * this one stood, so something may now be complete. */
     int last = 1;
-    for (int r = 0; last && r < coll_g.size; r++)
-        last = r == coll_g.rank || atomic_load(&host.parts[r]->announced) > first;
+    for (int r = 0; last && r < coll_world.size; r++)
+        last = r == coll_world.rank || atomic_load(&host.parts[r]->announced) > first;
     if (last)
         coll_hostctl_ring_peers();
     return k;
@@ -185,7 +190,7 @@ size_t coll_hostctl_announce(struct coll_request *const *w, size_t n)
 int coll_hostctl_arrive(struct coll_coord *c)
 {
     int news = 0;
-    for (int r = 0; r < coll_g.size; r++) {
+    for (int r = 0; r < coll_world.size; r++) {
         const struct part *p = host.parts[r];
         const int64_t upto = atomic_load(&p->announced);
         for (; host.seen[r] < upto; host.seen[r]++) {
@@ -203,7 +208,7 @@ int coll_hostctl_arrive(struct coll_coord *c)
 int coll_hostctl_news(void *unused)
 {
     (void)unused;
-    for (int r = 0; r < coll_g.size; r++)
+    for (int r = 0; r < coll_world.size; r++)
         if (atomic_load(&host.parts[r]->announced) > host.seen[r])
             return 1;
     return 0;
@@ -216,7 +221,7 @@ void coll_hostctl_granted(int64_t upto)
 
 void coll_hostctl_times_put(void)
 {
-    struct ring *g = host.rings ? host.rings[coll_g.rank] : NULL;
+    struct ring *g = host.rings ? host.rings[coll_world.rank] : NULL;
     if (!g)
         return;
     const int64_t head = atomic_load(&g->head), room = RING_SLOTS - (head - atomic_load(&g->tail));
@@ -236,7 +241,7 @@ void coll_hostctl_times_put(void)
 
 void coll_hostctl_times_take(void)
 {
-    for (int r = 1; host.rings && r < coll_g.size; r++) {
+    for (int r = 1; host.rings && r < coll_world.size; r++) {
         struct ring *g = host.rings[r];
         const int64_t head = atomic_load(&g->head);
         int64_t tail = atomic_load(&g->tail);

@@ -1,4 +1,4 @@
-/* coll_mpi_backend (backend.h): host-memory collectives over MPI (coll_g.data), called from the progress
+/* coll_mpi_backend (backend.h): host-memory collectives over MPI (coll_world.data), called from the progress
  * thread only (or the caller's thread in a process without MPI, where each is a local copy or nothing).
  *
  * Every collective is nonblocking, completed by wait_all() without spinning. A float32 allreduce is our own
@@ -13,7 +13,12 @@
  * in) on every call, then sends it all back. Split, each rank reduces and moves 1/n, into a kept scratch
  * (a third less progress-thread CPU per training step at 2 ranks: libcollective/README.md). Other types
  * (exact in any order) go through MPI_Iallreduce, then divide. */
-#include "internal.h"
+#include "mpi_backend.h"
+
+#include "clock.h"
+#include "errors.h"
+#include "reduce.h"
+#include "world.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -37,16 +42,6 @@ static MPI_Datatype mpi_type(enum coll_dtype dtype)
     case COLL_BFLOAT16: break; /* refused before they get here (queue.c) */
     }
     return MPI_DATATYPE_NULL;
-}
-
-int coll_mpi_error(char *err, const char *call, int rc)
-{
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS)
-        snprintf(text, sizeof text, "MPI error code %d", rc);
-    snprintf(err, COLL_ERRLEN, "libcollective: %s failed: %s", call, text);
-    return COLL_ERR_BACKEND;
 }
 
 /* Completes nonblocking requests (finish: the one that `call` started, returning rc) without spinning:
@@ -109,38 +104,24 @@ static void divide(void *buf, size_t count, enum coll_dtype dtype, int n)
     }
 }
 
-/* Starts a nonblocking send (or receive) of n floats with `peer` on coll_g.data; n == 0 posts nothing. */
+/* Starts a nonblocking send (or receive) of n floats with `peer` on coll_world.data; n == 0 posts nothing. */
 static int post(int is_send, float *buf, int n, int peer, MPI_Request *reqs, int *nreq, char *err)
 {
     if (!n)
         return COLL_OK;
-    int rc = is_send ? MPI_Isend(buf, n, MPI_FLOAT, peer, 0, coll_g.data, &reqs[*nreq])
-                     : MPI_Irecv(buf, n, MPI_FLOAT, peer, 0, coll_g.data, &reqs[*nreq]);
+    int rc = is_send ? MPI_Isend(buf, n, MPI_FLOAT, peer, 0, coll_world.data, &reqs[*nreq])
+                     : MPI_Irecv(buf, n, MPI_FLOAT, peer, 0, coll_world.data, &reqs[*nreq]);
     if (rc != MPI_SUCCESS)
         return coll_mpi_error(err, is_send ? "MPI_Isend (allreduce)" : "MPI_Irecv (allreduce)", rc);
     (*nreq)++;
     return COLL_OK;
 }
 
-/* internal.h; compiled at -O3 with this file, so that it vectorises. */
-void coll_sum_f32(float *own, const float *const *part, int n, size_t len, float divide)
-{
-    for (int i = 1; i < n; i++) {
-        const float *a = i == 1 ? part[0] : own, *b = part[i];
-        if (i == n - 1 && divide != 0)
-            for (size_t k = 0; k < len; k++)
-                own[k] = (a[k] + b[k]) / divide;
-        else
-            for (size_t k = 0; k < len; k++)
-                own[k] = a[k] + b[k];
-    }
-}
-
 /* Rank-ordered float32 allreduce of count (<= MPI_PIECE) elements, see the top of the file: a reduce-scatter
  * and an allgather, each of point-to-point messages straight between the ranks' buffers and a kept scratch. */
 static int split_allreduce_f32(const float *send, float *recv, size_t count, enum coll_op op, char *err)
 {
-    const int n = coll_g.size, me = coll_g.rank;
+    const int n = coll_world.size, me = coll_world.rank;
     int rc = COLL_OK, nreq = 0;
     int *counts = malloc(2 * (size_t)n * sizeof(int));
     MPI_Request *reqs = malloc(2 * (size_t)n * sizeof *reqs);
@@ -190,7 +171,7 @@ out:
 static int allreduce(const void *send, void *recv, size_t count, enum coll_dtype dtype, enum coll_op op, char *err)
 {
     size_t es = coll_dtype_size(dtype);
-    if (!coll_g.use_mpi) {
+    if (!coll_world.use_mpi) {
         if (send != recv && count)
             memcpy(recv, send, count * es);
         return COLL_OK; /* one rank: the sum is the value, and the average divides by 1 */
@@ -200,30 +181,30 @@ static int allreduce(const void *send, void *recv, size_t count, enum coll_dtype
         const char *s = (const char *)send + off * es;
         char *r = (char *)recv + off * es;
         int rc;
-        if (dtype == COLL_FLOAT32 && coll_g.size > 1) {
+        if (dtype == COLL_FLOAT32 && coll_world.size > 1) {
             if ((rc = split_allreduce_f32((const float *)s, (float *)r, n, op, err)))
                 return rc;
             continue;
         }
         MPI_Request req;
-        rc = MPI_Iallreduce(s == r ? MPI_IN_PLACE : s, r, (int)n, mpi_type(dtype), MPI_SUM, coll_g.data, &req);
+        rc = MPI_Iallreduce(s == r ? MPI_IN_PLACE : s, r, (int)n, mpi_type(dtype), MPI_SUM, coll_world.data, &req);
         if ((rc = finish(rc, &req, "MPI_Iallreduce", err)))
             return rc;
         if (op == COLL_AVERAGE)
-            divide(r, n, dtype, coll_g.size);
+            divide(r, n, dtype, coll_world.size);
     }
     return COLL_OK;
 }
 
 static int broadcast(void *buf, size_t count, enum coll_dtype dtype, int root, char *err)
 {
-    if (!coll_g.use_mpi)
+    if (!coll_world.use_mpi)
         return COLL_OK;
     size_t es = coll_dtype_size(dtype);
     for (size_t off = 0; off < count; off += MPI_PIECE) {
         size_t n = count - off < MPI_PIECE ? count - off : MPI_PIECE;
         MPI_Request req;
-        int rc = MPI_Ibcast((char *)buf + off * es, (int)n, mpi_type(dtype), root, coll_g.data, &req);
+        int rc = MPI_Ibcast((char *)buf + off * es, (int)n, mpi_type(dtype), root, coll_world.data, &req);
         if ((rc = finish(rc, &req, "MPI_Ibcast", err)))
             return rc;
     }
@@ -233,8 +214,8 @@ static int broadcast(void *buf, size_t count, enum coll_dtype dtype, int root, c
 static int allgather(const void *send, void *recv, size_t count, enum coll_dtype dtype, char *err)
 {
     size_t es = coll_dtype_size(dtype);
-    char *own = (char *)recv + (size_t)coll_g.rank * count * es;
-    if (!coll_g.use_mpi) {
+    char *own = (char *)recv + (size_t)coll_world.rank * count * es;
+    if (!coll_world.use_mpi) {
         if (send != own && count)
             memmove(own, send, count * es);
         return COLL_OK;
@@ -246,16 +227,16 @@ static int allgather(const void *send, void *recv, size_t count, enum coll_dtype
     }
     MPI_Request req;
     int rc = MPI_Iallgather(send == own ? MPI_IN_PLACE : send, (int)count, mpi_type(dtype), recv, (int)count,
-                            mpi_type(dtype), coll_g.data, &req);
+                            mpi_type(dtype), coll_world.data, &req);
     return finish(rc, &req, "MPI_Iallgather", err);
 }
 
 int coll_mpi_barrier(char *err)
 {
-    if (!coll_g.use_mpi)
+    if (!coll_world.use_mpi)
         return COLL_OK;
     MPI_Request req;
-    int rc = MPI_Ibarrier(coll_g.data, &req);
+    int rc = MPI_Ibarrier(coll_world.data, &req);
     return finish(rc, &req, "MPI_Ibarrier", err);
 }
 

@@ -8,17 +8,24 @@
  * thread calls MPI after coll_init(), MPI_THREAD_SERIALIZED is enough and Open MPI's per-call locking
  * for MPI_THREAD_MULTIPLE is avoided.
  *
- * Messages on coll_g.ctrl (int64 words): READY rank->0 {first seq, n, n descriptors};
+ * Messages on coll_world.ctrl (int64 words): READY rank->0 {first seq, n, n descriptors};
  * GO 0->rank {upto}: every seq below upto may run; ERR 0->rank {seq, text}: that seq fails everywhere.
  * MPI keeps messages between two ranks on one communicator in order, so an ERR arrives before its GO.
  * With the timeline on, a READY ends with {m, lost, m timeline records} (timeline.h): the phases of this
  * rank's collectives completed since its last announcement ride to rank 0 with no message of their own.
  *
- * When every rank shares this host (coll_g.host_shared) there are no messages: announcements go into the
+ * When every rank shares this host (coll_world.host_shared) there are no messages: announcements go into the
  * node-shared control block (hostctl.c), every rank's thread runs the coordinator on all of them and
  * grants for itself, and the thread sleeps on its bell there instead of napping. */
-#include "internal.h"
+#include "controller.h"
+
+#include "clock.h"
+#include "coord.h"
+#include "errors.h"
+#include "fusion.h"
+#include "hostctl.h"
 #include "timeline.h"
+#include "world.h"
 
 #include <signal.h>
 #include <sys/prctl.h>
@@ -56,7 +63,7 @@ static void die(const char *what, int rc)
 {
     char err[COLL_ERRLEN];
     coll_mpi_error(err, what, rc);
-    fprintf(stderr, "%s (rank %d, progress thread); aborting\n", err, coll_g.rank);
+    fprintf(stderr, "%s (rank %d, progress thread); aborting\n", err, coll_world.rank);
     MPI_Abort(MPI_COMM_WORLD, 1);
     abort();
 }
@@ -83,7 +90,7 @@ static void send_words(struct progress *p, int dest, int tag, int64_t *buf, size
     p->sends = grow(p->sends, &p->scap, p->nsends + 1, sizeof *p->sends);
     struct send_slot *s = &p->sends[p->nsends++];
     s->buf = buf;
-    int rc = MPI_Isend(buf, (int)words, MPI_INT64_T, dest, tag, coll_g.ctrl, &s->req);
+    int rc = MPI_Isend(buf, (int)words, MPI_INT64_T, dest, tag, coll_world.ctrl, &s->req);
     if (rc != MPI_SUCCESS)
         die("MPI_Isend (coordinator message)", rc);
 }
@@ -118,13 +125,13 @@ static int64_t *words(size_t n)
 /* With the lock held: moves queued requests into p->work. Returns whether a waiter asked to flush. */
 static int take_locked(struct progress *p)
 {
-    for (struct coll_request *r = coll_g.pending_head; r; r = r->pending_next) {
+    for (struct coll_request *r = coll_ctl.pending_head; r; r = r->pending_next) {
         p->work = grow(p->work, &p->cap, p->nwork + 1, sizeof *p->work);
         p->work[p->nwork++] = r;
     }
-    coll_g.pending_head = coll_g.pending_tail = NULL;
-    int flush = coll_g.flush;
-    coll_g.flush = 0;
+    coll_ctl.pending_head = coll_ctl.pending_tail = NULL;
+    int flush = coll_ctl.flush;
+    coll_ctl.flush = 0;
     return flush;
 }
 
@@ -137,15 +144,15 @@ static int take_locked(struct progress *p)
 static void announce(struct progress *p)
 {
     size_t n = p->nwork - p->announced;
-    if (coll_g.host_shared) {
-        if (coll_g.timeline && coll_g.rank != 0) /* what completed before this reaches rank 0 before it */
+    if (coll_world.host_shared) {
+        if (coll_world.timeline && coll_world.rank != 0) /* what completed before this reaches rank 0 before it */
             coll_hostctl_times_put();
         size_t k = coll_hostctl_announce(p->work + p->announced, n);
         p->announced += k;
         p->deadline = k < n ? coll_now() + LOG_FULL_RETRY : 0;
         return;
     }
-    const int times = coll_g.timeline && coll_g.rank != 0;
+    const int times = coll_world.timeline && coll_world.rank != 0;
     const size_t len = 2 + n * COLL_DESC_WORDS + (times ? 2 + TIMES_MAX * COLL_TL_WORDS : 0);
     int64_t *msg = words(len);
     msg[0] = p->work[p->announced]->seq;
@@ -155,7 +162,7 @@ static void announce(struct progress *p)
         d[i] = p->work[p->announced + i]->d;
     p->announced = p->nwork;
     p->deadline = 0;
-    if (coll_g.rank != 0) {
+    if (coll_world.rank != 0) {
         int64_t *tail = msg + 2 + n * COLL_DESC_WORDS;
         if (times)
             tail[0] = (int64_t)coll_timeline_outbox((struct coll_tl_rec *)(tail + 2), TIMES_MAX, &tail[1]);
@@ -173,7 +180,7 @@ static struct coll_request *work_at(struct progress *p, int64_t seq)
     int64_t i = p->nwork ? seq - p->work[0]->seq : -1;
     if (i < 0 || (size_t)i >= p->announced) {
         fprintf(stderr, "libcollective: rank %d was told about collective #%lld it never announced; aborting\n",
-                coll_g.rank, (long long)seq);
+                coll_world.rank, (long long)seq);
         MPI_Abort(MPI_COMM_WORLD, 1);
         abort();
     }
@@ -190,13 +197,13 @@ static void refuse(struct coll_request *r, const char *text)
 static long receive(struct progress *p, int source, int tag, MPI_Status *st)
 {
     int flag = 0, n = 0, rc;
-    if ((rc = MPI_Iprobe(source, tag, coll_g.ctrl, &flag, st)) != MPI_SUCCESS)
+    if ((rc = MPI_Iprobe(source, tag, coll_world.ctrl, &flag, st)) != MPI_SUCCESS)
         die("MPI_Iprobe (coordinator message)", rc);
     if (!flag)
         return -1;
     MPI_Get_count(st, MPI_INT64_T, &n);
     p->rbuf = grow(p->rbuf, &p->rcap, (size_t)n + 1, sizeof *p->rbuf);
-    if ((rc = MPI_Recv(p->rbuf, n, MPI_INT64_T, st->MPI_SOURCE, st->MPI_TAG, coll_g.ctrl, MPI_STATUS_IGNORE)) !=
+    if ((rc = MPI_Recv(p->rbuf, n, MPI_INT64_T, st->MPI_SOURCE, st->MPI_TAG, coll_world.ctrl, MPI_STATUS_IGNORE)) !=
         MPI_SUCCESS)
         die("MPI_Recv (coordinator message)", rc);
     return n;
@@ -215,10 +222,10 @@ static int grant(struct progress *p)
         const char *text = coll_coord_mismatch(p->coord, seq);
         if (!text)
             continue;
-        if (coll_g.env.mismatch_abort) /* the ranks' programs have diverged: nothing after can agree */
+        if (coll_world.env.mismatch_abort) /* the ranks' programs have diverged: nothing after can agree */
             coll_abort_job("%s; aborting the job (COLL_MISMATCH_ABORT=1)", text);
         size_t len = strlen(text) + 1, nw = 1 + (len + 7) / 8;
-        for (int r = 1; !coll_g.host_shared && r < coll_g.size; r++) {
+        for (int r = 1; !coll_world.host_shared && r < coll_world.size; r++) {
             int64_t *msg = words(nw);
             msg[nw - 1] = 0;
             msg[0] = seq;
@@ -227,14 +234,14 @@ static int grant(struct progress *p)
         }
         refuse(work_at(p, seq), text);
     }
-    for (int64_t seq = p->granted; coll_g.host_shared && seq < upto; seq++)
+    for (int64_t seq = p->granted; coll_world.host_shared && seq < upto; seq++)
         work_at(p, seq)->cut_after = coll_coord_is_cut(p->coord, seq);
-    for (int r = 1; !coll_g.host_shared && r < coll_g.size; r++) {
+    for (int r = 1; !coll_world.host_shared && r < coll_world.size; r++) {
         int64_t *msg = words(1);
         msg[0] = upto;
         send_words(p, r, TAG_GO, msg, 1);
     }
-    if (coll_g.host_shared)
+    if (coll_world.host_shared)
         coll_hostctl_granted(upto);
     coll_coord_release(p->coord, upto);
     p->granted = upto;
@@ -291,6 +298,54 @@ static int follow(struct progress *p)
     return busy;
 }
 
+struct coll_ctl coll_ctl = {
+    .lock = PTHREAD_MUTEX_INITIALIZER,
+    .work_cv = PTHREAD_COND_INITIALIZER,
+    .done_cv = PTHREAD_COND_INITIALIZER,
+    .watchdog_cv = PTHREAD_COND_INITIALIZER,
+    .late = {.seq = -1},
+};
+
+/* The fusion executor's hooks (fusion.h): this thread alone completes requests. */
+static void started(struct coll_request *w0, double t)
+{
+    pthread_mutex_lock(&coll_ctl.lock); /* from here the watchdog blames the backend, not the grant */
+    w0->running_since = t;
+    pthread_mutex_unlock(&coll_ctl.lock);
+}
+
+/* Marks r done (under the lock) and wakes its waiters. */
+static void finished(struct coll_request *r, int status, const char *error)
+{
+    pthread_mutex_lock(&coll_ctl.lock);
+    r->status = status;
+    if (status != COLL_OK)
+        snprintf(r->error, sizeof r->error, "%s", error);
+    r->done = 1;
+    pthread_cond_broadcast(&coll_ctl.done_cv);
+    pthread_mutex_unlock(&coll_ctl.lock);
+}
+
+static const struct coll_shm_bell bell = {coll_hostctl_ring_peers, coll_hostctl_sleep};
+static const struct coll_fusion_hooks hooks = {started, finished, &bell};
+
+void coll_progress_run_inline(struct coll_request *r)
+{
+    coll_fusion_run(&hooks, &r, 1);
+}
+
+/* Publishes the coordinator's oldest late collective for the watchdog. */
+static void publish_late(const struct coll_coord *c)
+{
+    struct coll_late late;
+    coll_coord_late(c, &late);
+    pthread_mutex_lock(&coll_ctl.lock);
+    coll_ctl.late.seq = late.seq;
+    if (late.seq >= 0)
+        coll_ctl.late = late;
+    pthread_mutex_unlock(&coll_ctl.lock);
+}
+
 /* Runs every granted request; they are a prefix of p->work. */
 static int execute(struct progress *p)
 {
@@ -299,42 +354,24 @@ static int execute(struct progress *p)
         n++;
     if (!n)
         return 0;
-    if (coll_g.timeline) {
+    if (coll_world.timeline) {
         const double now = coll_now();
         for (size_t i = 0; i < n; i++)
             if (!p->work[i]->granted_at)
                 p->work[i]->granted_at = now;
     }
-    coll_fusion_run(p->work, n); /* completed requests may be freed by their waiters from here on */
+    coll_fusion_run(&hooks, p->work, n); /* completed requests may be freed by their waiters from here on */
     memmove(p->work, p->work + n, (p->nwork - n) * sizeof *p->work);
     p->nwork -= n;
     p->announced -= n;
     return 1;
 }
 
-/* Naps grow from 10 us to 200 us: a grant or a transfer that is about to arrive is seen within a few
- * microseconds, and a peer that is a whole layer late costs some 5000 wake-ups a second (about 1% of a
- * core) instead of a core polled flat out. The thread's timer slack is 1 us (progress_main), or the
- * kernel would round every nap up by its default 50 us. */
-#define NAP_MIN 10e-6
-#define NAP_MAX 200e-6
 /* A grant that has not come for 50 ms waits for a peer far behind (a checkpoint, a stopped rank): naps of
  * 1 ms then add at most 2% to that wait, and the wait costs 0.5-1% of a core instead of 6% (measured:
  * rank 0 waiting 5 s for a sleeping rank 1). */
 #define LONG_WAIT 50e-3
 #define NAP_LONG 1e-3
-
-double coll_nap_next(double *nap)
-{
-    *nap = *nap <= 0 ? NAP_MIN : *nap * 2 < NAP_MAX ? *nap * 2 : NAP_MAX;
-    return *nap;
-}
-
-void coll_nap(double *nap)
-{
-    struct timespec ts = {.tv_nsec = (long)(coll_nap_next(nap) * 1e9)};
-    nanosleep(&ts, NULL);
-}
 
 static void wait_until_locked(double when)
 {
@@ -346,7 +383,7 @@ static void wait_until_locked(double when)
     double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + left;
     ts.tv_sec = (time_t)t;
     ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-    pthread_cond_timedwait(&coll_g.work_cv, &coll_g.lock, &ts);
+    pthread_cond_timedwait(&coll_ctl.work_cv, &coll_ctl.lock, &ts);
 }
 
 /* The timeline's traffic (timeline.h): on one host the other ranks' records cross in the control block,
@@ -354,12 +391,12 @@ static void wait_until_locked(double when)
  * flush is due. */
 static double timeline(int force)
 {
-    if (coll_g.rank != 0) {
-        if (coll_g.host_shared)
+    if (coll_world.rank != 0) {
+        if (coll_world.host_shared)
             coll_hostctl_times_put();
         return 0;
     }
-    if (coll_g.host_shared)
+    if (coll_world.host_shared)
         coll_hostctl_times_take();
     return coll_timeline_tick(force);
 }
@@ -371,10 +408,10 @@ static double earliest(double a, double b) { return !a ? b : !b ? a : a < b ? a 
  * poll MPI again, never spinning. */
 static void idle_locked(struct progress *p)
 {
-    if (coll_g.pending_head || coll_g.flush || coll_g.stop)
+    if (coll_ctl.pending_head || coll_ctl.flush || coll_ctl.stop)
         return;
-    if (coll_g.host_shared) { /* rung by a new request, a waiter, or a peer's announcement that completes one */
-        coll_hostctl_sleep(&coll_g.lock, earliest(p->nwork > p->announced ? p->deadline : 0, p->flush_due),
+    if (coll_world.host_shared) { /* rung by a new request, a waiter, or a peer's announcement that completes one */
+        coll_hostctl_sleep(&coll_ctl.lock, earliest(p->nwork > p->announced ? p->deadline : 0, p->flush_due),
                            coll_hostctl_news, NULL);
         return;
     }
@@ -401,36 +438,36 @@ static void idle_locked(struct progress *p)
     else if (p->flush_due)
         wait_until_locked(p->flush_due);
     else
-        pthread_cond_wait(&coll_g.work_cv, &coll_g.lock);
+        pthread_cond_wait(&coll_ctl.work_cv, &coll_ctl.lock);
 }
 
 static void *progress_main(void *arg)
 {
     struct progress *p = arg;
     prctl(PR_SET_TIMERSLACK, 1000UL); /* naps of 10 us are 10 us, not 60 (see NAP_MIN) */
-    pthread_mutex_lock(&coll_g.lock);
+    pthread_mutex_lock(&coll_ctl.lock);
     for (;;) {
         size_t before = p->nwork;
         int flush = take_locked(p);
-        int stop = coll_g.stop;
-        pthread_mutex_unlock(&coll_g.lock);
+        int stop = coll_ctl.stop;
+        pthread_mutex_unlock(&coll_ctl.lock);
 
         double now = p->nwork > p->announced ? coll_now() : 0;
         if (p->nwork > before && !p->deadline)
-            p->deadline = now + coll_g.env.cycle_sec;
+            p->deadline = now + coll_world.env.cycle_sec;
         int busy = 0;
         if (p->nwork > p->announced && (flush || stop || now >= p->deadline)) {
             announce(p);
             busy = 1;
         }
-        if (coll_g.host_shared) {
+        if (coll_world.host_shared) {
             busy |= coordinate_host(p);
             if (busy)
-                coll_coord_publish_late(p->coord);
-        } else if (coll_g.use_mpi) {
-            busy |= coll_g.rank == 0 ? coordinate(p) : follow(p);
+                publish_late(p->coord);
+        } else if (coll_world.use_mpi) {
+            busy |= coll_world.rank == 0 ? coordinate(p) : follow(p);
             if (busy && p->coord) /* something was announced or granted */
-                coll_coord_publish_late(p->coord);
+                publish_late(p->coord);
             reap_sends(p, 0);
         } else if (p->announced) { /* a single process without MPI agrees with itself */
             p->granted = p->work[p->announced - 1]->seq + 1;
@@ -438,50 +475,40 @@ static void *progress_main(void *arg)
         busy |= execute(p);
         if (busy)
             p->nap = 0;
-        if (coll_g.timeline)
+        if (coll_world.timeline)
             p->flush_due = timeline(0);
 
-        pthread_mutex_lock(&coll_g.lock);
-        coll_g.cycle_pending = p->nwork > p->announced;
-        if (stop && !p->nwork && !coll_g.pending_head)
+        pthread_mutex_lock(&coll_ctl.lock);
+        coll_ctl.cycle_pending = p->nwork > p->announced;
+        if (stop && !p->nwork && !coll_ctl.pending_head)
             break;
         if (!busy)
             idle_locked(p);
     }
-    pthread_mutex_unlock(&coll_g.lock);
-    if (coll_g.timeline) /* every rank's records of what ran before coll_finalize's barrier */
+    pthread_mutex_unlock(&coll_ctl.lock);
+    if (coll_world.timeline) /* every rank's records of what ran before coll_finalize's barrier */
         timeline(1);
-    if (coll_g.use_mpi)
+    if (coll_world.use_mpi)
         reap_sends(p, 1);
     return NULL;
 }
 
 static struct progress state;
 
-int coll_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the new thread inherits this mask */
-    int rc = pthread_create(t, NULL, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
-}
-
 int coll_progress_start(void)
 {
     memset(&state, 0, sizeof state);
-    if (coll_g.use_mpi && (coll_g.rank == 0 || coll_g.host_shared) && !(state.coord = coll_coord_new(coll_g.size)))
-        return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the coordinator of %d ranks", coll_g.size);
-    coll_g.stop = 0;
-    coll_g.cycle_pending = 0;
-    coll_g.late_seq = -1;
-    int rc = coll_thread_start(&coll_g.thread, progress_main, &state);
+    if (coll_world.use_mpi && (coll_world.rank == 0 || coll_world.host_shared) && !(state.coord = coll_coord_new(coll_world.size, coll_world.env.check)))
+        return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the coordinator of %d ranks", coll_world.size);
+    coll_ctl.stop = 0;
+    coll_ctl.cycle_pending = 0;
+    coll_ctl.late.seq = -1;
+    int rc = coll_thread_start(&coll_ctl.thread, progress_main, &state);
     if (rc) {
         coll_coord_free(state.coord);
         return coll_fail(COLL_ERR_STATE, "libcollective: cannot start the progress thread: %s", strerror(rc));
     }
-    if (coll_g.size > 1 && (rc = coll_watchdog_start()) != COLL_OK) {
+    if (coll_world.size > 1 && (rc = coll_watchdog_start()) != COLL_OK) {
         char err[COLL_ERRLEN];
         snprintf(err, sizeof err, "%s", coll_last_error());
         coll_progress_stop();
@@ -492,19 +519,19 @@ int coll_progress_start(void)
 
 void coll_progress_wake_locked(void)
 {
-    if (coll_g.host_shared)
+    if (coll_world.host_shared)
         coll_hostctl_ring_self();
     else
-        pthread_cond_signal(&coll_g.work_cv);
+        pthread_cond_signal(&coll_ctl.work_cv);
 }
 
 void coll_progress_stop(void)
 {
-    pthread_mutex_lock(&coll_g.lock);
-    coll_g.stop = 1;
+    pthread_mutex_lock(&coll_ctl.lock);
+    coll_ctl.stop = 1;
     coll_progress_wake_locked();
-    pthread_mutex_unlock(&coll_g.lock);
-    pthread_join(coll_g.thread, NULL);
+    pthread_mutex_unlock(&coll_ctl.lock);
+    pthread_join(coll_ctl.thread, NULL);
     coll_watchdog_stop();
     coll_coord_free(state.coord);
     free(state.work);

@@ -1,6 +1,13 @@
 /* The public collective calls: each one becomes a request queued for the progress thread; blocking calls
- * are a queued request plus a wait. Handles live on coll_g.live until a wait frees them. */
-#include "internal.h"
+ * are a queued request plus a wait. Handles live on coll_ctl.live until a wait frees them. */
+#include "api.h"
+
+#include "clock.h"
+#include "controller.h"
+#include "device.h"
+#include "errors.h"
+#include "shm.h"
+#include "world.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +30,7 @@ static int refuse_type(int64_t kind, int64_t dtype, int64_t device)
 static int memory_kind(int64_t kind, const void *send, const void *recv, int64_t *device)
 {
     *device = 0;
-    if (!coll_g.nccl)
+    if (!coll_device_plugin())
         return COLL_OK; /* initialised for host memory only: every pointer is host memory */
     int ds = send ? coll_is_device_ptr(send) : -1, dr = recv ? coll_is_device_ptr(recv) : -1;
     if (ds >= 0 && dr >= 0 && ds != dr)
@@ -44,15 +51,15 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
 {
     const char *name = coll_kind_name(kind);
     int rc;
-    if (!coll_g.initialised)
+    if (!coll_world.initialised)
         return coll_fail(COLL_ERR_STATE, "libcollective: %s called before coll_init()", name);
     if (kind < COLL_KIND_BARRIER && count > 0 && (!recv || !send))
         return coll_fail(COLL_ERR_ARG, "libcollective: %s of %zu elements with a NULL buffer", name, count);
     if (kind == COLL_KIND_ALLREDUCE && op != COLL_SUM && op != COLL_AVERAGE)
         return coll_fail(COLL_ERR_ARG, "libcollective: allreduce: unknown op %lld", (long long)op);
-    if (kind == COLL_KIND_BROADCAST && (root < 0 || root >= coll_g.size))
+    if (kind == COLL_KIND_BROADCAST && (root < 0 || root >= coll_world.size))
         return coll_fail(COLL_ERR_ARG, "libcollective: broadcast root %lld is not a rank (size %d)",
-                         (long long)root, coll_g.size);
+                         (long long)root, coll_world.size);
     struct coll_desc d = {.kind = kind, .count = (int64_t)count, .dtype = dtype, .op = op, .root = root,
                           .apply = apply.fn != NULL};
     if (kind < COLL_KIND_BARRIER &&
@@ -80,40 +87,29 @@ static int enqueue(int64_t kind, const void *send, void *recv, size_t count, int
     /* One process without MPI has nobody to agree with and nothing to exchange: the request runs here, at
      * once, instead of waking the progress thread (its hand-off alone cost more than NCCL's own latency).
      * Nothing is ever queued in that case, so this cannot overtake an earlier request. */
-    const int inline_run = !coll_g.use_mpi;
-    pthread_mutex_lock(&coll_g.lock);
-    r->seq = coll_g.next_seq++;
+    const int inline_run = !coll_world.use_mpi;
+    pthread_mutex_lock(&coll_ctl.lock);
+    r->seq = coll_ctl.next_seq++;
     if (!inline_run) {
-        if (coll_g.pending_tail)
-            coll_g.pending_tail->pending_next = r;
+        if (coll_ctl.pending_tail)
+            coll_ctl.pending_tail->pending_next = r;
         else
-            coll_g.pending_head = r;
-        coll_g.pending_tail = r;
+            coll_ctl.pending_head = r;
+        coll_ctl.pending_tail = r;
     }
-    r->live_prev = coll_g.live_tail;
-    if (coll_g.live_tail)
-        coll_g.live_tail->live_next = r;
+    r->live_prev = coll_ctl.live_tail;
+    if (coll_ctl.live_tail)
+        coll_ctl.live_tail->live_next = r;
     else
-        coll_g.live_head = r;
-    coll_g.live_tail = r;
-    if (!inline_run && !coll_g.cycle_pending) /* else it takes this one with them at its deadline */
+        coll_ctl.live_head = r;
+    coll_ctl.live_tail = r;
+    if (!inline_run && !coll_ctl.cycle_pending) /* else it takes this one with them at its deadline */
         coll_progress_wake_locked();
-    pthread_mutex_unlock(&coll_g.lock);
+    pthread_mutex_unlock(&coll_ctl.lock);
     if (inline_run)
-        coll_fusion_run(&r, 1);
+        coll_progress_run_inline(r);
     *handle = r;
     return COLL_OK;
-}
-
-void coll_complete(struct coll_request *r, int status, const char *error)
-{
-    pthread_mutex_lock(&coll_g.lock);
-    r->status = status;
-    if (status != COLL_OK)
-        snprintf(r->error, sizeof r->error, "%s", error);
-    r->done = 1;
-    pthread_cond_broadcast(&coll_g.done_cv);
-    pthread_mutex_unlock(&coll_g.lock);
 }
 
 /* With the lock held: remove r from the live list and free it; returns its status (and sets the error). */
@@ -122,11 +118,11 @@ static int release_locked(struct coll_request *r)
     if (r->live_prev)
         r->live_prev->live_next = r->live_next;
     else
-        coll_g.live_head = r->live_next;
+        coll_ctl.live_head = r->live_next;
     if (r->live_next)
         r->live_next->live_prev = r->live_prev;
     else
-        coll_g.live_tail = r->live_prev;
+        coll_ctl.live_tail = r->live_prev;
     int status = r->status;
     if (status != COLL_OK)
         coll_set_error(r->error);
@@ -138,40 +134,40 @@ int coll_wait(coll_handle r)
 {
     if (!r)
         return coll_fail(COLL_ERR_ARG, "libcollective: coll_wait on a NULL handle");
-    pthread_mutex_lock(&coll_g.lock);
+    pthread_mutex_lock(&coll_ctl.lock);
     if (!r->done) {
-        coll_g.flush = 1; /* someone is blocked on it: announce without waiting for the cycle */
+        coll_ctl.flush = 1; /* someone is blocked on it: announce without waiting for the cycle */
         coll_progress_wake_locked();
         while (!r->done)
-            pthread_cond_wait(&coll_g.done_cv, &coll_g.lock);
+            pthread_cond_wait(&coll_ctl.done_cv, &coll_ctl.lock);
     }
     int status = release_locked(r);
-    pthread_mutex_unlock(&coll_g.lock);
+    pthread_mutex_unlock(&coll_ctl.lock);
     return status;
 }
 
 int coll_wait_all(void)
 {
-    if (!coll_g.initialised)
+    if (!coll_world.initialised)
         return coll_fail(COLL_ERR_STATE, "libcollective: coll_wait_all called before coll_init()");
     int first = COLL_OK;
     char error[COLL_ERRLEN] = "";
-    pthread_mutex_lock(&coll_g.lock);
+    pthread_mutex_lock(&coll_ctl.lock);
     /* Requests complete in sequence order, so the newest one being done means all are. */
-    if (coll_g.live_tail && !coll_g.live_tail->done) {
-        coll_g.flush = 1;
+    if (coll_ctl.live_tail && !coll_ctl.live_tail->done) {
+        coll_ctl.flush = 1;
         coll_progress_wake_locked();
-        while (!coll_g.live_tail->done)
-            pthread_cond_wait(&coll_g.done_cv, &coll_g.lock);
+        while (!coll_ctl.live_tail->done)
+            pthread_cond_wait(&coll_ctl.done_cv, &coll_ctl.lock);
     }
-    while (coll_g.live_head) {
-        int status = release_locked(coll_g.live_head);
+    while (coll_ctl.live_head) {
+        int status = release_locked(coll_ctl.live_head);
         if (status != COLL_OK && first == COLL_OK) {
             first = status;
             snprintf(error, sizeof error, "%s", coll_last_error());
         }
     }
-    pthread_mutex_unlock(&coll_g.lock);
+    pthread_mutex_unlock(&coll_ctl.lock);
     if (first != COLL_OK)
         coll_set_error(error);
     return first;
@@ -181,9 +177,9 @@ int coll_test(coll_handle r, int *done)
 {
     if (!r || !done)
         return coll_fail(COLL_ERR_ARG, "libcollective: coll_test with a NULL %s", r ? "done pointer" : "handle");
-    pthread_mutex_lock(&coll_g.lock);
+    pthread_mutex_lock(&coll_ctl.lock);
     *done = r->done;
-    pthread_mutex_unlock(&coll_g.lock);
+    pthread_mutex_unlock(&coll_ctl.lock);
     return COLL_OK;
 }
 

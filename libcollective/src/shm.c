@@ -1,4 +1,5 @@
-/* Node-shared memory (coll_host_alloc, collective.h) and the allreduce that reads it in place.
+/* Node-shared memory regions (what coll_host_alloc, host_alloc.c, hands out) and the allreduce that reads
+ * them in place.
  *
  * Why: with every rank on one node, MPI moves a float32 allreduce through its shared-memory transport,
  * which for large messages pins the peer's pages one by one for a single-copy read (process_vm_readv), then
@@ -26,10 +27,15 @@
  * copies the sums into every rank's buffer, or hands them to an apply request's function, which then
  * does that slice's work for every rank (collective.h); slices are disjoint, so nothing is read after
  * another rank wrote it. It then publishes the batch's mark in its header and sleeps on its bell
- * (hostctl.c) until every rank's mark has reached it; a rank whose mark raises the lowest rings the others. Only then may
- * any rank's program read its results, or write its buffer again. A rank that stops or dies meanwhile
- * leaves the others asleep until the watchdog ends the job. */
-#include "internal.h"
+ * (the caller's, hostctl.c's) until every rank's mark has reached it; a rank whose mark raises the lowest
+ * rings the others. Only then may any rank's program read its results, or write its buffer again. A rank
+ * that stops or dies meanwhile leaves the others asleep until the watchdog ends the job. */
+#include "shm.h"
+
+#include "clock.h"
+#include "errors.h"
+#include "reduce.h"
+#include "world.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -63,9 +69,6 @@ struct coll_shm_region {
 static struct coll_shm_region *regions;
 static int64_t next_id;
 
-/* Words of coll_host_alloc's agreement per rank: size, rank 0's name stem (pid, clock). */
-enum { AGREE_WORDS = 3 };
-
 static char *data_of(const struct coll_shm_region *g, int r) { return g->map[r] + HEAD_BYTES; }
 static struct shm_head *head_of(const struct coll_shm_region *g, int r) { return (struct shm_head *)g->map[r]; }
 
@@ -85,7 +88,7 @@ static int map_object(struct coll_shm_region *g, const int64_t *stem, int r, cha
 {
     char name[96];
     object_name(name, sizeof name, stem, g->id, r);
-    const int mine = r == coll_g.rank;
+    const int mine = r == coll_world.rank;
     int fd = shm_open(name, mine ? O_RDWR | O_CREAT | O_EXCL : O_RDWR, 0600), e = fd < 0 ? errno : 0;
     /* Reserve the pages now: with ftruncate alone a tmpfs that fills up (a container's 64 MiB /dev/shm)
      * answers the first touch of a page it cannot back with SIGBUS instead of an error here. */
@@ -109,7 +112,7 @@ static int map_object(struct coll_shm_region *g, const int64_t *stem, int r, cha
 
 static void unmap_all(struct coll_shm_region *g)
 {
-    for (int r = 0; g->map && r < coll_g.size; r++)
+    for (int r = 0; g->map && r < coll_world.size; r++)
         if (g->map[r])
             munmap(g->map[r], g->map_bytes);
 }
@@ -125,16 +128,13 @@ static void region_free(struct coll_shm_region *g)
     free(g);
 }
 
-/* Every rank calls this with its own count of failures; returns the job's total (or -1 when the
- * collective itself failed, its error set). direct: coll_init, before the progress thread runs, when
- * this thread may call MPI itself. */
-static int failures_everywhere(int mine, int direct)
+/* coll_shm_block's count of failures everywhere (coll_shm_share): coll_init, before the progress thread
+ * runs, when this thread may call MPI itself. */
+static int failures_mpi(int mine)
 {
     int32_t v = mine != 0;
-    if (!direct)
-        return coll_allreduce(&v, &v, 1, COLL_INT32, COLL_SUM) == COLL_OK ? v : -1;
     char err[COLL_ERRLEN];
-    int rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT32_T, MPI_SUM, coll_g.ctrl);
+    int rc = MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT32_T, MPI_SUM, coll_world.ctrl);
     if (rc != MPI_SUCCESS) {
         coll_fail(coll_mpi_error(err, "MPI_Allreduce (node-shared memory)", rc), "%s", err);
         return -1;
@@ -155,8 +155,8 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
 static uint64_t host_key(void)
 {
     const uint64_t basis = 0xcbf29ce484222325ULL;
-    if (*coll_g.env.host_id)
-        return fnv1a(basis, coll_g.env.host_id, strlen(coll_g.env.host_id));
+    if (*coll_world.env.host_id)
+        return fnv1a(basis, coll_world.env.host_id, strlen(coll_world.env.host_id));
     char name[256] = "", boot[64] = "";
     gethostname(name, sizeof name - 1);
     FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
@@ -169,12 +169,10 @@ static uint64_t host_key(void)
     return fnv1a(fnv1a(basis, name, strlen(name) + 1), boot, strlen(boot)); /* the NUL ends the name */
 }
 
-/* The shared attempt: 1 when shared, 0 to fall back to private memory, -1 on a collective's failure.
- * what names the region in the fallback message; direct as in failures_everywhere. */
-static int share(struct coll_shm_region *g, const int64_t *stem, const char *what, int direct)
+int coll_shm_share(struct coll_shm_region *g, const int64_t *stem, const char *what, int (*failures_everywhere)(int))
 {
     char why[256] = "";
-    const int n = coll_g.size, me = coll_g.rank;
+    const int n = coll_world.size, me = coll_world.rank;
     g->map_bytes = HEAD_BYTES + ((g->bytes + HEAD_BYTES - 1) / HEAD_BYTES) * HEAD_BYTES;
     g->map = calloc((size_t)n, sizeof *g->map);
     g->part = calloc((size_t)n, sizeof *g->part);
@@ -183,12 +181,12 @@ static int share(struct coll_shm_region *g, const int64_t *stem, const char *wha
         snprintf(why, sizeof why, "no memory for %d ranks' mappings", n);
     else
         bad = map_object(g, stem, me, why, sizeof why) != 0;
-    int total = failures_everywhere(bad, direct); /* every rank has created its object, or some could not */
+    int total = failures_everywhere(bad); /* every rank has created its object, or some could not */
     for (int r = 0; total == 0 && r < n; r++)
         if (r != me && (bad = map_object(g, stem, r, why, sizeof why) != 0))
             break;
     if (total == 0)
-        total = failures_everywhere(bad, direct); /* every rank has mapped every object */
+        total = failures_everywhere(bad); /* every rank has mapped every object */
     if (g->map && g->map[me]) {
         char name[96];
         object_name(name, sizeof name, stem, g->id, me);
@@ -213,13 +211,13 @@ static int share(struct coll_shm_region *g, const int64_t *stem, const char *wha
 
 int coll_shm_block(size_t bytes, struct coll_shm_region **out)
 {
-    const int n = coll_g.size;
+    const int n = coll_world.size;
     char err[COLL_ERRLEN];
     *out = NULL;
     /* Every rank takes part, COLL_SHM=0 or not, so that one rank's setting cannot leave the others in
      * this allgather: the block is shared only when every rank has rank 0's key and none said 0. */
     enum { WORDS = 4 };
-    int64_t mine[WORDS] = {(int64_t)getpid(), (int64_t)(coll_now() * 1e9), (int64_t)host_key(), coll_g.env.shm};
+    int64_t mine[WORDS] = {(int64_t)getpid(), (int64_t)(coll_now() * 1e9), (int64_t)host_key(), coll_world.env.shm};
     int64_t *all = malloc(WORDS * (size_t)n * sizeof *all);
     struct coll_shm_region *g = calloc(1, sizeof *g);
     if (!all || !g) {
@@ -227,13 +225,13 @@ int coll_shm_block(size_t bytes, struct coll_shm_region **out)
         free(g);
         return coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the node-shared control block");
     }
-    int rc = MPI_Allgather(mine, WORDS, MPI_INT64_T, all, WORDS, MPI_INT64_T, coll_g.ctrl);
+    int rc = MPI_Allgather(mine, WORDS, MPI_INT64_T, all, WORDS, MPI_INT64_T, coll_world.ctrl);
     int one_host = rc == MPI_SUCCESS;
     for (int r = 0; one_host && r < n; r++)
         one_host = all[WORDS * r + 2] == all[2] && all[WORDS * r + 3];
     g->id = -1;
     g->bytes = bytes;
-    int shared = one_host ? share(g, all, "the control block", 1) : 0;
+    int shared = one_host ? coll_shm_share(g, all, "the control block", failures_mpi) : 0;
     free(all);
     if (rc != MPI_SUCCESS) {
         free(g);
@@ -258,12 +256,8 @@ void *coll_shm_rank_data(const struct coll_shm_region *g, int r)
     return data_of(g, r);
 }
 
-void *coll_host_alloc(size_t bytes)
+struct coll_shm_region *coll_shm_region_new(size_t bytes)
 {
-    if (!coll_g.initialised) {
-        coll_fail(COLL_ERR_STATE, "libcollective: coll_host_alloc called before coll_init()");
-        return NULL;
-    }
     struct coll_shm_region *g = calloc(1, sizeof *g);
     if (!g) {
         coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for a coll_host_alloc region");
@@ -271,41 +265,24 @@ void *coll_host_alloc(size_t bytes)
     }
     g->id = next_id++;
     g->bytes = bytes;
-    int shared = 0;
-    /* The size is agreed wherever there are ranks, so that a program that gets it wrong fails on a laptop
-     * as it would on one node of a cluster. */
-    if (coll_g.use_mpi && coll_g.size > 1) {
-        const int n = coll_g.size;
-        int64_t mine[AGREE_WORDS] = {(int64_t)bytes, (int64_t)getpid(), (int64_t)(coll_now() * 1e9)};
-        int64_t *all = malloc(AGREE_WORDS * (size_t)n * sizeof *all);
-        int rc = all ? coll_allgather(mine, all, AGREE_WORDS, COLL_INT64)
-                     : coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for coll_host_alloc's agreement");
-        for (int r = 1; rc == COLL_OK && r < n; r++) {
-            const int64_t *theirs = all + AGREE_WORDS * r;
-            if (theirs[0] != all[0])
-                rc = coll_fail(COLL_ERR_ARG,
-                               "libcollective: coll_host_alloc #%lld differs across ranks: rank 0 asked for %lld "
-                               "bytes, rank %d for %lld",
-                               (long long)g->id, (long long)all[0], r, (long long)theirs[0]);
-        }
-        char what[64];
-        snprintf(what, sizeof what, "coll_host_alloc #%lld", (long long)g->id);
-        if (rc == COLL_OK && coll_g.host_shared && (shared = share(g, all + 1, what, 0)) < 0)
-            rc = COLL_ERR_BACKEND;
-        free(all);
-        if (rc != COLL_OK) {
-            free(g);
-            return NULL;
-        }
-    }
-    if (!shared) {
+    return g;
+}
+
+int64_t coll_shm_region_id(const struct coll_shm_region *g)
+{
+    return g->id;
+}
+
+void *coll_shm_region_keep(struct coll_shm_region *g)
+{
+    if (!g->map) {
         void *p = NULL;
-        if (posix_memalign(&p, HEAD_BYTES, bytes ? bytes : 1) != 0) {
-            coll_fail(COLL_ERR_NOMEM, "libcollective: coll_host_alloc: no memory for %zu bytes", bytes);
+        if (posix_memalign(&p, HEAD_BYTES, g->bytes ? g->bytes : 1) != 0) {
+            coll_fail(COLL_ERR_NOMEM, "libcollective: coll_host_alloc: no memory for %zu bytes", g->bytes);
             free(g);
             return NULL;
         }
-        memset(p, 0, bytes);
+        memset(p, 0, g->bytes);
         g->data = p;
     }
     g->next = regions;
@@ -313,10 +290,8 @@ void *coll_host_alloc(size_t bytes)
     return g->data;
 }
 
-int coll_host_free(void *p)
+int coll_shm_region_drop(void *p)
 {
-    if (!p)
-        return COLL_OK;
     for (struct coll_shm_region **at = &regions; *at; at = &(*at)->next)
         if ((*at)->data == p) {
             struct coll_shm_region *g = *at;
@@ -327,19 +302,13 @@ int coll_host_free(void *p)
     return coll_fail(COLL_ERR_ARG, "libcollective: coll_host_free(%p): not memory from coll_host_alloc", p);
 }
 
-int coll_host_shared(const void *p)
-{
-    int64_t id, offset;
-    return p && coll_shm_find(p, 0, &id, &offset) != NULL;
-}
-
-void *coll_host_peer(const void *p, int rank)
+void *coll_shm_peer(const void *p, int rank)
 {
     int64_t id, offset;
     const struct coll_shm_region *g = p ? coll_shm_find(p, 0, &id, &offset) : NULL;
-    if (rank == coll_g.rank)
+    if (rank == coll_world.rank)
         return (void *)p;
-    return g && rank >= 0 && rank < coll_g.size ? data_of(g, rank) + offset : NULL;
+    return g && rank >= 0 && rank < coll_world.size ? data_of(g, rank) + offset : NULL;
 }
 
 struct coll_shm_region *coll_shm_find(const void *p, size_t bytes, int64_t *id, int64_t *offset)
@@ -363,18 +332,18 @@ struct done_wait {
 static int all_done(void *arg)
 {
     const struct done_wait *dw = arg;
-    for (int r = 0; r < coll_g.size; r++)
+    for (int r = 0; r < coll_world.size; r++)
         if (atomic_load(&head_of(dw->g, r)->done) < dw->mark)
             return 0;
     return 1;
 }
 
-int coll_shm_allreduce(struct coll_request **w, size_t k, char *err)
+int coll_shm_allreduce(struct coll_request **w, size_t k, const struct coll_shm_bell *bell, char *err)
 {
     (void)err; /* nothing here can fail: a peer that never finishes is the watchdog's */
     static float tmp[CHUNK] __attribute__((aligned(64))); /* the progress thread's only */
     struct coll_shm_region *g = w[0]->shm;
-    const int n = coll_g.size, me = coll_g.rank;
+    const int n = coll_world.size, me = coll_world.rank;
     atomic_thread_fence(memory_order_acquire); /* the peers' gradients, final before they queued them */
     for (size_t i = 0; i < k; i++) {
         const size_t count = (size_t)w[i]->d.count, off = (size_t)w[i]->d.shm_offset;
@@ -401,8 +370,8 @@ int coll_shm_allreduce(struct coll_request **w, size_t k, char *err)
     for (int r = 0; lowest && r < n; r++)
         lowest = r == me || atomic_load(&head_of(g, r)->done) > before;
     if (lowest)
-        coll_hostctl_ring_peers();
+        bell->ring_peers();
     while (!all_done(&dw))
-        coll_hostctl_sleep(NULL, 0, all_done, &dw);
+        bell->sleep(NULL, 0, all_done, &dw);
     return COLL_OK;
 }

@@ -1,6 +1,6 @@
 /* Which ranks a stalled collective waits for, in words (Horovod's stall inspector). The coordinator on rank
  * 0 publishes them; the watchdog (watchdog.c) prints them. */
-#include "internal.h"
+#include "coord.h"
 
 #include <stdio.h>
 

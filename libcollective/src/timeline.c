@@ -14,6 +14,10 @@
  * thing written. */
 #include "timeline.h"
 
+#include "clock.h"
+#include "errors.h"
+#include "world.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -267,7 +271,7 @@ static void flush_locked(void)
             char what[160];
             snprintf(what, sizeof what,
                      "timeline size cap reached (COLL_TIMELINE_MAX_MB=%g): nothing more is recorded",
-                     coll_g.env.timeline_max_mb);
+                     coll_world.env.timeline_max_mb);
             marker_locked(what, coll_now());
             tl.full = 1;
         }
@@ -296,12 +300,12 @@ static int open_file(const char *path, double cap_mb)
                       "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"writer\":\"libcollective\",\"file\":\"%s\","
                       "\"ranks\":%d,\"clock\":\"%s\"},\"traceEvents\":[\n"
                       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"args\":{\"name\":\"rank 0\"}}",
-                      esc, coll_g.size,
-                      coll_g.local_size == coll_g.size
+                      esc, coll_world.size,
+                      coll_world.local_size == coll_world.size
                           ? "CLOCK_MONOTONIC of this host, shared by every rank; ts 0 is rank 0's coll_init"
                           : "each rank's CLOCK_MONOTONIC, shifted by its offset to rank 0's measured as every "
                             "rank left one MPI_Barrier in coll_init; ts 0 is rank 0's coll_init");
-    for (int r = 1; !rc && r < coll_g.size; r++)
+    for (int r = 1; !rc && r < coll_world.size; r++)
         rc = text_add(&t, ",\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}}", r,
                       r);
     if (!rc)
@@ -322,17 +326,17 @@ static int open_file(const char *path, double cap_mb)
 /* Every rank leaves one barrier at nearly the same moment: its clock then, minus rank 0's, is its offset. */
 static int measure_offsets(void)
 {
-    double now, *all = coll_g.rank == 0 ? tl.offset : NULL;
-    int rc = MPI_Barrier(coll_g.ctrl);
+    double now, *all = coll_world.rank == 0 ? tl.offset : NULL;
+    int rc = MPI_Barrier(coll_world.ctrl);
     now = coll_now();
     if (rc == MPI_SUCCESS)
-        rc = MPI_Gather(&now, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, coll_g.ctrl);
+        rc = MPI_Gather(&now, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, 0, coll_world.ctrl);
     if (rc != MPI_SUCCESS) {
         char err[COLL_ERRLEN];
         return coll_fail(coll_mpi_error(err, "MPI_Gather (timeline clocks)", rc), "%s", err);
     }
-    for (int r = 0; all && r < coll_g.size; r++)
-        all[r] = coll_g.local_size == coll_g.size ? 0 : all[r] - now;
+    for (int r = 0; all && r < coll_world.size; r++)
+        all[r] = coll_world.local_size == coll_world.size ? 0 : all[r] - now;
     return COLL_OK;
 }
 
@@ -351,31 +355,31 @@ static void release(void)
     memset(&tl, 0, sizeof tl);
     tl.lock = lock;
     tl.fd = -1;
-    coll_g.timeline = 0;
+    coll_world.timeline = 0;
 }
 
 int coll_timeline_open(void)
 {
     int rc = COLL_OK;
     /* Rank 0's verdict: 0 off, 1 on, -1 failed (every rank then fails coll_init with it). */
-    int on = coll_g.rank == 0 && coll_g.env.timeline[0];
+    int on = coll_world.rank == 0 && coll_world.env.timeline[0];
     if (on) {
         tl.t0 = coll_now();
-        tl.offset = calloc((size_t)coll_g.size, sizeof *tl.offset);
-        tl.lanes = calloc((size_t)coll_g.size, sizeof *tl.lanes);
-        tl.nlanes = calloc((size_t)coll_g.size, sizeof *tl.nlanes);
+        tl.offset = calloc((size_t)coll_world.size, sizeof *tl.offset);
+        tl.lanes = calloc((size_t)coll_world.size, sizeof *tl.lanes);
+        tl.nlanes = calloc((size_t)coll_world.size, sizeof *tl.nlanes);
         if (!rc && (!tl.offset || !tl.lanes || !tl.nlanes))
-            rc = coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the timeline of %d ranks", coll_g.size);
+            rc = coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the timeline of %d ranks", coll_world.size);
         if (!rc)
-            rc = open_file(coll_g.env.timeline, coll_g.env.timeline_max_mb);
+            rc = open_file(coll_world.env.timeline, coll_world.env.timeline_max_mb);
         on = rc ? -1 : 1;
     }
-    if (coll_g.use_mpi && coll_g.size > 1) {
-        int brc = MPI_Bcast(&on, 1, MPI_INT, 0, coll_g.ctrl);
+    if (coll_world.use_mpi && coll_world.size > 1) {
+        int brc = MPI_Bcast(&on, 1, MPI_INT, 0, coll_world.ctrl);
         if (brc != MPI_SUCCESS) {
             char err[COLL_ERRLEN];
             rc = coll_fail(coll_mpi_error(err, "MPI_Bcast (timeline)", brc), "%s", err);
-        } else if (on < 0 && coll_g.rank != 0) {
+        } else if (on < 0 && coll_world.rank != 0) {
             rc = coll_fail(COLL_ERR_ARG, "libcollective: rank 0 cannot write its timeline file (COLL_TIMELINE), "
                                          "so no rank starts; rank 0 says why");
         } else if (on > 0) {
@@ -388,16 +392,16 @@ int coll_timeline_open(void)
         release();
         return rc;
     }
-    coll_g.timeline = on > 0;
+    coll_world.timeline = on > 0;
     return COLL_OK;
 }
 
 void coll_timeline_close(void)
 {
-    if (!coll_g.timeline)
+    if (!coll_world.timeline)
         return;
     pthread_mutex_lock(&tl.lock);
-    if (coll_g.rank == 0) {
+    if (coll_world.rank == 0) {
         if (tl.nheld || tl.notes.len)
             tl.due = coll_now();
         flush_locked();
@@ -427,11 +431,11 @@ static int hold_locked(int rank, const struct coll_tl_rec *r)
 void coll_timeline_local(const struct coll_tl_rec *r)
 {
     pthread_mutex_lock(&tl.lock);
-    if (coll_g.rank == 0) {
+    if (coll_world.rank == 0) {
         if (!tl.full && tl.fd >= 0)
             hold_locked(0, r);
         /* No MPI: no progress thread runs the collectives, so the caller's thread keeps the cadence. */
-        if (!coll_g.use_mpi && tl.due && coll_now() >= tl.due)
+        if (!coll_world.use_mpi && tl.due && coll_now() >= tl.due)
             flush_locked();
     } else if (tl.nout == OUTBOX_MAX || (!tl.out && !(tl.out = malloc(OUTBOX_MAX * sizeof *tl.out)))) {
         tl.lost++;
@@ -458,7 +462,7 @@ size_t coll_timeline_outbox(struct coll_tl_rec *out, size_t max, int64_t *lost)
 
 void coll_timeline_remote(int rank, const struct coll_tl_rec *r, size_t n, int64_t lost)
 {
-    if (rank <= 0 || rank >= coll_g.size)
+    if (rank <= 0 || rank >= coll_world.size)
         return;
     pthread_mutex_lock(&tl.lock);
     for (size_t i = 0; i < n && !tl.full && tl.fd >= 0; i++)
@@ -484,7 +488,7 @@ double coll_timeline_tick(int force)
 
 void coll_timeline_abort(const char *why)
 {
-    if (!coll_g.timeline || coll_g.rank != 0)
+    if (!coll_world.timeline || coll_world.rank != 0)
         return;
     /* The progress thread may be inside a flush (a write of at most one cadence's events): wait for it a
      * little, never for ever, since the job is ending anyway. */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
+#include "desc.h"
 
 enum { COLL_TL_QUEUED, COLL_TL_READY, COLL_TL_FUSED, COLL_TL_REDUCED, COLL_TL_DONE, COLL_TL_PHASES };
 
@@ -35,7 +35,7 @@ struct coll_tl_rec {
 
 /* coll_init, collective, after MPI is up and before the control block and the progress thread: rank 0
  * reads COLL_TIMELINE and COLL_TIMELINE_MAX_MB and opens the file; every rank learns whether the timeline
- * is on (coll_g.timeline) or fails as rank 0 did (COLL_ERR_ARG naming the file). */
+ * is on (coll_world.timeline) or fails as rank 0 did (COLL_ERR_ARG naming the file). */
 int coll_timeline_open(void);
 /* coll_finalize, after the progress thread has stopped: the last flush. */
 void coll_timeline_close(void);

@@ -2,7 +2,7 @@
  * progress thread can be blocked inside MPI_Allreduce (or a NCCL stream) for as long as a peer is
  * stopped or dead, and could then neither warn nor abort; this thread never calls MPI except MPI_Abort.
  *
- * Once per tick it looks at two clocks, under coll_g.lock:
+ * Once per tick it looks at two clocks, under coll_ctl.lock:
  *  - this rank's oldest collective that has not completed, since the program queued it; it is either
  *    waiting for its grant, or running in the backend (running_since set by fusion.c);
  *  - on rank 0 (on every rank when the ranks share a host), the oldest collective that some rank has not
@@ -12,8 +12,14 @@
  * the same facts and aborts the job (coll_abort_job). Every rank runs the same rule on its own clock, so
  * the job ends within the abort time plus one tick of whichever rank notices first, whether rank 0 is the
  * stopped one or not. */
-#include "internal.h"
+#include "controller.h"
+
+#include "clock.h"
+#include "desc.h"
+#include "device.h"
+#include "errors.h"
 #include "timeline.h"
+#include "world.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,9 +38,9 @@ void coll_abort_job(const char *fmt, ...)
     fflush(stderr);
     coll_timeline_abort(line); /* the reason ends rank 0's timeline, which is whole JSON up to it */
     /* ncclCommAbort is the one NCCL call meant to be made while another thread is blocked in NCCL. */
-    if (coll_g.nccl)
-        coll_g.nccl->abort();
-    if (coll_g.use_mpi)
+    if (coll_device_plugin())
+        coll_device_plugin()->abort();
+    if (coll_world.use_mpi)
         MPI_Abort(MPI_COMM_WORLD, 1);
     _exit(1);
 }
@@ -49,16 +55,16 @@ struct stall {
 
 static int oldest_stall_locked(struct stall *st)
 {
-    const struct coll_request *r = coll_g.live_head;
+    const struct coll_request *r = coll_ctl.live_head;
     while (r && r->done)
         r = r->live_next;
-    const int late = coll_g.late_seq >= 0 && (!r || coll_g.late_seq <= r->seq);
+    const int late = coll_ctl.late.seq >= 0 && (!r || coll_ctl.late.seq <= r->seq);
     if (late) { /* rank 0: who has not announced it is known */
-        const int many = strncmp(coll_g.late_ranks, "ranks", 5) == 0;
-        st->seq = coll_g.late_seq;
-        st->d = coll_g.late_desc;
-        st->since = coll_g.late_since;
-        snprintf(st->why, sizeof st->why, "for %s, which %s not reached it", coll_g.late_ranks,
+        const int many = strncmp(coll_ctl.late.ranks, "ranks", 5) == 0;
+        st->seq = coll_ctl.late.seq;
+        st->d = coll_ctl.late.desc;
+        st->since = coll_ctl.late.since;
+        snprintf(st->why, sizeof st->why, "for %s, which %s not reached it", coll_ctl.late.ranks,
                  many ? "have" : "has");
         return 1;
     }
@@ -68,43 +74,43 @@ static int oldest_stall_locked(struct stall *st)
     st->d = r->d;
     st->since = r->queued_at;
     const char *inside = r->d.device ? "NCCL" : r->d.shm_region ? "the node-shared reduction" : "MPI";
-    if (r->running_since > 0 && coll_g.size == 2)
+    if (r->running_since > 0 && coll_world.size == 2)
         snprintf(st->why, sizeof st->why, "inside %s for rank %d, which stopped or died during it (rank %d)",
-                 inside, 1 - coll_g.rank, coll_g.rank);
+                 inside, 1 - coll_world.rank, coll_world.rank);
     else if (r->running_since > 0)
         snprintf(st->why, sizeof st->why,
                  "inside %s: every rank reached it, and one of the other %d stopped or died during it (rank %d)",
-                 inside, coll_g.size - 1, coll_g.rank);
-    else if (coll_g.rank != 0 && !coll_g.host_shared) /* on one host every rank grants for itself */
+                 inside, coll_world.size - 1, coll_world.rank);
+    else if (coll_world.rank != 0 && !coll_world.host_shared) /* on one host every rank grants for itself */
         snprintf(st->why, sizeof st->why,
                  "for rank 0 to grant it (rank %d): rank 0 is stopped or dead, or it waits for another rank and "
                  "says which",
-                 coll_g.rank);
+                 coll_world.rank);
     else
-        snprintf(st->why, sizeof st->why, "on rank %d, which has not yet run it", coll_g.rank);
+        snprintf(st->why, sizeof st->why, "on rank %d, which has not yet run it", coll_world.rank);
     return 1;
 }
 
 static void *watchdog_main(void *arg)
 {
     (void)arg;
-    const struct coll_env *e = &coll_g.env;
+    const struct coll_env *e = &coll_world.env;
     double shortest = e->stall_warn_sec;
     if (e->stall_abort_sec > 0 && (shortest <= 0 || e->stall_abort_sec < shortest))
         shortest = e->stall_abort_sec;
     double tick = shortest / 10;
     tick = tick < 0.05 ? 0.05 : tick > 1.0 ? 1.0 : tick;
     int64_t warned = -1;
-    pthread_mutex_lock(&coll_g.lock);
-    while (!coll_g.stop) {
+    pthread_mutex_lock(&coll_ctl.lock);
+    while (!coll_ctl.stop) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         double t = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + tick;
         ts.tv_sec = (time_t)t;
         ts.tv_nsec = (long)((t - (double)ts.tv_sec) * 1e9);
-        pthread_cond_timedwait(&coll_g.watchdog_cv, &coll_g.lock, &ts);
+        pthread_cond_timedwait(&coll_ctl.watchdog_cv, &coll_ctl.lock, &ts);
         struct stall st;
-        if (coll_g.stop || !oldest_stall_locked(&st))
+        if (coll_ctl.stop || !oldest_stall_locked(&st))
             continue;
         const double waited = coll_now() - st.since;
         const int abort_now = e->stall_abort_sec > 0 && waited >= e->stall_abort_sec;
@@ -121,28 +127,28 @@ static void *watchdog_main(void *arg)
         fflush(stderr);
         warned = st.seq;
     }
-    pthread_mutex_unlock(&coll_g.lock);
+    pthread_mutex_unlock(&coll_ctl.lock);
     return NULL;
 }
 
 int coll_watchdog_start(void)
 {
-    if (coll_g.env.stall_warn_sec <= 0 && coll_g.env.stall_abort_sec <= 0)
+    if (coll_world.env.stall_warn_sec <= 0 && coll_world.env.stall_abort_sec <= 0)
         return COLL_OK;
-    int rc = coll_thread_start(&coll_g.watchdog, watchdog_main, NULL);
+    int rc = coll_thread_start(&coll_ctl.watchdog, watchdog_main, NULL);
     if (rc)
         return coll_fail(COLL_ERR_STATE, "libcollective: cannot start the watchdog thread: %s", strerror(rc));
-    coll_g.watchdog_running = 1;
+    coll_ctl.watchdog_running = 1;
     return COLL_OK;
 }
 
 void coll_watchdog_stop(void)
 {
-    if (!coll_g.watchdog_running)
+    if (!coll_ctl.watchdog_running)
         return;
-    pthread_mutex_lock(&coll_g.lock);
-    pthread_cond_signal(&coll_g.watchdog_cv);
-    pthread_mutex_unlock(&coll_g.lock);
-    pthread_join(coll_g.watchdog, NULL);
-    coll_g.watchdog_running = 0;
+    pthread_mutex_lock(&coll_ctl.lock);
+    pthread_cond_signal(&coll_ctl.watchdog_cv);
+    pthread_mutex_unlock(&coll_ctl.lock);
+    pthread_join(coll_ctl.watchdog, NULL);
+    coll_ctl.watchdog_running = 0;
 }

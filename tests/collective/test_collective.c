@@ -10,7 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h" /* coll_shm_find, coll_g.host_shared: what the library chose */
+#include "shm.h"   /* coll_shm_find: what the library chose */
+#include "world.h" /* coll_world.host_shared */
 #include "testlib.h"
 
 static int rank, size;
@@ -311,11 +312,11 @@ static void test_control_block(void)
 {
     const char *shm_env = getenv("COLL_SHM");
     const int want = size > 1 && !(shm_env && !strcmp(shm_env, "0")) && !getenv("TEST_CTL_PRIVATE");
-    CHECK(coll_g.host_shared == want, "the ranks coordinate through %s, expected %s",
-          coll_g.host_shared ? "the node-shared control block" : "MPI messages",
+    CHECK(coll_world.host_shared == want, "the ranks coordinate through %s, expected %s",
+          coll_world.host_shared ? "the node-shared control block" : "MPI messages",
           want ? "the node-shared control block" : "MPI messages");
     if (rank == 0)
-        printf("coordination: %s\n", coll_g.host_shared ? "node-shared control block" : "MPI messages");
+        printf("coordination: %s\n", coll_world.host_shared ? "node-shared control block" : "MPI messages");
 }
 
 /* Gradients as a training step queues them, with ragged timing: each rank sleeps its own pseudo-random

@@ -1,8 +1,8 @@
-/* The GPU each rank takes (coll_device_choice, libcollective/src/internal.h), for the ways Slurm hands
+/* The GPU each rank takes (coll_device_choice, libcollective/src/device_choice.h), for the ways Slurm hands
  * GPUs to tasks: the count is what CUDA shows a task after its CUDA_VISIBLE_DEVICES, the local rank is
  * SLURM_LOCALID. Each row says which rank on a node sees what, and every rank of the node is checked.
  * Then whether two ranks of a node would share a GPU (coll_device_shared), which coll_init refuses. */
-#include "internal.h"
+#include "device_choice.h"
 
 #include "../check.h"
 

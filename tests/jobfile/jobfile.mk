@@ -1,5 +1,5 @@
 # Tests of the job-file library and batchai-job (included from spank_plugin/module.mk).
-tests_jobfile_INC := $(CJSON_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile
+tests_jobfile_INC := $(CJSON_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -Icommon
 
 $(BUILD)/tests/test_jobfile_unit: tests/jobfile/test_jobfile_unit.c tests/check.h $(JOBLIB_SAN)
 	@mkdir -p $(@D)

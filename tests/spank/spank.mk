@@ -1,15 +1,15 @@
 # Unit tests of the SPANK plugin's Slurm-free parts (included from spank_plugin/module.mk, built with or
 # without Slurm), under ASan and UBSan: root's file-system work, and running as the user and waiting.
-$(BUILD)/tests/test_rootfs: tests/spank/test_rootfs.c tests/check.h $(call san-of,spank_plugin/spank/rootfs.c spank_plugin/jobfile/write_all.c)
+$(BUILD)/tests/test_rootfs: tests/spank/test_rootfs.c tests/check.h $(call san-of,spank_plugin/spank/rootfs.c common/write_all.c)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin/spank -o $@ $(filter %.c %.o,$^)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin/spank -Icommon -o $@ $(filter %.c %.o,$^)
 
 TEST_BINS += $(BUILD)/tests/test_rootfs
 TESTS += $(BUILD)/tests/test_rootfs
 
 $(BUILD)/tests/test_as_user: tests/spank/test_as_user.c tests/check.h $(call san-of,spank_plugin/spank/as_user.c) $(JOBLIB_SAN)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin/spank -Ispank_plugin/jobfile -o $@ $(filter %.c %.o %.a,$^) \
+	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin/spank -Ispank_plugin/jobfile -Icommon -o $@ $(filter %.c %.o %.a,$^) \
 	    $(JOBLIB_LIBS) -lm
 
 TEST_BINS += $(BUILD)/tests/test_as_user

@@ -10,8 +10,8 @@
 # only, so the I/O tests also run on their own:
 #   make -f mk/config.mk -f mk/rules.mk -f tests/trainer/io.mk trainer-io-check
 
-TRAINER_IO_SRCS := trainer/src/io/cifar_data.c trainer/src/io/md5.c spank_plugin/jobfile/sha256.c \
-                   spank_plugin/jobfile/hash_block.c trainer/src/input/augment.c trainer/src/io/keras_h5.c \
+TRAINER_IO_SRCS := trainer/src/io/cifar_data.c trainer/src/io/md5.c common/sha256.c \
+                   common/hash_block.c trainer/src/input/augment.c trainer/src/io/keras_h5.c \
                    trainer/src/io/atomic_file.c
 IO_TESTS := test_io_cifar test_io_augment test_io_keras test_io_atomic
 IO_TEST_BINS := $(patsubst %,$(BUILD)/tests/trainer/%,$(IO_TESTS))
@@ -20,7 +20,7 @@ IO_TEST_BINS := $(patsubst %,$(BUILD)/tests/trainer/%,$(IO_TESTS))
 $(call obj-of,trainer/src/io/keras_h5.c) $(call san-of,trainer/src/io/keras_h5.c): CFLAGS += $(HDF5_CFLAGS)
 
 ifeq ($(filter $(IO_TEST_BINS),$(TRAINER_TEST_BINS)),)
-$(call san-of,$(patsubst %,tests/trainer/%.c,$(IO_TESTS)) $(TRAINER_IO_SRCS)): CFLAGS += -Itrainer/src $(HDF5_CFLAGS)
+$(call san-of,$(patsubst %,tests/trainer/%.c,$(IO_TESTS)) $(TRAINER_IO_SRCS)): CFLAGS += -Itrainer/src -Icommon $(HDF5_CFLAGS)
 
 $(IO_TEST_BINS): $(BUILD)/tests/trainer/%: $(BUILD)/san/tests/trainer/%.o $(call san-of,$(TRAINER_IO_SRCS))
 	@mkdir -p $(@D)

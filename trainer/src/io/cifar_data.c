@@ -3,7 +3,7 @@
 #include "io/errbuf.h"
 
 #include "io/md5.h"
-#include "../../spank_plugin/jobfile/sha256.h" /* the project's one SHA-256 */
+#include "sha256.h" /* the project's one SHA-256 */
 
 #include <errno.h>
 #include <stdarg.h>

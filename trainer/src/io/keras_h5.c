@@ -4,8 +4,8 @@
 
 #include "io/atomic_file.h"
 #include "core/model.h"
-#include "../../../spank_plugin/jobfile/sha256.h" /* the project's one SHA-256 */
-#include "../../../spank_plugin/jobfile/write_all.h"
+#include "sha256.h" /* the project's one SHA-256 */
+#include "write_all.h"
 
 #include <errno.h>
 #include <hdf5.h>

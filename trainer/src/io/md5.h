@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../../spank_plugin/jobfile/hash_block.h" /* the 64-byte blocks and padding SHA-256 shares */
+#include "hash_block.h" /* the 64-byte blocks and padding SHA-256 shares */
 
 struct md5_ctx {
     uint32_t state[4];

@@ -2,7 +2,7 @@
  * both hashes eat 64-byte blocks, and end the message with 0x80, zeros up to 56 bytes into a block, then the
  * message length in bits as 8 bytes (big-endian for SHA-256, little-endian for MD5). Each hash keeps its own
  * chaining state and compression function and hands them in; this file only cuts the bytes into blocks.
- * Users: spank_plugin/jobfile/sha256.c and the trainer's trainer/src/io/md5.c (which compiles this file too). */
+ * Users: common/sha256.c and the trainer's trainer/src/io/md5.c. */
 #ifndef BAI_HASH_BLOCK_H
 #define BAI_HASH_BLOCK_H
 

@@ -1,7 +1,7 @@
 /* SHA-256 (FIPS 180-4), the project's one implementation, pure C with no dependency. Its users:
  * - the plugin: the allocator records the digest of the job file it validated; every node compares it with the
  *   file it reads, so a file swapped after submission fails the job instead of running unvalidated content;
- * - the trainer (which compiles this file too): data files checked against a SHA256SUMS file, and checkpoints
+ * - the trainer: data files checked against a SHA256SUMS file, and checkpoints
  *   carrying a checksum of their arrays.
  * Both are integrity checks against damage or change, not a defence against someone who can rewrite the
  * recorded digest too. Incremental: init, update any number of times, then final. */
