@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include "check_site.h"
+#include "job_control.h"
 #include "load.h"
 #include "monitor.h"
 #include "plugstack.h"
+#include "slurm_job.h"
 #include "toolkits.h"
 
 #ifndef BAI_VERSION
@@ -27,12 +29,27 @@ static const char usage_text[] =
     "Commands:\n"
     "  validate FILE...        check job files; exit 0 when all are valid, else 1 with every fault\n"
     "  translate FILE          print the batch script `sbatch --batchai-job=FILE` submits\n"
-    "  submit FILE [SBATCH_OPTION...]\n"
-    "                          submit through the plugin: sbatch --batchai-job=FILE [SBATCH_OPTION...]\n"
-    "  status JOBID            the job's Batch AI execution state (queued, running, succeeded, failed,\n"
-    "                          terminating)\n"
+    "  submit FILE [--experiment NAME] [SBATCH_OPTION...]\n"
+    "                          submit through the plugin: sbatch --batchai-job=FILE [SBATCH_OPTION...];\n"
+    "                          --experiment records NAME in the job's Slurm comment (batchai-experiment=NAME);\n"
+    "                          `submit FILE --wait --parsable` waits and prints only the job id\n"
+    "  list [--experiment NAME]\n"
+    "                          your Batch AI and Azure ML jobs Slurm still holds, newest first\n"
+    "  status JOBID [--json]   the job's Batch AI execution state (queued, running, terminating, succeeded,\n"
+    "                          failed, cancelled), pending reason, exit code, errors; exit 1 when it failed\n"
+    "  wait JOBID [--timeout SECONDS]\n"
+    "                          until the job ended for good (a requeued job is waited for again); prints a\n"
+    "                          final state line and exits with the job's exit status (124: timed out)\n"
+    "  nodes JOBID [--json]    each node of the job: name, address, state, this attempt's preparation result\n"
+    "  exec JOBID [--node NODE] -- COMMAND [ARG...]\n"
+    "                          run COMMAND on a node of the running job, as you, with the job's AZ_BATCHAI_*\n"
+    "                          environment and mounts (srun --overlap into the job)\n"
+    "  terminate JOBID [--grace SECONDS]\n"
+    "                          SIGTERM to the job's steps (a checkpointing step saves), then scancel after\n"
+    "                          the grace (30 s) unless it ended\n"
     "  files JOBID             the job's log directory as a table: name, size, modified\n"
-    "  stream JOBID [FILE]     follow a log file of the job (stdout.txt by default) until the job ends\n"
+    "  stream JOBID [FILE]     follow a log file of the job (stdout.txt by default) until the job ends;\n"
+    "                          exit 1 when it failed\n"
     "  check-site [-p PARTITION] [-d DIR]\n"
     "                          (admins) check Slurm's settings and every node of the partition with a probe\n"
     "                          step; exit 0 when all is well, else 1 (spank_batchai(8))\n"
@@ -134,15 +151,31 @@ static int cmd_submit(int argc, char **argv)
         fprintf(stderr, "batchai-job submit: expected FILE\n");
         return 2;
     }
-    args = calloc((size_t)argc + 2, sizeof *args);
+    args = calloc((size_t)argc + 3, sizeof *args);
     if (!args || asprintf(&opt, "--batchai-job=%s", argv[0]) < 0) {
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
     }
-    args[0] = "sbatch";
-    args[1] = opt;
-    for (int i = 1; i < argc; i++)
-        args[i + 1] = argv[i];
+    int k = 0;
+    args[k++] = "sbatch";
+    args[k++] = opt;
+    for (int i = 1; i < argc; i++) {
+        /* The experiment goes into the job's comment, where list and status read it. */
+        if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc) {
+            const char *name = argv[++i];
+            if (!name[0] || strpbrk(name, " \t\n")) {
+                fprintf(stderr, "batchai-job submit: --experiment wants a name without spaces, not '%s'\n", name);
+                return 2;
+            }
+            char *comment;
+            if (asprintf(&comment, "--comment=" BAI_EXPERIMENT_TAG "%s", name) < 0) {
+                fprintf(stderr, "batchai-job: out of memory\n");
+                return 1;
+            }
+            args[k++] = comment;
+        } else
+            args[k++] = argv[i];
+    }
     execvp("sbatch", args);
     fprintf(stderr, "batchai-job: cannot run sbatch: %s\n", strerror(errno));
     return 1;
@@ -222,10 +255,14 @@ int main(int argc, char **argv)
         rc = bai_check_site_main(len > 0 ? self : argv[0], n, rest);
     } else if (strcmp(cmd, "check-node") == 0)
         rc = bai_check_node_main(n, rest);
-    else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0)
+    else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
+             strcmp(cmd, "wait") == 0 || strcmp(cmd, "nodes") == 0)
         rc = bai_monitor_main(cmd, n, rest);
+    else if (strcmp(cmd, "list") == 0 || strcmp(cmd, "terminate") == 0 || strcmp(cmd, "exec") == 0)
+        rc = bai_job_control_main(cmd, n, rest);
     else {
-        fprintf(stderr, "batchai-job: unknown command \"%s\" (validate, translate, submit, status, files, stream, check-site)\n",
+        fprintf(stderr, "batchai-job: unknown command \"%s\" (validate, translate, submit, list, status, wait, nodes, "
+                        "exec, terminate, files, stream, check-site)\n",
                 cmd);
         rc = 2;
     }
