@@ -70,7 +70,8 @@ static void attempt_end(const char *dir, long attempt, char *out, size_t size)
                  (int)(ev - line_of), line_of);
 }
 
-/* The lines the plugin and the batch script wrote to stderr.txt for the user ("batchai: ..."), as errors. */
+/* The lines the plugin and the batch script wrote to stderr.txt for the user ("batchai: ..."), as errors;
+ * each names its node. */
 static void plugin_errors(const char *dir, cJSON *errors)
 {
     char path[PATH_MAX + 16], line[2048];
@@ -80,7 +81,8 @@ static void plugin_errors(const char *dir, cJSON *errors)
         return;
     FILE *f = fopen(path, "re");
     while (f && fgets(line, sizeof line, f) && cJSON_GetArraySize(errors) < 32)
-        if (strncmp(line, "batchai: ", 9) == 0 || strncmp(line, "batchai-job: ", 13) == 0) {
+        if ((strncmp(line, "batchai: ", 9) == 0 && strncmp(line, "batchai: attempt ", 17) != 0) ||
+            strncmp(line, "batchai-job: ", 13) == 0) { /* the attempts' header lines are not errors */
             line[strcspn(line, "\n")] = '\0';
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "code", "JobNodeError");
@@ -89,6 +91,29 @@ static void plugin_errors(const char *dir, cJSON *errors)
         }
     if (f)
         fclose(f);
+}
+
+/* A failed job without its log directory: its batch node could not make it or open stdout.txt there
+ * (Slurm's 0:53), and the plugin's reason went to slurmd's log only. Said here as the user sees it: the
+ * node, the directory, and the nearest existing directory above it the user cannot write. */
+static void missing_log_dir(const struct bai_jobinfo *ji, const char *dir, cJSON *errors)
+{
+    char up[PATH_MAX], msg[3 * PATH_MAX];
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return;
+    snprintf(up, sizeof up, "%s", dir);
+    for (char *slash; stat(up, &st) != 0 && (slash = strrchr(up, '/')) != NULL;)
+        *(slash == up ? slash + 1 : slash) = '\0';
+    int n = snprintf(msg, sizeof msg, "node %s could not make the job's log directory %s (Slurm exit code %s)",
+                     ji->batch_host[0] && strcmp(ji->batch_host, "(null)") != 0 ? ji->batch_host : "(unknown)",
+                     dir, ji->exit_code);
+    if (n > 0 && (size_t)n < sizeof msg && access(up, W_OK | X_OK) != 0)
+        snprintf(msg + n, sizeof msg - (size_t)n, ": %s is not writable by you", up);
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "code", "JobNodeError");
+    cJSON_AddStringToObject(e, "message", msg);
+    cJSON_AddItemToArray(errors, e);
 }
 
 static void add_time(cJSON *o, const char *name, const char *t)
@@ -169,6 +194,8 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
     }
     if (have_dir)
         plugin_errors(dir, errors);
+    if (have_dir && strcmp(exec, "failed") == 0)
+        missing_log_dir(ji, dir, errors);
     cJSON_AddItemToObject(info, "errors", errors);
     cJSON_AddItemToObject(o, "executionInfo", info);
     return o;
@@ -319,7 +346,18 @@ static int cmd_stream(const char *jobid, const char *file)
     struct bai_jobinfo ji;
     char dir[PATH_MAX], path[PATH_MAX * 2];
     int rc = need_job(jobid, &ji);
-    if (rc || (rc = job_dir(&ji, dir, sizeof dir)))
+    if (rc)
+        return rc;
+    /* A queued job's log directory comes when it starts: wait for that, as the logs are what was asked. */
+    for (unsigned ms = 0; strcmp(bai_job_execution_state(&ji), "queued") == 0;) {
+        char why[1024];
+        usleep((ms = next_poll_ms(ms)) * 1000);
+        if (bai_job_load(jobid, &ji, why, sizeof why) != 0) {
+            fprintf(stderr, "batchai-job: %s\n", why);
+            return 1;
+        }
+    }
+    if ((rc = job_dir(&ji, dir, sizeof dir)))
         return rc;
     if (strchr(file, '/') || strcmp(file, "..") == 0 || strcmp(file, ".") == 0) {
         fprintf(stderr, "batchai-job: '%s' is not a file name of the log directory\n", file);

@@ -21,6 +21,7 @@ static void from_record(struct bai_jobinfo *ji, const struct bai_record *rec)
     COPY(ji->user_id, rec, "UserId");
     COPY(ji->nodes, rec, "NumNodes");
     COPY(ji->node_list, rec, "NodeList");
+    COPY(ji->batch_host, rec, "BatchHost");
     COPY(ji->exit_code, rec, "ExitCode");
     COPY(ji->restarts, rec, "Restarts");
     COPY(ji->submit_time, rec, "SubmitTime");

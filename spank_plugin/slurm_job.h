@@ -15,6 +15,7 @@ struct bai_jobinfo {
     char user_id[128];    /* "user(1000)" */
     char nodes[32];       /* NumNodes */
     char node_list[1024];
+    char batch_host[256]; /* the node that ran the batch script */
     char exit_code[32];   /* "N:S" */
     char restarts[32];    /* the attempt is restarts + 1 */
     char submit_time[32], start_time[32], end_time[32], run_time[32];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "azureml.h"
 #include "jsonv.h"
@@ -648,6 +649,31 @@ int bai_plan_check_policy(const struct bai_plan *plan, struct bai_diag *d)
     return bai_diag_total(d) > before ? -1 : 0;
 }
 
+/* The job's log directory is made on the batch node, as the user, under the prefix: where the prefix's
+ * nearest existing directory on this host is not the user's to write in, the job could only fail there (with
+ * Slurm's 0:53 and the reason in slurmd's log), so it is refused here. access() answers for the real user,
+ * who runs sbatch and batchai-job. */
+static void check_log_prefix(const struct bai_plan *plan, struct bai_diag *d)
+{
+    char dir[JV_PATH_MAX], path[JV_PATH_MAX];
+    const char *cut = plan->log_dir ? strstr(plan->log_dir, "/%j/") : NULL;
+    struct stat st;
+    if (!cut || (size_t)(cut - plan->log_dir) >= sizeof dir)
+        return;
+    snprintf(dir, sizeof dir, "%.*s", (int)(cut - plan->log_dir), plan->log_dir);
+    for (char *slash; stat(dir, &st) != 0 && (slash = strrchr(dir, '/')) != NULL;)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    if (plan->origin.aml)
+        path[0] = '\0';
+    else
+        field_path(path, "stdOutErrPathPrefix");
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        bai_diag_add(d, path, "the log directory %s cannot be made: %s is not a directory", plan->log_dir, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        bai_diag_add(d, path, "the log directory %s cannot be made: %s is not writable by you; give a prefix on "
+                     "a share you can write (e.g. $AZ_BATCHAI_JOB_MOUNT_ROOT/<share>/logs)", plan->log_dir, dir);
+}
+
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
@@ -655,6 +681,7 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
     struct stat st;
 
     (void)bai_plan_check_policy(plan, d);
+    check_log_prefix(plan, d);
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         if (m->site_path && (stat(m->site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
