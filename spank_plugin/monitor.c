@@ -333,12 +333,15 @@ static long pump(const char *path, long off)
     return off;
 }
 
-/* Sleep between two questions to slurmctld: from 2 s up to 30 s, each waiter spread by its pid, so that
- * many waiters never ask more often than every few seconds each. */
+/* Sleep between two questions to slurmctld: from 2 s up to 30 s (BATCHAI_JOB_POLL_MAX seconds, at least 2),
+ * each waiter spread by its pid, so that many waiters never ask more often than every few seconds each. */
 static unsigned next_poll_ms(unsigned prev_ms)
 {
+    const char *env = getenv("BATCHAI_JOB_POLL_MAX");
+    long max_s = env && *env ? strtol(env, NULL, 10) : 30;
+    unsigned max_ms = (unsigned)(max_s < 2 ? 2 : max_s > 3600 ? 3600 : max_s) * 1000;
     unsigned ms = prev_ms ? prev_ms * 3 / 2 : 2000;
-    return (ms > 30000 ? 30000 : ms) + (unsigned)(getpid() % 500);
+    return (ms > max_ms ? max_ms : ms) + (unsigned)(getpid() % 500);
 }
 
 static int cmd_stream(const char *jobid, const char *file)

@@ -11,7 +11,8 @@ BJ=$BUILD/bin/batchai-job
 export LOCALCLUSTER_CRED_EXPIRE=10 # a requeued job starts again after cred_expire + 1 s
 cluster_start
 install -m 0755 "$BJ" "$CL/batchai-job"
-bj() { as_user "$CL/batchai-job $*"; }
+# wait and stream poll slurmctld from every 2 s up to every BATCHAI_JOB_POLL_MAX s: 3 s here, for a short test.
+bj() { as_user "BATCHAI_JOB_POLL_MAX=3 $CL/batchai-job $*"; }
 SCHEMA=$TOP/schemas/batchai-job-status.schema.json
 validate_json() { /usr/bin/python3 -c 'import json, sys, jsonschema
 jsonschema.validate(json.load(sys.stdin), json.load(open(sys.argv[1])))' "$SCHEMA"; }
@@ -28,8 +29,11 @@ job long 2 "sleep 60"
 job huge 4 "true"
 
 # wait: success, its final line and exit 0; failure with the job's own code.
-ok=$(submit --batchai-job=ok.json)
+# A name with spaces, as Slurm allows: read whole (scontrol's values are not cut at a space).
+ok=$(submit --batchai-job=ok.json -J "ok job  x")
 out=$(bj wait "$ok") || fail "wait on a succeeded job returned $?: $out"
+[ "$(bj status "$ok" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["name"])')" = "ok job  x" ] ||
+    fail "status --json name: $(bj status "$ok" --json)"
 grep -qx "job $ok: succeeded (Slurm state COMPLETED, exit code 0:0, attempt 1)" <<<"$out" || fail "wait printed: $out"
 bad=$(as_user "$CL/batchai-job submit bad.json --experiment sweep1 --parsable" </dev/null)
 rc=0; out=$(bj wait "$bad") || rc=$?
@@ -102,7 +106,7 @@ grep -q "SIGTERM from Slurm" "$(log_dir "$long" long)"/execution-*.log || fail "
 job rq 1 "sleep 2"
 rq=$(submit --batchai-job=rq.json)
 for ((i = 0; i < 100; i++)); do [ "$(job_field "$rq" JobState)" = RUNNING ] && break; sleep 0.1; done
-as_user "$CL/batchai-job wait $rq" >"$CL/rq.out" &
+bj wait "$rq" >"$CL/rq.out" &
 waiter=$!
 sleep 0.5
 scontrol requeue "$rq"
