@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "slurm_read.h"
+#include "translate.h"
 
 #define COPY(dst, rec, key) snprintf((dst), sizeof(dst), "%s", bai_record_get((rec), (key)))
 

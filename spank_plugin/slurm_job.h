@@ -47,6 +47,4 @@ int bai_job_exit_status(const struct bai_jobinfo *ji);
 /* The experiment recorded in the job's comment ("batchai-experiment=NAME"), or "". */
 const char *bai_job_experiment(const struct bai_jobinfo *ji, char *buf, size_t size);
 
-#define BAI_EXPERIMENT_TAG "batchai-experiment="
-
 #endif

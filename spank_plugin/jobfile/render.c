@@ -86,6 +86,8 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
         sb_printf(b, "#SBATCH --qos=%s\n", p->qos);
     if (p->nice)
         sb_printf(b, "#SBATCH --nice=%d\n", p->nice);
+    if (p->comment)
+        sb_printf(b, "#SBATCH --comment=%s\n", p->comment);
     sb_puts(b, "#\n# Where the lines above come from:\n");
     if (p->origin.aml) {
         /* An Azure ML command job: the same lines from its own fields. */
@@ -97,6 +99,8 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                    "#                out its logs\n" OPEN_MODE_ORIGIN);
         if (p->partition && p->origin.cluster_id)
             sb_comment(b, "  --partition  compute \"%s\", through the site's cluster map", p->origin.cluster_id);
+        if (p->comment)
+            sb_comment(b, "  --comment    experiment_name, where batchai-job list finds it");
         render_gpu_origin(b, p);
         return;
     }

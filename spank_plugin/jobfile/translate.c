@@ -567,6 +567,9 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
         plan_env(plan, job, site, job_out, d);
     if (job->aml && plan->log_dir)
         bai_aml_plan(plan, job, site, file_dir, job_out, d);
+    /* Where batchai-job list and status find the experiment (its characters were checked by the parser). */
+    if (job->aml && job->aml->experiment)
+        plan->comment = fmt(BAI_EXPERIMENT_TAG "%s", job->aml->experiment);
     free(prefix);
     free(job_out);
     free(file_dir);
@@ -721,6 +724,7 @@ void bai_plan_free(struct bai_plan *plan)
     free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir); free(plan->job_temp);
     free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
     free(plan->workdir);
+    free(plan->comment);
     free(plan->secrets_file);
     free(plan->origin.out_err_prefix); free(plan->origin.cluster_id); free(plan->origin.image);
     free(plan->origin.shm_size); free(plan->origin.gpu_setting); free(plan->gpu_type);

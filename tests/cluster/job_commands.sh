@@ -70,11 +70,21 @@ rc=0; st=$(bj status "$huge") || rc=$?
 [ $rc = 1 ] && grep -q "^executionState: *cancelled" <<<"$st" && grep -q "^exitCode: *none" <<<"$st" ||
     fail "cancelled queued job: $rc $st"
 
-# list: newest first, by experiment.
+# An Azure ML job's experiment_name is recorded on the Slurm job as submit --experiment's is.
+write_job aml.yml <<'YAML'
+command: "true"
+experiment_name: aml-exp
+YAML
+aml=$(submit --batchai-job=aml.yml --hold)
+# list: newest first, by experiment; a plain job of the user's is not listed.
+plain=$(submit --wrap 'sleep 30' -o /dev/null --hold)
 l=$(bj list)
-[ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$huge $bad $ok " ] || fail "list: $l"
+[ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$aml $huge $bad $ok " ] || fail "list: $l"
 l=$(bj list --experiment sweep1)
 [ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$bad " ] || fail "list --experiment sweep1: $l"
+l=$(bj list --experiment aml-exp)
+[ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$aml " ] || fail "list --experiment aml-exp: $l"
+as_user "scancel $aml"
 
 # A running two-node job: nodes, exec on the second node, another user refused, terminate.
 long=$(submit --batchai-job=long.json)
@@ -92,7 +102,6 @@ for ((i = 0; i < 100; i++)); do [ "$(job_field "$other" JobState)" = RUNNING ] &
 rc=0; out=$(bj exec "$other" -- true 2>&1) || rc=$?
 [ $rc != 0 ] && grep -qi "denied\|not authorized\|permission" <<<"$out" || fail "exec into another user's job: $rc $out"
 scancel "$other"
-plain=$(submit --wrap 'sleep 30' -o /dev/null)
 rc=0; out=$(bj status "$plain" 2>&1) || rc=$?
 [ $rc = 1 ] && grep -q "is not a Batch AI or Azure ML job" <<<"$out" && ! grep -q "$WORK" <<<"$out" ||
     fail "status of a plain job: $rc $out"
