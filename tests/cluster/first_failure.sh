@@ -2,7 +2,8 @@
 # The job's exit code is its first failing task's own: in a 2-rank job (one rank per node) where rank 0 exits
 # 7 and srun then kills rank 1, the job ends 7:0, not srun's 143; the plugin noted each failing task in its
 # node's execution log (slurm_spank_task_exit, as the user), the batch script names the first in the
-# execution log and stderr.txt, and batchai-job wait exits 7 and status shows it in errors[].
+# execution log and stderr.txt, and batchai-job wait exits 7 and status shows it in errors[]. Notes led at
+# root's files by the user change nothing.
 . "$(dirname "$0")/lib.sh"
 BJ=$BUILD/bin/batchai-job
 [ -x "$BJ" ] || fail "$BJ is not built"
@@ -27,4 +28,24 @@ grep -q "^batchai: first failing task 0 of step" "$logs/stderr.txt" || fail "std
 st=$(as_user "$CL/batchai-job status $id") && fail "status of the failed job returned 0"
 grep -q "^exitCode: *7:0" <<<"$st" && grep -q "^error: *JobNodeError: first failing task 0 of step" <<<"$st" ||
     fail "status: $st"
-pass "rank 0's exit 7 is the job's (Slurm 7:0, wait 7), named in the execution log, stderr.txt and status"
+# Hostile: the note's directory comes from the step's environment, which the user sets. Pointed at root's
+# directory, or at a user directory whose execution log is a link to root's file, nothing of root's changes
+# (the note is written as the user, O_NOFOLLOW) and the steps still end with their own codes.
+victim_make
+as_user "mkdir -p evil && ln -s '$VICTIM/file' evil/execution-n1.log"
+cat >"$WORK/rogue.sh" <<SH
+#!/bin/sh
+AZ_BATCHAI_STDOUTERR_DIR=$VICTIM srun -N1 -n1 -w n1 sh -c 'exit 5'
+AZ_BATCHAI_STDOUTERR_DIR=$WORK/evil srun -N1 -n1 -w n1 sh -c 'exit 6'
+echo "steps: done"
+SH
+chown "$TEST_USER:" "$WORK/rogue.sh"
+write_job rogue.json <<JSON
+{"properties": {"nodeCount": 1, "customToolkitSettings": {"commandLine": "true"}, $LOGS_JSON, $MOUNT_JSON}}
+JSON
+rid=$(submit --batchai-job=rogue.json -w n1 -o "$WORK/rogue-%j.out" rogue.sh)
+[ "$(wait_job "$rid")" = COMPLETED ] || fail "rogue job $rid: $(cat "$WORK/rogue-$rid.out")"
+assert_grep "steps: done" "$WORK/rogue-$rid.out"
+assert_victim_unchanged
+[ -L "$WORK/evil/execution-n1.log" ] || fail "the planted link was replaced"
+pass "rank 0's exit 7 is the job's (Slurm 7:0, wait 7), named in the execution log, stderr.txt and status; notes never reach root's files"
