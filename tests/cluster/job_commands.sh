@@ -119,6 +119,13 @@ bj wait "$rq" >"$CL/rq.out" &
 waiter=$!
 sleep 0.5
 scontrol requeue "$rq"
+# Slurm holds the requeued job until cred_expire + 1 s, then starts it at its next scheduling pass, which
+# may be a minute away; an update of the job brings that pass forward (and changes nothing else).
+for ((i = 0; i < 60; i++)); do
+    sleep 1
+    [ "$(job_field "$rq" JobState)" = PENDING ] || break
+    [ $i -lt 11 ] || scontrol update jobid="$rq" Nice=0
+done
 wait "$waiter" || fail "wait on the requeued job returned $?: $(cat "$CL/rq.out")"
 grep -qx "job $rq: succeeded (Slurm state COMPLETED, exit code 0:0, attempt 2)" "$CL/rq.out" ||
     fail "wait across a requeue printed: $(cat "$CL/rq.out")"
