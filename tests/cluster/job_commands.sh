@@ -13,9 +13,9 @@ cluster_start
 install -m 0755 "$BJ" "$CL/batchai-job"
 # wait and stream poll slurmctld from every 2 s up to every BATCHAI_JOB_POLL_MAX s: 3 s here, for a short test.
 bj() { as_user "BATCHAI_JOB_POLL_MAX=3 $CL/batchai-job $*"; }
-SCHEMA=$TOP/schemas/batchai-job-status.schema.json
+# validate_json [SCHEMA]: the JSON on stdin against schemas/batchai-job-SCHEMA.schema.json (status).
 validate_json() { /usr/bin/python3 -c 'import json, sys, jsonschema
-jsonschema.validate(json.load(sys.stdin), json.load(open(sys.argv[1])))' "$SCHEMA"; }
+jsonschema.validate(json.load(sys.stdin), json.load(open(sys.argv[1])))' "$TOP/schemas/batchai-job-${1:-status}.schema.json"; }
 
 # A job: nodes, command line.
 job() {
@@ -39,6 +39,10 @@ bad=$(as_user "$CL/batchai-job submit bad.json --experiment sweep1 --parsable" <
 rc=0; out=$(bj wait "$bad") || rc=$?
 [ $rc = 7 ] || fail "wait on a job that exited 7 returned $rc: $out"
 grep -q "^job $bad: failed (Slurm state FAILED, exit code 7:0" <<<"$out" || fail "wait printed: $out"
+# A job Slurm does not know, on a cluster without accounting: both sources named.
+rc=0; out=$(bj status 999999 2>&1) || rc=$?
+[ $rc = 1 ] && grep -q "job 999999 is unknown to slurmctld (or it forgot the job after MinJobAge), and accounting cannot say either (sacct: " <<<"$out" ||
+    fail "status of an unknown job: $rc $out"
 rc=0; bj status "$bad" >/dev/null || rc=$?
 [ $rc = 1 ] || fail "status of a failed job returned $rc"
 rc=0; bj stream "$bad" stderr.txt >/dev/null || rc=$?
@@ -91,7 +95,10 @@ long=$(submit --batchai-job=long.json)
 for ((i = 0; i < 100; i++)); do [ "$(job_field "$long" JobState)" = RUNNING ] && break; sleep 0.1; done
 n=$(bj nodes "$long") || fail "nodes: $n"
 grep -Eq '^n1 +[^ ]+ +[A-Z+]+ ' <<<"$n" && grep -Eq '^n2 ' <<<"$n" || fail "nodes table: $n"
-bj nodes "$long" --json >/dev/null || fail "nodes --json"
+n=$(bj nodes "$long" --json) || fail "nodes --json: $n"
+validate_json nodes <<<"$n" || fail "nodes --json is not valid: $n"
+[ "$(/usr/bin/python3 -c 'import json, sys; print(" ".join(n["name"] for n in json.load(sys.stdin)["nodes"]))' <<<"$n")" = "n1 n2" ] ||
+    fail "nodes --json: $n"
 # The job's variables, and its log directory through the job's mount.
 out=$(bj exec "$long" --node n2 -- sh -c "'echo \$SLURMD_NODENAME \$AZ_BATCHAI_JOB_NAME; test -f \$AZ_BATCHAI_STDOUTERR_DIR/stdout.txt && echo mounted'" 2>&1) ||
     fail "exec: $out"
