@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include "check_site.h"
+#include "job_control.h"
 #include "load.h"
 #include "monitor.h"
 #include "plugstack.h"
+#include "slurm_job.h"
 #include "toolkits.h"
 
 #ifndef BAI_VERSION
@@ -27,14 +29,29 @@ static const char usage_text[] =
     "Commands:\n"
     "  validate FILE...        check job files; exit 0 when all are valid, else 1 with every fault\n"
     "  translate FILE          print the batch script `sbatch --batchai-job=FILE` submits\n"
-    "  submit FILE [SBATCH_OPTION...]\n"
+    "  submit FILE [--experiment NAME] [SBATCH_OPTION...]\n"
     "                          submit through the plugin: sbatch --batchai-job=FILE [--batchai-name=NAME]\n"
     "                          [SBATCH_OPTION...]; with --settings or --set, the file is first checked as\n"
-    "                          validate does and refused when they change the script this site submits\n"
-    "  status JOBID            the job's Batch AI execution state (queued, running, succeeded, failed,\n"
-    "                          terminating)\n"
+    "                          validate does and refused when they change the script this site submits;\n"
+    "                          --experiment records NAME in the job's Slurm comment (batchai-experiment=NAME);\n"
+    "                          `submit FILE --wait --parsable` waits and prints only the job id\n"
+    "  list [--experiment NAME]\n"
+    "                          your Batch AI and Azure ML jobs Slurm still holds, newest first\n"
+    "  status JOBID [--json]   the job's Batch AI execution state (queued, running, terminating, succeeded,\n"
+    "                          failed, cancelled), pending reason, exit code, errors; exit 1 when it failed\n"
+    "  wait JOBID [--timeout SECONDS]\n"
+    "                          until the job ended for good (a requeued job is waited for again); prints a\n"
+    "                          final state line and exits with the job's exit status (124: timed out)\n"
+    "  nodes JOBID [--json]    each node of the job: name, address, state, this attempt's preparation result\n"
+    "  exec JOBID [--node NODE] -- COMMAND [ARG...]\n"
+    "                          run COMMAND on a node of the running job, as you, with the job's AZ_BATCHAI_*\n"
+    "                          environment and mounts (srun --overlap into the job)\n"
+    "  terminate JOBID [--grace SECONDS]\n"
+    "                          SIGTERM to the job's steps (a checkpointing step saves), then scancel after\n"
+    "                          the grace (30 s) unless it ended\n"
     "  files JOBID             the job's log directory as a table: name, size, modified\n"
-    "  stream JOBID [FILE]     follow a log file of the job (stdout.txt by default) until the job ends\n"
+    "  stream JOBID [FILE]     follow a log file of the job (stdout.txt by default) until the job ends;\n"
+    "                          exit 1 when it failed\n"
     "  check-site [-p PARTITION] [-d DIR]\n"
     "                          (admins) check Slurm's settings and every node of the partition with a probe\n"
     "                          step; exit 0 when all is well, else 1 (spank_batchai(8))\n"
@@ -203,15 +220,30 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
     }
-    int a = 0;
-    args[a++] = "sbatch";
-    args[a++] = opt;
+    int k = 0;
+    args[k++] = "sbatch";
+    args[k++] = opt;
     if (name)
-        args[a++] = name;
+        args[k++] = name;
     if (shares)
-        args[a++] = shares;
-    for (int i = 1; i < argc; i++)
-        args[a++] = argv[i];
+        args[k++] = shares;
+    for (int i = 1; i < argc; i++) {
+        /* The experiment goes into the job's comment, where list and status read it. */
+        if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc) {
+            const char *exp = argv[++i];
+            if (!exp[0] || strpbrk(exp, " \t\n")) {
+                fprintf(stderr, "batchai-job submit: --experiment wants a name without spaces, not '%s'\n", exp);
+                return 2;
+            }
+            char *comment;
+            if (asprintf(&comment, "--comment=" BAI_EXPERIMENT_TAG "%s", exp) < 0) {
+                fprintf(stderr, "batchai-job: out of memory\n");
+                return 1;
+            }
+            args[k++] = comment;
+        } else
+            args[k++] = argv[i];
+    }
     execvp("sbatch", args);
     fprintf(stderr, "batchai-job: cannot run sbatch: %s\n", strerror(errno));
     return 1;
@@ -309,10 +341,14 @@ int main(int argc, char **argv)
         rc = bai_check_site_main(len > 0 ? self : argv[0], n, rest);
     } else if (strcmp(cmd, "check-node") == 0)
         rc = bai_check_node_main(n, rest);
-    else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0)
+    else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
+             strcmp(cmd, "wait") == 0 || strcmp(cmd, "nodes") == 0)
         rc = bai_monitor_main(cmd, n, rest);
+    else if (strcmp(cmd, "list") == 0 || strcmp(cmd, "terminate") == 0 || strcmp(cmd, "exec") == 0)
+        rc = bai_job_control_main(cmd, n, rest);
     else {
-        fprintf(stderr, "batchai-job: unknown command \"%s\" (validate, translate, submit, status, files, stream, check-site)\n",
+        fprintf(stderr, "batchai-job: unknown command \"%s\" (validate, translate, submit, list, status, wait, nodes, "
+                        "exec, terminate, files, stream, check-site)\n",
                 cmd);
         rc = 2;
     }

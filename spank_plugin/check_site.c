@@ -24,6 +24,7 @@
 #include "rootfs.h"
 #include "sbuf.h"
 #include "settings.h"
+#include "slurm_read.h"
 #include "translate.h"
 
 static int problems;
@@ -310,7 +311,7 @@ static int node_gpus(const char *gres, const char *type)
  * promise for messages. Returns whether it holds. */
 static bool check_partition_gpus(const char *partition, const struct bai_gpus *want, const char *setting)
 {
-    int count = 0, st, bad = 0;
+    int count = 0, bad = 0;
     char *nodes = partition_nodes(partition, &count);
     if (!nodes || !count) {
         report("FAIL", "%s: partition %s has no nodes (sinfo)", setting, partition);
@@ -318,11 +319,16 @@ static bool check_partition_gpus(const char *partition, const struct bai_gpus *w
         return false;
     }
     for (char *save = NULL, *n = strtok_r(nodes, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
-        struct sbuf cmd = {0};
-        sb_puts(&cmd, "scontrol -o show node");
-        sh_word(&cmd, n);
-        char *c = sb_finish(&cmd), *out = c ? run_capture(c, &st) : NULL, *g = out ? strstr(out, " Gres=") : NULL;
-        char *gres = g ? strndup(g + 6, strcspn(g + 6, " \n")) : NULL;
+        /* No shell, and the record read by its keys (slurm_read.h). */
+        char *argv[] = {"scontrol", "-o", "show", "node", n, NULL}, *out = NULL, *err = NULL, *gres = NULL;
+        struct bai_record *rec = malloc(sizeof *rec);
+        if (rec && bai_run(argv, &out, &err) == 0 && out) {
+            bai_record_parse(rec, out, bai_node_keys);
+            const char *g = bai_record_get(rec, "Gres");
+            gres = g[0] ? strdup(g) : NULL;
+        }
+        free(rec);
+        free(err);
         int have = gres ? node_gpus(gres, want->type) : 0;
         if (have < want->count) {
             report("FAIL", "node %s of partition %s has %d GPU(s)%s%s (Gres=%s) but %s promises %d per node: give "
@@ -331,7 +337,6 @@ static bool check_partition_gpus(const char *partition, const struct bai_gpus *w
                    want->type, want->type[0] ? ":" : "", want->count, setting);
             bad++;
         }
-        free(c);
         free(out);
         free(gres);
     }

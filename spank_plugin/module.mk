@@ -9,6 +9,7 @@ JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c yamltree.c job.c
                                                  settings.c toolkits.c translate.c render.c sbuf.c load.c) \
               $(COMMON_SRCS)
 BAIJOB_SRCS := spank_plugin/batchai_job.c spank_plugin/plugstack.c spank_plugin/monitor.c spank_plugin/check_site.c \
+               spank_plugin/slurm_read.c spank_plugin/slurm_job.c spank_plugin/job_control.c \
                spank_plugin/spank/rootfs.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a
 JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a

@@ -1,9 +1,9 @@
-/* batchai-job status/files/stream: the tutorial's `az batchai job show`, `job file list` and
- * `job file stream`, answered from Slurm's own commands (scontrol, and sacct once slurmctld has forgotten
- * the job). The log directory is the job's StdOut directory, where the plugin put the Batch AI layout. */
+/* batchai-job status/files/stream/wait/nodes: the tutorial's `az batchai job show`, `job file list`,
+ * `job file stream`, `job wait` and `job node list`, answered from Slurm's own commands (slurm_job.h) and the
+ * job's log directory, where the plugin put the Batch AI layout. */
 #include "monitor.h"
 
-#include <ctype.h>
+#include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -15,141 +15,24 @@
 #include <time.h>
 #include <unistd.h>
 
-struct job_info {
-    char state[64];      /* Slurm JobState, e.g. RUNNING */
-    char name[256];
-    char nodes[32];
-    char exit_code[32];
-    char restarts[32];   /* Slurm's restart count: the attempt is restarts + 1 */
-    char stdout_path[PATH_MAX];
-};
+#include "slurm_job.h"
+#include "slurm_read.h"
 
-static bool valid_jobid(const char *s)
+/* The job, refused with a message unless Slurm knows it and the plugin made it. Returns 0, else the exit
+ * status. */
+static int need_job(const char *jobid, struct bai_jobinfo *ji)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > 20)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isdigit((unsigned char)s[i]) && s[i] != '_')
-            return false;
-    return true;
-}
-
-/* Copy the value of "Key=" from a one-line scontrol record (values have no spaces except StdOut paths
- * with spaces, which the plugin never makes). */
-static void field(const char *rec, const char *key, char *out, size_t size)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, " %s=", key);
-    const char *p = strstr(rec, pat);
-    out[0] = '\0';
-    if (!p)
-        return;
-    p += strlen(pat);
-    size_t n = strcspn(p, " \n");
-    snprintf(out, size, "%.*s", (int)(n < size ? n : size - 1), p);
-}
-
-/* Run a command (no user text reaches the shell: the job id is digits) and read its first line. */
-static int first_line(const char *cmd, char *buf, size_t size)
-{
-    FILE *f = popen(cmd, "r");
-    if (!f)
-        return -1;
-    buf[0] = '\0';
-    char *got = fgets(buf, (int)size, f);
-    int st = pclose(f);
-    if (!got || st != 0)
-        return -1;
-    buf[strcspn(buf, "\n")] = '\0';
-    return 0;
-}
-
-static int job_info(const char *jobid, struct job_info *ji)
-{
-    char cmd[128], *rec = malloc(65536);
-    memset(ji, 0, sizeof *ji);
-    if (!rec)
-        return -1;
-    snprintf(cmd, sizeof cmd, "scontrol -o show job %s 2>/dev/null", jobid);
-    rec[0] = ' ';
-    if (first_line(cmd, rec + 1, 65535) == 0) {
-        field(rec, "JobState", ji->state, sizeof ji->state);
-        field(rec, "JobName", ji->name, sizeof ji->name);
-        field(rec, "NumNodes", ji->nodes, sizeof ji->nodes);
-        field(rec, "ExitCode", ji->exit_code, sizeof ji->exit_code);
-        field(rec, "Restarts", ji->restarts, sizeof ji->restarts);
-        field(rec, "StdOut", ji->stdout_path, sizeof ji->stdout_path);
-        free(rec);
-        return ji->state[0] ? 0 : -1;
+    char why[1024];
+    if (bai_job_load(jobid, ji, why, sizeof why) != 0) {
+        fprintf(stderr, "batchai-job: %s\n", why);
+        return strstr(why, "not a job id") ? 2 : 1;
     }
-    /* Purged from slurmctld: accounting, where the site has it. */
-    snprintf(cmd, sizeof cmd, "sacct -n -X -P -o State,JobName,NNodes,ExitCode -j %s 2>/dev/null", jobid);
-    if (first_line(cmd, rec, 65536) == 0 && rec[0]) {
-        char *save, *tok = strtok_r(rec, "|", &save);
-        if (tok) {
-            snprintf(ji->state, sizeof ji->state, "%s", tok); /* "CANCELLED by 1000": first word */
-            ji->state[strcspn(ji->state, " ")] = '\0';
-        }
-        if ((tok = strtok_r(NULL, "|", &save)))
-            snprintf(ji->name, sizeof ji->name, "%s", tok);
-        if ((tok = strtok_r(NULL, "|", &save)))
-            snprintf(ji->nodes, sizeof ji->nodes, "%s", tok);
-        if ((tok = strtok_r(NULL, "|", &save)))
-            snprintf(ji->exit_code, sizeof ji->exit_code, "%s", tok);
-    }
-    free(rec);
-    return ji->state[0] ? 0 : -1;
-}
-
-/* Batch AI's executionState for a Slurm job state. */
-static const char *execution_state(const char *s)
-{
-    static const char *const queued[] = {"PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "SUSPENDED",
-                                         "RESV_DEL_HOLD", NULL};
-    static const char *const running[] = {"RUNNING", "CONFIGURING", "RESIZING", NULL};
-    static const char *const terminating[] = {"COMPLETING", "SIGNALING", "STAGE_OUT", "STOPPED", NULL};
-    for (int i = 0; queued[i]; i++)
-        if (strcmp(s, queued[i]) == 0)
-            return "queued";
-    for (int i = 0; running[i]; i++)
-        if (strcmp(s, running[i]) == 0)
-            return "running";
-    for (int i = 0; terminating[i]; i++)
-        if (strcmp(s, terminating[i]) == 0)
-            return "terminating";
-    if (strcmp(s, "COMPLETED") == 0)
-        return "succeeded";
-    return "failed"; /* FAILED, CANCELLED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED */
-}
-
-static bool ended(const char *exec_state)
-{
-    return strcmp(exec_state, "succeeded") == 0 || strcmp(exec_state, "failed") == 0;
-}
-
-static int need_job(const char *jobid, struct job_info *ji)
-{
-    if (!valid_jobid(jobid)) {
-        fprintf(stderr, "batchai-job: '%s' is not a job id\n", jobid);
-        return 2;
-    }
-    if (job_info(jobid, ji) != 0) {
-        fprintf(stderr, "batchai-job: job %s is unknown to Slurm (scontrol and sacct)\n", jobid);
+    if (!bai_job_is_batchai(ji)) {
+        fprintf(stderr, "batchai-job: job %s is not a Batch AI or Azure ML job (it was not submitted with "
+                        "--batchai-job: its output is not a .../%s/stdouterr/stdout.txt log directory)\n",
+                jobid, jobid);
         return 1;
     }
-    return 0;
-}
-
-static int log_dir_of(const char *jobid, const struct job_info *ji, char *dir, size_t size)
-{
-    if (!ji->stdout_path[0] || ji->stdout_path[0] != '/') {
-        fprintf(stderr, "batchai-job: job %s has no log directory Slurm still knows\n", jobid);
-        return 1;
-    }
-    snprintf(dir, size, "%s", ji->stdout_path);
-    char *slash = strrchr(dir, '/');
-    *(slash == dir ? slash + 1 : slash) = '\0';
     return 0;
 }
 
@@ -169,7 +52,7 @@ static void attempt_end(const char *dir, long attempt, char *out, size_t size)
             snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path || lstat(path, &st) != 0 ||
             !S_ISREG(st.st_mode))
             continue;
-        FILE *f = fopen(path, "r");
+        FILE *f = fopen(path, "re");
         while (f && fgets(line, sizeof line, f))
             if (strstr(line, tag)) { /* ISO times first: the latest sorts last */
                 char *keep = strstr(line, ": SIG") ? sig : best;
@@ -187,34 +70,200 @@ static void attempt_end(const char *dir, long attempt, char *out, size_t size)
                  (int)(ev - line_of), line_of);
 }
 
-static int cmd_status(const char *jobid)
+/* The lines the plugin and the batch script wrote to stderr.txt for the user ("batchai: ..."), as errors;
+ * each names its node. */
+static void plugin_errors(const char *dir, cJSON *errors)
 {
-    struct job_info ji;
+    char path[PATH_MAX + 16], line[2048];
+    struct stat st;
+    if (snprintf(path, sizeof path, "%s/stderr.txt", dir) >= (int)sizeof path || lstat(path, &st) != 0 ||
+        !S_ISREG(st.st_mode))
+        return;
+    FILE *f = fopen(path, "re");
+    while (f && fgets(line, sizeof line, f) && cJSON_GetArraySize(errors) < 32)
+        if ((strncmp(line, "batchai: ", 9) == 0 && strncmp(line, "batchai: attempt ", 17) != 0) ||
+            strncmp(line, "batchai-job: ", 13) == 0) { /* the attempts' header lines are not errors */
+            line[strcspn(line, "\n")] = '\0';
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddStringToObject(e, "code", "JobNodeError");
+            cJSON_AddStringToObject(e, "message", line + strcspn(line, " ") + 1);
+            cJSON_AddItemToArray(errors, e);
+        }
+    if (f)
+        fclose(f);
+}
+
+/* A failed job without its log directory: its batch node could not make it or open stdout.txt there
+ * (Slurm's 0:53), and the plugin's reason went to slurmd's log only. Said here as the user sees it: the
+ * node, the directory, and the nearest existing directory above it the user cannot write. */
+static void missing_log_dir(const struct bai_jobinfo *ji, const char *dir, cJSON *errors)
+{
+    char up[PATH_MAX], msg[3 * PATH_MAX];
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return;
+    snprintf(up, sizeof up, "%s", dir);
+    for (char *slash; stat(up, &st) != 0 && (slash = strrchr(up, '/')) != NULL;)
+        *(slash == up ? slash + 1 : slash) = '\0';
+    int n = snprintf(msg, sizeof msg, "node %s could not make the job's log directory %s (Slurm exit code %s)",
+                     ji->batch_host[0] && strcmp(ji->batch_host, "(null)") != 0 ? ji->batch_host : "(unknown)",
+                     dir, ji->exit_code);
+    if (n > 0 && (size_t)n < sizeof msg && access(up, W_OK | X_OK) != 0)
+        snprintf(msg + n, sizeof msg - (size_t)n, ": %s is not writable by you", up);
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "code", "JobNodeError");
+    cJSON_AddStringToObject(e, "message", msg);
+    cJSON_AddItemToArray(errors, e);
+}
+
+static void add_time(cJSON *o, const char *name, const char *t)
+{
+    if (t[0] && strcmp(t, "Unknown") != 0 && strcmp(t, "None") != 0)
+        cJSON_AddStringToObject(o, name, t);
+    else
+        cJSON_AddNullToObject(o, name);
+}
+
+/* The documented object of `status --json` (schemas/batchai-job-status.schema.json). */
+static cJSON *status_object(const struct bai_jobinfo *ji)
+{
+    char dir[PATH_MAX] = "", exp[256];
+    const char *exec = bai_job_execution_state(ji);
+    bool have_dir = bai_job_log_dir(ji, dir, sizeof dir);
+    cJSON *o = cJSON_CreateObject(), *info = cJSON_CreateObject(), *errors = cJSON_CreateArray(),
+          *nodes = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "jobId", ji->id);
+    cJSON_AddStringToObject(o, "name", ji->name);
+    cJSON_AddStringToObject(o, "executionState", exec);
+    cJSON_AddStringToObject(o, "slurmState", ji->state);
+    bai_job_experiment(ji, exp, sizeof exp);
+    if (exp[0])
+        cJSON_AddStringToObject(o, "experiment", exp);
+    else
+        cJSON_AddNullToObject(o, "experiment");
+    long restarts = ji->restarts[0] ? strtol(ji->restarts, NULL, 10) : 0;
+    cJSON_AddNumberToObject(o, "attempt", (double)restarts + 1);
+    if (restarts > 0) {
+        char why[1100] = "";
+        if (have_dir)
+            attempt_end(dir, restarts, why, sizeof why);
+        cJSON *lr = cJSON_AddObjectToObject(o, "lastRequeue");
+        cJSON_AddNumberToObject(lr, "attempt", (double)restarts);
+        cJSON_AddStringToObject(lr, "ended", why[0] ? why : "no event logged (its batch node was lost, or Slurm "
+                                                            "requeued it before its main step)");
+    } else
+        cJSON_AddNullToObject(o, "lastRequeue");
+    bool waiting = strcmp(exec, "queued") == 0;
+    if (waiting && ji->reason[0] && strcmp(ji->reason, "None") != 0)
+        cJSON_AddStringToObject(o, "pendingReason", ji->reason);
+    else
+        cJSON_AddNullToObject(o, "pendingReason");
+    cJSON_AddNumberToObject(o, "nodeCount", ji->nodes[0] ? strtod(ji->nodes, NULL) : 0);
+    if (ji->node_list[0])
+        cJSON_AddItemToArray(nodes, cJSON_CreateString(ji->node_list));
+    cJSON_AddItemToObject(o, "nodes", nodes);
+    add_time(o, "submitTime", ji->submit_time);
+    if (have_dir)
+        cJSON_AddStringToObject(o, "stdOutErrPath", dir);
+    else
+        cJSON_AddNullToObject(o, "stdOutErrPath");
+    cJSON_AddBoolToObject(o, "fromAccounting", ji->from_accounting);
+    /* Batch AI's executionInfo: times, exit code, errors. */
+    add_time(info, "startTime", waiting ? "" : ji->start_time);
+    add_time(info, "endTime", bai_job_ended(ji) ? ji->end_time : "");
+    int code = bai_job_exit_status(ji);
+    if (bai_job_ended(ji) && strcmp(exec, "cancelled") != 0 && code >= 0)
+        cJSON_AddNumberToObject(info, "exitCode", code);
+    else
+        cJSON_AddNullToObject(info, "exitCode");
+    cJSON_AddStringToObject(info, "slurmExitCode", ji->exit_code);
+    if (strcmp(exec, "failed") == 0) {
+        char msg[512];
+        snprintf(msg, sizeof msg, "the job ended %s with exit code %s%s%s", ji->state, ji->exit_code,
+                 ji->reason[0] && strcmp(ji->reason, "None") != 0 ? ", reason " : "",
+                 ji->reason[0] && strcmp(ji->reason, "None") != 0 ? ji->reason : "");
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", "JobFailed");
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddItemToArray(errors, e);
+    } else if (strcmp(exec, "cancelled") == 0) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", "JobCancelled");
+        cJSON_AddStringToObject(e, "message", "the job was cancelled while it waited in the queue; it never ran");
+        cJSON_AddItemToArray(errors, e);
+    }
+    if (have_dir)
+        plugin_errors(dir, errors);
+    if (have_dir && strcmp(exec, "failed") == 0)
+        missing_log_dir(ji, dir, errors);
+    cJSON_AddItemToObject(info, "errors", errors);
+    cJSON_AddItemToObject(o, "executionInfo", info);
+    return o;
+}
+
+static const char *str_or(const cJSON *o, const char *key, const char *dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : dflt;
+}
+
+/* Exit status of status, stream and wait for a job that ended: non-zero when it failed. */
+static int failed_status(const struct bai_jobinfo *ji)
+{
+    const char *e = bai_job_execution_state(ji);
+    return strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0;
+}
+
+static int cmd_status(const char *jobid, bool json)
+{
+    struct bai_jobinfo ji;
     int rc = need_job(jobid, &ji);
     if (rc)
         return rc;
-    char dir[PATH_MAX] = "";
-    if (ji.stdout_path[0] == '/')
-        log_dir_of(jobid, &ji, dir, sizeof dir);
-    printf("jobId:            %s\n", jobid);
-    printf("name:             %s\n", ji.name);
-    printf("executionState:   %s\n", execution_state(ji.state));
-    printf("slurmState:       %s\n", ji.state);
-    printf("nodeCount:        %s\n", ji.nodes);
-    printf("exitCode:         %s\n", ji.exit_code);
-    if (dir[0])
-        printf("stdOutErrPath:    %s\n", dir);
-    const long restarts = ji.restarts[0] ? strtol(ji.restarts, NULL, 10) : 0;
-    if (ji.restarts[0])
-        printf("attempt:          %ld\n", restarts + 1);
-    if (restarts > 0) {
-        char why[1100] = "";
-        if (dir[0])
-            attempt_end(dir, restarts, why, sizeof why);
-        printf("lastRequeue:      attempt %ld ended: %s\n", restarts,
-               why[0] ? why : "no event logged (its batch node was lost, or Slurm requeued it before its main step)");
+    cJSON *o = status_object(&ji);
+    if (!o) {
+        fprintf(stderr, "batchai-job: out of memory\n");
+        return 1;
     }
-    return 0;
+    if (json) {
+        char *s = cJSON_Print(o);
+        if (s)
+            puts(s);
+        free(s);
+    } else {
+        const cJSON *info = cJSON_GetObjectItemCaseSensitive(o, "executionInfo"),
+                    *lr = cJSON_GetObjectItemCaseSensitive(o, "lastRequeue"),
+                    *errs = cJSON_GetObjectItemCaseSensitive(info, "errors"), *e;
+        printf("jobId:            %s\n", ji.id);
+        printf("name:             %s\n", ji.name);
+        printf("executionState:   %s\n", bai_job_execution_state(&ji));
+        printf("slurmState:       %s\n", ji.state);
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "pendingReason")))
+            printf("pendingReason:    %s\n", str_or(o, "pendingReason", ""));
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "experiment")))
+            printf("experiment:       %s\n", str_or(o, "experiment", ""));
+        printf("nodeCount:        %s\n", ji.nodes);
+        if (ji.node_list[0])
+            printf("nodes:            %s\n", ji.node_list);
+        printf("exitCode:         %s\n", strcmp(bai_job_execution_state(&ji), "cancelled") == 0 ? "none (never ran)"
+                                                                                                   : ji.exit_code);
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(info, "startTime")))
+            printf("startTime:        %s\n", str_or(info, "startTime", ""));
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(info, "endTime")))
+            printf("endTime:          %s\n", str_or(info, "endTime", ""));
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "stdOutErrPath")))
+            printf("stdOutErrPath:    %s\n", str_or(o, "stdOutErrPath", ""));
+        printf("attempt:          %d\n", cJSON_GetObjectItemCaseSensitive(o, "attempt")->valueint);
+        if (cJSON_IsObject(lr))
+            printf("lastRequeue:      attempt %d ended: %s\n", cJSON_GetObjectItemCaseSensitive(lr, "attempt")->valueint,
+                   str_or(lr, "ended", ""));
+        cJSON_ArrayForEach(e, errs)
+            printf("error:            %s: %s\n", str_or(e, "code", ""), str_or(e, "message", ""));
+        if (ji.from_accounting)
+            printf("source:           accounting (slurmctld has forgotten the job)\n");
+    }
+    cJSON_Delete(o);
+    return failed_status(&ji);
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -222,13 +271,28 @@ static int by_name(const struct dirent **a, const struct dirent **b)
     return strcmp((*a)->d_name, (*b)->d_name);
 }
 
+/* The log directory of a job that has one yet; a queued job's is made when it starts. */
+static int job_dir(const struct bai_jobinfo *ji, char *dir, size_t size)
+{
+    if (strcmp(bai_job_execution_state(ji), "queued") == 0 || strcmp(bai_job_execution_state(ji), "cancelled") == 0) {
+        fprintf(stderr, "batchai-job: job %s is %s: its log directory is made when it starts\n", ji->id,
+                bai_job_execution_state(ji));
+        return 1;
+    }
+    if (!bai_job_log_dir(ji, dir, size)) {
+        fprintf(stderr, "batchai-job: job %s has no log directory Slurm still knows\n", ji->id);
+        return 1;
+    }
+    return 0;
+}
+
 static int cmd_files(const char *jobid)
 {
-    struct job_info ji;
+    struct bai_jobinfo ji;
     char dir[PATH_MAX];
     struct dirent **ents;
     int rc = need_job(jobid, &ji);
-    if (rc || (rc = log_dir_of(jobid, &ji, dir, sizeof dir)))
+    if (rc || (rc = job_dir(&ji, dir, sizeof dir)))
         return rc;
     int n = scandir(dir, &ents, NULL, by_name);
     if (n < 0) {
@@ -269,12 +333,34 @@ static long pump(const char *path, long off)
     return off;
 }
 
+/* Sleep between two questions to slurmctld: from 2 s up to 30 s (BATCHAI_JOB_POLL_MAX seconds, at least 2),
+ * each waiter spread by its pid, so that many waiters never ask more often than every few seconds each. */
+static unsigned next_poll_ms(unsigned prev_ms)
+{
+    const char *env = getenv("BATCHAI_JOB_POLL_MAX");
+    long max_s = env && *env ? strtol(env, NULL, 10) : 30;
+    unsigned max_ms = (unsigned)(max_s < 2 ? 2 : max_s > 3600 ? 3600 : max_s) * 1000;
+    unsigned ms = prev_ms ? prev_ms * 3 / 2 : 2000;
+    return (ms > max_ms ? max_ms : ms) + (unsigned)(getpid() % 500);
+}
+
 static int cmd_stream(const char *jobid, const char *file)
 {
-    struct job_info ji;
+    struct bai_jobinfo ji;
     char dir[PATH_MAX], path[PATH_MAX * 2];
     int rc = need_job(jobid, &ji);
-    if (rc || (rc = log_dir_of(jobid, &ji, dir, sizeof dir)))
+    if (rc)
+        return rc;
+    /* A queued job's log directory comes when it starts: wait for that, as the logs are what was asked. */
+    for (unsigned ms = 0; strcmp(bai_job_execution_state(&ji), "queued") == 0;) {
+        char why[1024];
+        usleep((ms = next_poll_ms(ms)) * 1000);
+        if (bai_job_load(jobid, &ji, why, sizeof why) != 0) {
+            fprintf(stderr, "batchai-job: %s\n", why);
+            return 1;
+        }
+    }
+    if ((rc = job_dir(&ji, dir, sizeof dir)))
         return rc;
     if (strchr(file, '/') || strcmp(file, "..") == 0 || strcmp(file, ".") == 0) {
         fprintf(stderr, "batchai-job: '%s' is not a file name of the log directory\n", file);
@@ -282,9 +368,11 @@ static int cmd_stream(const char *jobid, const char *file)
     }
     snprintf(path, sizeof path, "%s/%s", dir, file);
     long off = 0;
-    for (;;) {
+    /* The file is read often (a local read); Slurm is asked at most every second. */
+    for (unsigned tick = 0;; tick++) {
         off = pump(path, off);
-        if (job_info(jobid, &ji) != 0 || ended(execution_state(ji.state))) {
+        char why[1024];
+        if (tick % 4 == 3 && (bai_job_load(jobid, &ji, why, sizeof why) != 0 || bai_job_ended(&ji))) {
             off = pump(path, off); /* what was written between the last read and the end */
             break;
         }
@@ -294,21 +382,175 @@ static int cmd_stream(const char *jobid, const char *file)
         fprintf(stderr, "batchai-job: %s: no such file in the job's log directory\n", file);
         return 1;
     }
+    return failed_status(&ji);
+}
+
+/* Until the job ended for good: a requeued job is queued again, not ended. Exit status: the job's own. */
+static int cmd_wait(const char *jobid, long timeout_s)
+{
+    struct bai_jobinfo ji;
+    char why[1024];
+    int rc = need_job(jobid, &ji);
+    if (rc)
+        return rc;
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned ms = 0; !bai_job_ended(&ji);) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        long waited_ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+        if (timeout_s >= 0 && waited_ms >= timeout_s * 1000) {
+            printf("job %s: still %s after %ld s (--timeout)\n", jobid, bai_job_execution_state(&ji), timeout_s);
+            return 124;
+        }
+        ms = next_poll_ms(ms);
+        if (timeout_s >= 0 && waited_ms + ms > timeout_s * 1000)
+            ms = (unsigned)(timeout_s * 1000 - waited_ms);
+        usleep(ms * 1000);
+        if (bai_job_load(jobid, &ji, why, sizeof why) != 0) {
+            fprintf(stderr, "batchai-job: %s\n", why);
+            return 1;
+        }
+    }
+    const char *e = bai_job_execution_state(&ji);
+    long restarts = ji.restarts[0] ? strtol(ji.restarts, NULL, 10) : 0;
+    int code = bai_job_exit_status(&ji);
+    if (strcmp(e, "cancelled") == 0) {
+        printf("job %s: cancelled (Slurm state %s) before it ran\n", jobid, ji.state);
+        return 1;
+    }
+    printf("job %s: %s (Slurm state %s, exit code %s, attempt %ld)\n", jobid, e, ji.state, ji.exit_code, restarts + 1);
+    if (strcmp(e, "failed") == 0 && code <= 0)
+        return 1;
+    return code < 0 ? 1 : code > 255 ? 255 : code;
+}
+
+/* `scontrol -o show node NAMES`, one record per node: name, address, state. */
+static cJSON *node_objects(const struct bai_jobinfo *ji, const char *dir)
+{
+    cJSON *arr = cJSON_CreateArray();
+    if (!ji->node_list[0])
+        return arr;
+    char *argv[] = {"scontrol", "-o", "show", "node", (char *)ji->node_list, NULL};
+    char *out, *err;
+    int st = bai_run(argv, &out, &err);
+    struct bai_record *rec = malloc(sizeof *rec);
+    long attempt = (ji->restarts[0] ? strtol(ji->restarts, NULL, 10) : 0) + 1;
+    for (char *save = NULL, *line = st == 0 && out && rec ? strtok_r(out, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save)) {
+        bai_record_parse(rec, line, bai_node_keys);
+        cJSON *n = cJSON_CreateObject();
+        const char *name = bai_record_get(rec, "NodeName");
+        cJSON_AddStringToObject(n, "name", name);
+        cJSON_AddStringToObject(n, "address", bai_record_get(rec, "NodeAddr"));
+        cJSON_AddStringToObject(n, "state", bai_record_get(rec, "State"));
+        /* The preparation's end for this attempt, from the node's execution log (render.c). */
+        char path[PATH_MAX + 300], line2[1024], tag[96], result[256] = "";
+        snprintf(tag, sizeof tag, " attempt %ld: job preparation finished with exit code ", attempt);
+        snprintf(path, sizeof path, "%s/execution-%s.log", dir, name);
+        struct stat sst;
+        FILE *f = dir[0] && lstat(path, &sst) == 0 && S_ISREG(sst.st_mode) ? fopen(path, "re") : NULL;
+        while (f && fgets(line2, sizeof line2, f)) {
+            char *p = strstr(line2, tag);
+            if (p)
+                snprintf(result, sizeof result, "%.*s", (int)strcspn(p + strlen(tag), "\n"), p + strlen(tag));
+        }
+        if (f)
+            fclose(f);
+        if (result[0])
+            cJSON_AddNumberToObject(n, "preparationExitCode", strtod(result, NULL));
+        else
+            cJSON_AddNullToObject(n, "preparationExitCode");
+        cJSON_AddItemToArray(arr, n);
+    }
+    free(rec);
+    free(out);
+    free(err);
+    return arr;
+}
+
+static int cmd_nodes(const char *jobid, bool json)
+{
+    struct bai_jobinfo ji;
+    char dir[PATH_MAX] = "";
+    int rc = need_job(jobid, &ji);
+    if (rc)
+        return rc;
+    if (!ji.node_list[0]) {
+        fprintf(stderr, "batchai-job: job %s is %s: it holds no nodes%s%s\n", jobid, bai_job_execution_state(&ji),
+                ji.reason[0] && strcmp(ji.reason, "None") != 0 ? " (" : "",
+                ji.reason[0] && strcmp(ji.reason, "None") != 0 ? ji.reason : "");
+        if (ji.reason[0] && strcmp(ji.reason, "None") != 0)
+            fputs(")\n", stderr);
+        return 1;
+    }
+    bai_job_log_dir(&ji, dir, sizeof dir);
+    cJSON *arr = node_objects(&ji, dir), *n;
+    if (json) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "jobId", ji.id);
+        cJSON_AddNumberToObject(o, "attempt", (double)(ji.restarts[0] ? strtol(ji.restarts, NULL, 10) : 0) + 1);
+        cJSON_AddItemToObject(o, "nodes", arr);
+        char *s = cJSON_Print(o);
+        if (s)
+            puts(s);
+        free(s);
+        cJSON_Delete(o);
+        return 0;
+    }
+    printf("%-20s %-20s %-16s %s\n", "Name", "Address", "State", "Preparation");
+    cJSON_ArrayForEach(n, arr) {
+        const cJSON *prep = cJSON_GetObjectItemCaseSensitive(n, "preparationExitCode");
+        char p[64];
+        if (cJSON_IsNumber(prep))
+            snprintf(p, sizeof p, "exit code %d", prep->valueint);
+        else
+            snprintf(p, sizeof p, "none logged");
+        printf("%-20s %-20s %-16s %s\n", str_or(n, "name", ""), str_or(n, "address", ""), str_or(n, "state", ""), p);
+    }
+    cJSON_Delete(arr);
     return 0;
+}
+
+static bool take_flag(int *argc, char **argv, const char *flag)
+{
+    for (int i = 0; i < *argc; i++)
+        if (strcmp(argv[i], flag) == 0) {
+            memmove(argv + i, argv + i + 1, (size_t)(*argc - i) * sizeof *argv);
+            (*argc)--;
+            return true;
+        }
+    return false;
 }
 
 int bai_monitor_main(const char *cmd, int argc, char **argv)
 {
-    if (strcmp(cmd, "stream") == 0 && (argc == 1 || argc == 2))
+    bool json = take_flag(&argc, argv, "--json");
+    if (strcmp(cmd, "stream") == 0 && (argc == 1 || argc == 2) && !json)
         return cmd_stream(argv[0], argc == 2 ? argv[1] : "stdout.txt");
-    if (argc != 1) {
-        fprintf(stderr, "usage: batchai-job %s JOBID%s\n", cmd, strcmp(cmd, "stream") == 0 ? " [FILE]" : "");
-        return 2;
+    if (strcmp(cmd, "wait") == 0 && !json) {
+        long timeout = -1;
+        if (argc == 3 && strcmp(argv[1], "--timeout") == 0) {
+            char *end;
+            timeout = strtol(argv[2], &end, 10);
+            if (*end || timeout < 0) {
+                fprintf(stderr, "batchai-job wait: --timeout wants seconds, not '%s'\n", argv[2]);
+                return 2;
+            }
+            argc = 1;
+        }
+        if (argc == 1)
+            return cmd_wait(argv[0], timeout);
     }
-    if (strcmp(cmd, "status") == 0)
-        return cmd_status(argv[0]);
-    if (strcmp(cmd, "files") == 0)
+    if (argc == 1 && strcmp(cmd, "status") == 0)
+        return cmd_status(argv[0], json);
+    if (argc == 1 && strcmp(cmd, "nodes") == 0)
+        return cmd_nodes(argv[0], json);
+    if (argc == 1 && strcmp(cmd, "files") == 0 && !json)
         return cmd_files(argv[0]);
-    fprintf(stderr, "batchai-job: unknown command '%s'\n", cmd);
+    fprintf(stderr, "usage: batchai-job %s JOBID%s\n", cmd,
+            strcmp(cmd, "stream") == 0   ? " [FILE]"
+            : strcmp(cmd, "wait") == 0   ? " [--timeout SECONDS]"
+            : strcmp(cmd, "status") == 0 || strcmp(cmd, "nodes") == 0 ? " [--json]"
+                                         : "");
     return 2;
 }

@@ -4,7 +4,8 @@
 ifneq ($(HAVE_SLURM),)
 
 SPANK_SRCS := $(addprefix spank_plugin/spank/,spank_dispatch.c spank_common.c handoff.c spank_alloc.c \
-                                              spank_remote.c spank_prolog.c spank_user.c rootfs.c as_user.c)
+                                              spank_remote.c spank_prolog.c spank_user.c rootfs.c as_user.c \
+                                              spank_task_exit.c)
 SPANK_OBJS := $(call obj-of,$(SPANK_SRCS))
 SPANK_SO   := $(BUILD)/lib/spank_batchai.so
 SPANK_LDS  := spank_plugin/spank/spank_batchai.lds

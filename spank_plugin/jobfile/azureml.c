@@ -469,7 +469,12 @@ void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
     free(s);
     jv_string(d, root, "$schema", "", 0, NULL);
     jv_string(d, root, "display_name", "", 0, NULL);
-    jv_string(d, root, "experiment_name", "", 0, NULL);
+    if (jv_string(d, root, "experiment_name", "", 0, &job->aml->experiment) == 1 &&
+        (!job->aml->experiment[0] || strlen(job->aml->experiment) > 255 ||
+         strspn(job->aml->experiment, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") !=
+             strlen(job->aml->experiment)))
+        bai_diag_add(d, "experiment_name", "\"%.60s\": an experiment name has 1 to 255 letters, digits, '_', '-' "
+                     "and '.', as in Azure ML", job->aml->experiment);
     jv_string(d, root, "name", "", 0, NULL);
     jv_string(d, root, "description", "", JV_MULTILINE, NULL);
     if ((v = jv_get(root, "tags")) != NULL)
@@ -531,6 +536,7 @@ void bai_aml_free(struct bai_aml *aml)
         free(aml->io[i].value);
     }
     free(aml->io);
+    free(aml->experiment);
     free(aml->command);
     free(aml->code);
     free(aml->environment);

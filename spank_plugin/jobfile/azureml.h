@@ -53,6 +53,7 @@ struct bai_aml {
     int per_node;        /* processes per node (mpi, pytorch; 1 otherwise) */
     int workers, ps;     /* tensorflow */
     struct bai_aml_io *io; size_t n_io;
+    char *experiment;    /* experiment_name, recorded in the Slurm job's comment (batchai-job list), else NULL */
 };
 
 /* Validate the document (a mapping already read and bounded by job.c) into job. Faults go to d; the caller

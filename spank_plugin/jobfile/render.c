@@ -94,6 +94,8 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
         sb_printf(b, "#SBATCH --qos=%s\n", p->qos);
     if (p->nice)
         sb_printf(b, "#SBATCH --nice=%d\n", p->nice);
+    if (p->comment)
+        sb_printf(b, "#SBATCH --comment=%s\n", p->comment);
     sb_puts(b, "#\n# Where the lines above come from:\n");
     if (p->origin.aml) {
         /* An Azure ML command job: the same lines from its own fields. */
@@ -105,6 +107,8 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                    "#                out its logs\n" OPEN_MODE_ORIGIN);
         if (p->partition && p->origin.cluster_id)
             sb_comment(b, "  --partition  compute \"%s\", through the site's cluster map", p->origin.cluster_id);
+        if (p->comment)
+            sb_comment(b, "  --comment    experiment_name, where batchai-job list finds it");
         render_gpu_origin(b, p);
         return;
     }
@@ -324,9 +328,20 @@ char *bai_render_script(const struct bai_plan *p)
          * reaches it at once (srun passes SIGUSR1 on to its tasks); a wait cut short by a trap is resumed. */
         sb_printf(&b, "trap 'batchai_log \"SIGUSR1: the time limit is near, passed to the main step\"; "
                       "kill -USR1 \"$main\" 2>/dev/null; warned=1' USR1\n%s &\nmain=$!\nwarned=1\n"
-                      "while [ \"$warned\" = 1 ]; do warned=0; wait \"$main\"; rc=$?; done\n"
-                      "batchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
+                      "while [ \"$warned\" = 1 ]; do warned=0; wait \"$main\"; rc=$?; done\n", p->main_step);
     else
-        sb_printf(&b, "%s\nrc=$?\nbatchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n", p->main_step);
+        sb_printf(&b, "%s\nrc=$?\n", p->main_step);
+    /* srun returns the worst code of its tasks, often the 143 of ranks it killed after the first one failed;
+     * the plugin notes every failing task with the time it ended (spank_task_exit.c), and the earliest is the
+     * job's. */
+    sb_puts(&b, "if [ \"$rc\" != 0 ]; then\n"
+                "    first=$(cat \"$log\"/execution-*.log 2>/dev/null | grep \" attempt $BATCHAI_ATTEMPT: task [0-9]* of step \" | sort | head -n 1)\n"
+                "    if [ -n \"$first\" ]; then\n"
+                "        batchai_log \"first failing ${first#*: } (srun returned $rc)\"\n"
+                "        echo \"batchai: first failing ${first#*: } (srun returned $rc)\" >&2\n"
+                "        rc=${first##* code }\n"
+                "    fi\n"
+                "fi\n"
+                "batchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n");
     return sb_finish(&b);
 }

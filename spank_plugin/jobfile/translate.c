@@ -631,6 +631,9 @@ int bai_translate_all(const struct bai_job *job, const struct bai_settings *site
         plan_env(plan, job, site, job_out, d);
     if (job->aml && plan->log_dir)
         bai_aml_plan(plan, job, site, file_dir, job_out, d);
+    /* Where batchai-job list and status find the experiment (its characters were checked by the parser). */
+    if (job->aml && job->aml->experiment)
+        plan->comment = fmt(BAI_EXPERIMENT_TAG "%s", job->aml->experiment);
     free(prefix);
     free(job_out);
     free(file_dir);
@@ -718,6 +721,31 @@ int bai_plan_check_policy(const struct bai_plan *plan, struct bai_diag *d)
     return bai_diag_total(d) > before ? -1 : 0;
 }
 
+/* The job's log directory is made on the batch node, as the user, under the prefix: where the prefix's
+ * nearest existing directory on this host is not the user's to write in, the job could only fail there (with
+ * Slurm's 0:53 and the reason in slurmd's log), so it is refused here. access() answers for the real user,
+ * who runs sbatch and batchai-job. */
+static void check_log_prefix(const struct bai_plan *plan, struct bai_diag *d)
+{
+    char dir[JV_PATH_MAX], path[JV_PATH_MAX];
+    const char *cut = plan->log_dir ? strstr(plan->log_dir, "/%j/") : NULL;
+    struct stat st;
+    if (!cut || (size_t)(cut - plan->log_dir) >= sizeof dir)
+        return;
+    snprintf(dir, sizeof dir, "%.*s", (int)(cut - plan->log_dir), plan->log_dir);
+    for (char *slash; stat(dir, &st) != 0 && (slash = strrchr(dir, '/')) != NULL;)
+        *(slash == dir ? slash + 1 : slash) = '\0';
+    if (plan->origin.aml)
+        path[0] = '\0';
+    else
+        field_path(path, "stdOutErrPathPrefix");
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+        bai_diag_add(d, path, "the log directory %s cannot be made: %s is not a directory", plan->log_dir, dir);
+    else if (access(dir, W_OK | X_OK) != 0)
+        bai_diag_add(d, path, "the log directory %s cannot be made: %s is not writable by you; give a prefix on "
+                     "a share you can write (e.g. $AZ_BATCHAI_JOB_MOUNT_ROOT/<share>/logs)", plan->log_dir, dir);
+}
+
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
@@ -725,6 +753,7 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
     struct stat st;
 
     (void)bai_plan_check_policy(plan, d);
+    check_log_prefix(plan, d);
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         if (m->user_dir) {
@@ -772,6 +801,7 @@ void bai_plan_free(struct bai_plan *plan)
     free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir); free(plan->job_temp);
     free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
     free(plan->workdir);
+    free(plan->comment);
     free(plan->secrets_file);
     free(plan->origin.out_err_prefix); free(plan->origin.cluster_id); free(plan->origin.image);
     free(plan->origin.shm_size); free(plan->origin.gpu_setting); free(plan->gpu_type);

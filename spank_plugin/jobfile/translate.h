@@ -53,6 +53,7 @@ struct bai_plan {
     long time_limit_seconds;
     char *partition;     /* NULL: none */
     char *qos;           /* NULL: none */
+    char *comment;       /* Slurm's job comment, BAI_EXPERIMENT_TAG NAME (Azure ML experiment_name), else NULL */
     int gpus_per_node;   /* the GPUs each node gives the job (--gpus-per-node / --gres=gpu:TYPE:N); 0: none */
     char *gpu_type;      /* the site's GRES type of those GPUs, or NULL (untyped: --gpus-per-node) */
     bool gpu_per_rank;   /* the main step's tasks are ranks, each bound to a GPU of its own (--gpus-per-task=1) */
@@ -147,6 +148,9 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
  * of the rendered script (and the batch script itself) runs first: it ends the task with status 1 and a
  * message naming the node and the likely causes unless the value is this task's. The causes are said once per
  * script, in the exported BAI_UNPREPARED_VAR, which srun passes on to every step. */
+/* The experiment is kept in the Slurm job's comment as "batchai-experiment=NAME": from an Azure ML file's
+ * experiment_name (the rendered script's #SBATCH --comment) or `batchai-job submit --experiment NAME`. */
+#define BAI_EXPERIMENT_TAG "batchai-experiment="
 #define BAI_PREPARED_VAR "BATCHAI_NODE_PREPARED"
 #define BAI_UNPREPARED_VAR "BATCHAI_UNPREPARED"
 /* Beside it, the Slurm release the plugin was built for ("22.05.8"), which batchai-job check-site reports. */

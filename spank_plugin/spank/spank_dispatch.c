@@ -12,6 +12,7 @@
 #include "spank_alloc.h"
 #include "spank_prolog.h"
 #include "spank_remote.h"
+#include "spank_task_exit.h"
 
 /* The plugin is compiled with -fvisibility=hidden; what Slurm looks up is made visible here. */
 #pragma GCC visibility push(default)
@@ -72,6 +73,11 @@ int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
 {
     return spank_rc(spank_context() == S_CTX_REMOTE ? bai_remote_task_init(sp, ac, av) : 0);
+}
+
+int slurm_spank_task_exit(spank_t sp, int ac, char **av)
+{
+    return spank_context() == S_CTX_REMOTE ? bai_remote_task_exit(sp, ac, av) : 0;
 }
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)

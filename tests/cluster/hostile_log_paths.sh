@@ -9,13 +9,15 @@ cluster_start
 victim_make
 logs=$WORK/logs
 
-# 1. The log directory's parent is a link to a root directory.
-as_user "mkdir -p '$logs' && ln -s '$VICTIM' '$logs/evil'"
+# 1. The log directory's parent is a link to a root directory, made after sbatch checked the prefix.
+as_user "mkdir -p '$logs'"
 write_job evil.json <<JSON
 {"properties": {"nodeCount": 2, "customMpiSettings": {"commandLine": "echo main-ran", "processCount": 2},
   "stdOutErrPathPrefix": "$logs", "jobPreparation": {"commandLine": "echo prep-ran"}}}
 JSON
-id=$(submit --batchai-job=evil.json -o "$WORK/evil-%j.out" -e "$WORK/evil-%j.out")
+id=$(submit --batchai-job=evil.json -o "$WORK/evil-%j.out" -e "$WORK/evil-%j.out" --hold)
+as_user "ln -s '$VICTIM' '$logs/evil'"
+scontrol release "$id"
 st=$(wait_job "$id")
 [ "$st" = FAILED ] || fail "job $id logging through a link into root's directory ended $st"
 assert_grep "preparing node n1 failed: as uid $TEST_UID: cannot create $logs/evil/$id/stdouterr: Permission denied" "$WORK/evil-$id.out"

@@ -1,0 +1,252 @@
+/* A Slurm job read for batchai-job: `scontrol -o show job`, else `sacct` once slurmctld has forgotten it
+ * (MinJobAge), with a clear answer when the site keeps no accounting. */
+#include "slurm_job.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "slurm_read.h"
+#include "translate.h"
+
+#define COPY(dst, rec, key) snprintf((dst), sizeof(dst), "%s", bai_record_get((rec), (key)))
+
+static void from_record(struct bai_jobinfo *ji, const struct bai_record *rec)
+{
+    memset(ji, 0, sizeof *ji);
+    COPY(ji->id, rec, "JobId");
+    COPY(ji->state, rec, "JobState");
+    COPY(ji->reason, rec, "Reason");
+    COPY(ji->name, rec, "JobName");
+    COPY(ji->user_id, rec, "UserId");
+    COPY(ji->nodes, rec, "NumNodes");
+    COPY(ji->node_list, rec, "NodeList");
+    COPY(ji->batch_host, rec, "BatchHost");
+    COPY(ji->exit_code, rec, "ExitCode");
+    COPY(ji->restarts, rec, "Restarts");
+    COPY(ji->submit_time, rec, "SubmitTime");
+    COPY(ji->start_time, rec, "StartTime");
+    COPY(ji->end_time, rec, "EndTime");
+    COPY(ji->run_time, rec, "RunTime");
+    COPY(ji->comment, rec, "Comment");
+    COPY(ji->stdout_path, rec, "StdOut");
+    COPY(ji->work_dir, rec, "WorkDir");
+    if (strcmp(ji->node_list, "(null)") == 0)
+        ji->node_list[0] = '\0';
+    if (strcmp(ji->comment, "(null)") == 0)
+        ji->comment[0] = '\0';
+}
+
+/* sacct's fields, split at a separator no value holds. */
+static int from_accounting(const char *id, struct bai_jobinfo *ji, char *why, size_t why_size)
+{
+    char *argv[] = {"sacct", "-n", "-X", "-P", "--delimiter=\x1f", "-o",
+                    "State,JobName,NNodes,ExitCode,NodeList,Submit,Start,End,Comment,User",
+                    "-j", (char *)id, NULL};
+    char *out, *err;
+    int st = bai_run(argv, &out, &err);
+    if (st != 0 || !out || !out[0]) {
+        snprintf(why, why_size, "job %s is unknown to slurmctld (or it forgot the job after MinJobAge), and %s",
+                 id, st != 0 ? "accounting cannot say either" : "accounting has no record of it");
+        if (st != 0 && err && err[0])
+            snprintf(why + strlen(why), why_size - strlen(why), " (sacct: %s)", err);
+        free(out);
+        free(err);
+        return -1;
+    }
+    memset(ji, 0, sizeof *ji);
+    snprintf(ji->id, sizeof ji->id, "%s", id);
+    out[strcspn(out, "\n")] = '\0';
+    char *f[10] = {0}, *p = out;
+    for (int i = 0; i < 10 && p; i++) {
+        f[i] = p;
+        p = strchr(p, '\x1f');
+        if (p)
+            *p++ = '\0';
+    }
+#define FIELD(dst, i) snprintf((dst), sizeof(dst), "%s", f[i] ? f[i] : "")
+    FIELD(ji->state, 0);
+    ji->state[strcspn(ji->state, " ")] = '\0'; /* "CANCELLED by 1000" */
+    FIELD(ji->name, 1);
+    FIELD(ji->nodes, 2);
+    FIELD(ji->exit_code, 3);
+    FIELD(ji->node_list, 4);
+    FIELD(ji->submit_time, 5);
+    FIELD(ji->start_time, 6);
+    FIELD(ji->end_time, 7);
+    FIELD(ji->comment, 8);
+    FIELD(ji->user_id, 9);
+#undef FIELD
+    if (strcmp(ji->node_list, "None assigned") == 0)
+        ji->node_list[0] = '\0';
+    ji->from_accounting = true;
+    free(out);
+    free(err);
+    return 0;
+}
+
+static bool valid_jobid(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 20)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i]) && s[i] != '_')
+            return false;
+    return true;
+}
+
+int bai_job_load(const char *id, struct bai_jobinfo *ji, char *why, size_t why_size)
+{
+    if (!valid_jobid(id)) {
+        snprintf(why, why_size, "'%s' is not a job id", id);
+        return -1;
+    }
+    char *argv[] = {"scontrol", "-o", "show", "job", (char *)id, NULL};
+    char *out, *err;
+    int st = bai_run(argv, &out, &err);
+    if (st == 0 && out && out[0]) {
+        struct bai_record *rec = malloc(sizeof *rec);
+        if (!rec) {
+            free(out);
+            free(err);
+            snprintf(why, why_size, "out of memory");
+            return -1;
+        }
+        bai_record_parse(rec, out, bai_job_keys);
+        from_record(ji, rec);
+        free(rec);
+        free(out);
+        free(err);
+        return ji->state[0] ? 0 : (snprintf(why, why_size, "scontrol printed no JobState for job %s", id), -1);
+    }
+    /* scontrol answers "Invalid job id specified" for a job slurmctld no longer holds; anything else is
+     * its own fault (no controller), said as it is. */
+    bool unknown = err && strstr(err, "Invalid job id");
+    if (!unknown && st != 0) {
+        snprintf(why, why_size, "scontrol show job %s failed: %s", id, err && err[0] ? err : "no message");
+        free(out);
+        free(err);
+        return -1;
+    }
+    free(out);
+    free(err);
+    return from_accounting(id, ji, why, why_size);
+}
+
+static int newest_first(const void *a, const void *b)
+{
+    long x = strtol(((const struct bai_jobinfo *)a)->id, NULL, 10),
+         y = strtol(((const struct bai_jobinfo *)b)->id, NULL, 10);
+    return (y > x) - (y < x);
+}
+
+int bai_job_list_user(unsigned uid, struct bai_jobinfo **jobs, size_t *n, char *why, size_t why_size)
+{
+    char *argv[] = {"scontrol", "-o", "show", "job", NULL};
+    char *out, *err;
+    *jobs = NULL;
+    *n = 0;
+    int st = bai_run(argv, &out, &err);
+    if (st != 0 || !out) {
+        snprintf(why, why_size, "scontrol show job failed: %s", err && err[0] ? err : "no message");
+        free(out);
+        free(err);
+        return -1;
+    }
+    char want[32];
+    snprintf(want, sizeof want, "(%u)", uid);
+    struct bai_record *rec = malloc(sizeof *rec);
+    size_t cap = 0;
+    for (char *save = NULL, *line = rec ? strtok_r(out, "\n", &save) : NULL; line; line = strtok_r(NULL, "\n", &save)) {
+        bai_record_parse(rec, line, bai_job_keys);
+        const char *user = bai_record_get(rec, "UserId");
+        size_t ul = strlen(user), wl = strlen(want);
+        if (ul < wl || strcmp(user + ul - wl, want) != 0)
+            continue;
+        if (*n == cap) {
+            struct bai_jobinfo *nj = realloc(*jobs, (cap = cap ? cap * 2 : 16) * sizeof *nj);
+            if (!nj)
+                break;
+            *jobs = nj;
+        }
+        from_record(&(*jobs)[(*n)++], rec);
+    }
+    free(rec);
+    free(out);
+    free(err);
+    if (*n)
+        qsort(*jobs, *n, sizeof **jobs, newest_first);
+    return 0;
+}
+
+bool bai_job_log_dir(const struct bai_jobinfo *ji, char *dir, size_t size)
+{
+    if (ji->stdout_path[0] != '/' || snprintf(dir, size, "%s", ji->stdout_path) >= (int)size)
+        return false;
+    char *slash = strrchr(dir, '/');
+    *(slash == dir ? slash + 1 : slash) = '\0';
+    return true;
+}
+
+bool bai_job_is_batchai(const struct bai_jobinfo *ji)
+{
+    char tail[64];
+    int n = snprintf(tail, sizeof tail, "/%s/stdouterr/stdout.txt", ji->id);
+    size_t len = strlen(ji->stdout_path);
+    return n > 0 && len > (size_t)n && strcmp(ji->stdout_path + len - (size_t)n, tail) == 0;
+}
+
+static bool state_in(const char *s, const char *const set[])
+{
+    for (int i = 0; set[i]; i++)
+        if (strcmp(s, set[i]) == 0)
+            return true;
+    return false;
+}
+
+const char *bai_job_execution_state(const struct bai_jobinfo *ji)
+{
+    static const char *const queued[] = {"PENDING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "SUSPENDED",
+                                         "RESV_DEL_HOLD", NULL};
+    static const char *const running[] = {"RUNNING", "CONFIGURING", "RESIZING", NULL};
+    static const char *const terminating[] = {"COMPLETING", "SIGNALING", "STAGE_OUT", "STOPPED", NULL};
+    const char *s = ji->state;
+    if (state_in(s, queued))
+        return "queued";
+    if (state_in(s, running))
+        return "running";
+    if (state_in(s, terminating))
+        return "terminating";
+    if (strcmp(s, "COMPLETED") == 0)
+        return "succeeded";
+    /* Cancelled while it waited: it never ran, so no exit code speaks for it. */
+    if (strcmp(s, "CANCELLED") == 0 && !ji->node_list[0])
+        return "cancelled";
+    return "failed"; /* FAILED, CANCELLED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED */
+}
+
+bool bai_job_ended(const struct bai_jobinfo *ji)
+{
+    const char *e = bai_job_execution_state(ji);
+    return strcmp(e, "succeeded") == 0 || strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0;
+}
+
+int bai_job_exit_status(const struct bai_jobinfo *ji)
+{
+    int code = 0, sig = 0;
+    if (sscanf(ji->exit_code, "%d:%d", &code, &sig) < 1)
+        return -1;
+    return code ? code : sig ? 128 + sig : 0;
+}
+
+const char *bai_job_experiment(const struct bai_jobinfo *ji, char *buf, size_t size)
+{
+    const char *p = strstr(ji->comment, BAI_EXPERIMENT_TAG);
+    buf[0] = '\0';
+    if (p && (p == ji->comment || p[-1] == ' '))
+        snprintf(buf, size, "%.*s", (int)strcspn(p + strlen(BAI_EXPERIMENT_TAG), " "),
+                 p + strlen(BAI_EXPERIMENT_TAG));
+    return buf;
+}

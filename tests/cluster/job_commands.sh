@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# batchai-job's job commands, as az batchai's: wait (success, failure, across a requeue, --timeout), list by
+# experiment, status --json checked against schemas/batchai-job-status.schema.json by python3-jsonschema, a
+# pending job's reason (PartitionNodeLimit), a cancelled queued job, files on a queued job, nodes, exec on the
+# second node (the job's AZ_BATCHAI_* variables) and into another user's job (Slurm refuses), terminate,
+# status/stream/wait non-zero for a failed job, and a plain sbatch job refused.
+. "$(dirname "$0")/lib.sh"
+/usr/bin/python3 -c 'import jsonschema' 2>/dev/null || skip "Debian's python3-jsonschema is needed"
+BJ=$BUILD/bin/batchai-job
+[ -x "$BJ" ] || fail "$BJ is not built"
+export LOCALCLUSTER_CRED_EXPIRE=10 # a requeued job starts again after cred_expire + 1 s
+cluster_start
+install -m 0755 "$BJ" "$CL/batchai-job"
+# wait and stream poll slurmctld from every 2 s up to every BATCHAI_JOB_POLL_MAX s: 3 s here, for a short test.
+bj() { as_user "BATCHAI_JOB_POLL_MAX=3 $CL/batchai-job $*"; }
+# validate_json [SCHEMA]: the JSON on stdin against schemas/batchai-job-SCHEMA.schema.json (status).
+validate_json() { /usr/bin/python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.load(sys.stdin), json.load(open(sys.argv[1])))' "$TOP/schemas/batchai-job-${1:-status}.schema.json"; }
+
+# A job: nodes, command line.
+job() {
+    write_job "$1.json" <<JSON
+{"properties": {"nodeCount": $2, "customToolkitSettings": {"commandLine": "$3"}, $LOGS_JSON, $MOUNT_JSON}}
+JSON
+}
+job ok 1 "sleep 1"
+job bad 1 "sh -c 'echo failing >&2; exit 7'"
+job long 2 "sleep 60"
+job huge 4 "true"
+
+# wait: success, its final line and exit 0; failure with the job's own code.
+# A name with spaces, as Slurm allows: read whole (scontrol's values are not cut at a space).
+ok=$(submit --batchai-job=ok.json -J "ok job  x")
+out=$(bj wait "$ok") || fail "wait on a succeeded job returned $?: $out"
+[ "$(bj status "$ok" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["name"])')" = "ok job  x" ] ||
+    fail "status --json name: $(bj status "$ok" --json)"
+grep -qx "job $ok: succeeded (Slurm state COMPLETED, exit code 0:0, attempt 1)" <<<"$out" || fail "wait printed: $out"
+bad=$(as_user "$CL/batchai-job submit bad.json --experiment sweep1 --parsable" </dev/null)
+rc=0; out=$(bj wait "$bad") || rc=$?
+[ $rc = 7 ] || fail "wait on a job that exited 7 returned $rc: $out"
+grep -q "^job $bad: failed (Slurm state FAILED, exit code 7:0" <<<"$out" || fail "wait printed: $out"
+# A job Slurm does not know, on a cluster without accounting: both sources named.
+rc=0; out=$(bj status 999999 2>&1) || rc=$?
+[ $rc = 1 ] && grep -q "job 999999 is unknown to slurmctld (or it forgot the job after MinJobAge), and accounting cannot say either (sacct: " <<<"$out" ||
+    fail "status of an unknown job: $rc $out"
+rc=0; bj status "$bad" >/dev/null || rc=$?
+[ $rc = 1 ] || fail "status of a failed job returned $rc"
+rc=0; bj stream "$bad" stderr.txt >/dev/null || rc=$?
+[ $rc = 1 ] || fail "stream of a failed job returned $rc"
+# status --json of the failed job, by an independent reader.
+bj status "$bad" --json >"$CL/bad.json" || true
+validate_json <"$CL/bad.json" || fail "status --json is not valid: $(cat "$CL/bad.json")"
+/usr/bin/python3 - "$CL/bad.json" <<'PY' || fail "status --json of the failed job: $(cat "$CL/bad.json")"
+import json, sys
+o = json.load(open(sys.argv[1]))
+assert o["executionState"] == "failed" and o["executionInfo"]["exitCode"] == 7, o
+assert o["experiment"] == "sweep1" and o["attempt"] == 1 and o["lastRequeue"] is None, o
+assert o["stdOutErrPath"].endswith("/%s/stdouterr" % o["jobId"]), o
+assert any(e["code"] == "JobFailed" for e in o["executionInfo"]["errors"]), o
+PY
+
+# A job that cannot start: Slurm's reason is shown, queued; cancelled, it reads cancelled, not failed 0:0.
+huge=$(submit --batchai-job=huge.json)
+for ((i = 0; i < 50; i++)); do [ "$(job_field "$huge" Reason)" = PartitionNodeLimit ] && break; sleep 0.1; done
+st=$(bj status "$huge") || fail "status of a queued job failed: $st"
+grep -q "^pendingReason: *PartitionNodeLimit" <<<"$st" || fail "no pending reason: $st"
+bj status "$huge" --json | validate_json || fail "status --json of a queued job is not valid"
+rc=0; out=$(bj files "$huge" 2>&1) || rc=$?
+[ $rc = 1 ] && grep -q "is queued: its log directory is made when it starts" <<<"$out" || fail "files on a queued job: $rc $out"
+rc=0; out=$(bj wait "$huge" --timeout 2) || rc=$?
+[ $rc = 124 ] && grep -q "still queued after 2 s" <<<"$out" || fail "wait --timeout: $rc $out"
+as_user "scancel $huge"
+rc=0; st=$(bj status "$huge") || rc=$?
+[ $rc = 1 ] && grep -q "^executionState: *cancelled" <<<"$st" && grep -q "^exitCode: *none" <<<"$st" ||
+    fail "cancelled queued job: $rc $st"
+
+# An Azure ML job's experiment_name is recorded on the Slurm job as submit --experiment's is.
+write_job aml.yml <<'YAML'
+command: "true"
+experiment_name: aml-exp
+YAML
+aml=$(submit --batchai-job=aml.yml --hold)
+# list: newest first, by experiment; a plain job of the user's is not listed.
+plain=$(submit --wrap 'sleep 30' -o /dev/null --hold)
+l=$(bj list)
+[ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$aml $huge $bad $ok " ] || fail "list: $l"
+l=$(bj list --experiment sweep1)
+[ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$bad " ] || fail "list --experiment sweep1: $l"
+l=$(bj list --experiment aml-exp)
+[ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$aml " ] || fail "list --experiment aml-exp: $l"
+as_user "scancel $aml"
+
+# A running two-node job: nodes, exec on the second node, another user refused, terminate.
+long=$(submit --batchai-job=long.json)
+for ((i = 0; i < 100; i++)); do [ "$(job_field "$long" JobState)" = RUNNING ] && break; sleep 0.1; done
+n=$(bj nodes "$long") || fail "nodes: $n"
+grep -Eq '^n1 +[^ ]+ +[A-Z+]+ ' <<<"$n" && grep -Eq '^n2 ' <<<"$n" || fail "nodes table: $n"
+n=$(bj nodes "$long" --json) || fail "nodes --json: $n"
+validate_json nodes <<<"$n" || fail "nodes --json is not valid: $n"
+[ "$(/usr/bin/python3 -c 'import json, sys; print(" ".join(n["name"] for n in json.load(sys.stdin)["nodes"]))' <<<"$n")" = "n1 n2" ] ||
+    fail "nodes --json: $n"
+# The job's variables, and its log directory through the job's mount.
+out=$(bj exec "$long" --node n2 -- sh -c "'echo \$SLURMD_NODENAME \$AZ_BATCHAI_JOB_NAME; test -f \$AZ_BATCHAI_STDOUTERR_DIR/stdout.txt && echo mounted'" 2>&1) ||
+    fail "exec: $out"
+[ "$(tail -n 2 <<<"$out")" = "$(printf 'n2 long\nmounted')" ] || fail "exec on n2 printed: $out"
+"$LC" adduser batchai-other >/dev/null
+other=$(runuser -u batchai-other -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -D /tmp --wrap 'sleep 60')
+for ((i = 0; i < 100; i++)); do [ "$(job_field "$other" JobState)" = RUNNING ] && break; sleep 0.1; done
+rc=0; out=$(bj exec "$other" -- true 2>&1) || rc=$?
+[ $rc != 0 ] && grep -qi "denied\|not authorized\|permission" <<<"$out" || fail "exec into another user's job: $rc $out"
+scancel "$other"
+rc=0; out=$(bj status "$plain" 2>&1) || rc=$?
+[ $rc = 1 ] && grep -q "is not a Batch AI or Azure ML job" <<<"$out" && ! grep -q "$WORK" <<<"$out" ||
+    fail "status of a plain job: $rc $out"
+as_user "scancel $plain"
+out=$(bj terminate "$long" --grace 10) || fail "terminate: $out"
+st=$(job_field "$long" JobState)
+[ "$st" = CANCELLED ] || [ "$st" = FAILED ] || fail "terminated job is $st"
+grep -q "SIGTERM from Slurm" "$(log_dir "$long" long)"/execution-*.log || fail "terminate sent no SIGTERM first"
+
+# wait across a requeue: it returns only when the second attempt ended.
+job rq 1 "sleep 2"
+rq=$(submit --batchai-job=rq.json)
+for ((i = 0; i < 100; i++)); do [ "$(job_field "$rq" JobState)" = RUNNING ] && break; sleep 0.1; done
+bj wait "$rq" >"$CL/rq.out" &
+waiter=$!
+sleep 0.5
+scontrol requeue "$rq"
+# Slurm holds the requeued job until cred_expire + 1 s, then starts it at its next scheduling pass, which
+# may be a minute away; an update of the job brings that pass forward (and changes nothing else).
+for ((i = 0; i < 60; i++)); do
+    sleep 1
+    [ "$(job_field "$rq" JobState)" = PENDING ] || break
+    [ $i -lt 11 ] || scontrol update jobid="$rq" Nice=0
+done
+wait "$waiter" || fail "wait on the requeued job returned $?: $(cat "$CL/rq.out")"
+grep -qx "job $rq: succeeded (Slurm state COMPLETED, exit code 0:0, attempt 2)" "$CL/rq.out" ||
+    fail "wait across a requeue printed: $(cat "$CL/rq.out")"
+pass "wait, list, status --json, pending reason, cancelled, files queued, nodes, exec, terminate, plain job refused"
