@@ -116,11 +116,10 @@ static int cmd_terminate(int argc, char **argv)
     return 0;
 }
 
-/* srun into the job's allocation with the plugin's option, so that the plugin's remote side gives the
- * command the job's context (its AZ_BATCHAI_* environment and mounts) from what the prolog left on the node:
- * the remote side reads the job file's copy the prolog verified, never the path given here, which only names
- * the job (<submit directory>/<job name>.json gives AZ_BATCHAI_JOB_NAME). Slurm refuses another user's job
- * itself. */
+/* srun --overlap into the job's allocation, without the plugin's option: the plugin's remote side gives any
+ * step of a Batch AI job its context (the AZ_BATCHAI_* environment and mounts) from what the prolog left on
+ * the node (the job file's copy it verified, and the path that names the job), so the job file itself may
+ * have been edited or deleted since submission. Slurm refuses another user's job itself. */
 static int cmd_exec(int argc, char **argv)
 {
     const char *node = NULL;
@@ -153,9 +152,8 @@ static int cmd_exec(int argc, char **argv)
         fprintf(stderr, "batchai-job: job %s is %s: exec needs a running job\n", ji.id, bai_job_execution_state(&ji));
         return 1;
     }
-    char *jobopt = NULL, *nodeopt = NULL, *fileopt = NULL;
-    if (asprintf(&jobopt, "--jobid=%s", ji.id) < 0 || asprintf(&nodeopt, "--nodelist=%s", node ? node : "") < 0 ||
-        asprintf(&fileopt, "--batchai-job=%s/%s.json", ji.work_dir[0] ? ji.work_dir : ".", ji.name) < 0) {
+    char *jobopt = NULL, *nodeopt = NULL;
+    if (asprintf(&jobopt, "--jobid=%s", ji.id) < 0 || asprintf(&nodeopt, "--nodelist=%s", node ? node : "") < 0) {
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
     }
@@ -172,7 +170,6 @@ static int cmd_exec(int argc, char **argv)
     args[k++] = "--ntasks=1";
     if (node)
         args[k++] = nodeopt;
-    args[k++] = fileopt;
     args[k++] = "--";
     for (int j = 0; j < n; j++)
         args[k++] = argv[i + 1 + j];
