@@ -3,8 +3,8 @@
 # Slurm's OCI --container (rootless runc) on a bundle the test builds from busybox-static and stages with
 # contrib/stage-oci-bundle; nothing is pulled. The bundle bind-mounts the test cluster's directory (shares,
 # job directories, submit dir) at the same path, as a site's staged bundles bind its share roots and
-# batchai-job exec into a running container job runs its command in the job's container.
 # job_root, and has the mount point of the step's spool directory (Slurm 23.11+).
+# batchai-job exec into a running container job runs its command in the job's container.
 . "$(dirname "$0")/lib.sh"
 busybox_bundle_deps
 cluster_start
