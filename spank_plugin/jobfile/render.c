@@ -67,7 +67,8 @@ static void render_gpu_origin(struct sbuf *b, const struct bai_plan *p)
 /* #SBATCH lines are read by sbatch, not by the shell: it cuts them at white space, takes ' " and \ as
  * quoting and an unquoted '#' as the end of the options (get_argument() in Slurm's src/sbatch/opt.c). Their
  * values are therefore never quoted but made of characters none of that applies to: translate checks the
- * job name and log directory (letters, digits, / . _ - @ + and %j) and the site's partition and QOS. Every
+ * job name and log directory (letters, digits, / . _ - @ + and %j) and the site's partition and QOS. The one
+ * free text, an Azure ML display_name as the job's name, is escaped for sbatch (sb_sbatch_escape). Every
  * other line before the first command is a comment made by sb_comment(), which escapes line breaks. */
 static void render_header(struct sbuf *b, const struct bai_plan *p)
 {
@@ -80,7 +81,9 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                p->origin.aml ? "Azure ML command" : "Batch AI", p->job_name);
     sb_puts(b, "# sbatch --batchai-job submits exactly this; options typed on the sbatch command line win over\n"
                "# the #SBATCH lines below.\n");
-    sb_printf(b, "#SBATCH --job-name=%s\n", p->job_name);
+    sb_puts(b, "#SBATCH --job-name=");
+    sb_sbatch_escape(b, p->display_name ? p->display_name : p->job_name);
+    sb_puts(b, "\n");
     sb_printf(b, "#SBATCH --nodes=%d\n", p->nodes);
     sb_printf(b, "#SBATCH --ntasks=%d\n", p->ntasks);
     if (p->ntasks_per_node)
@@ -106,6 +109,8 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     sb_puts(b, "#\n# Where the lines above come from:\n");
     if (p->origin.aml) {
         /* An Azure ML command job: the same lines from its own fields. */
+        if (p->display_name)
+            sb_comment(b, "  --job-name   display_name (the log directory keeps the name \"%s\")", p->job_name);
         sb_comment(b, "  --nodes      resources.instance_count %d", p->origin.node_count);
         sb_comment(b, "  --ntasks     instance_count x distribution.process_count_per_instance (tensorflow: "
                       "worker_count + parameter_server_count)");

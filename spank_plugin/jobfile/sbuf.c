@@ -75,6 +75,16 @@ void sb_shell_quote(struct sbuf *b, const char *s)
     sb_putc(b, '\'');
 }
 
+void sb_sbatch_escape(struct sbuf *b, const char *s)
+{
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+        bool plain = (*c >= '0' && *c <= '9') || ((*c | 0x20) >= 'a' && (*c | 0x20) <= 'z') || *c >= 0x80;
+        if (!plain && !strchr("._-", *c))
+            sb_putc(b, '\\');
+        sb_putc(b, (char)*c);
+    }
+}
+
 void sb_comment(struct sbuf *b, const char *fmt, ...)
 {
     va_list ap;

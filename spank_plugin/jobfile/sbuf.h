@@ -18,6 +18,10 @@ void sb_puts(struct sbuf *b, const char *s);
  * spaces), the shell reads back exactly s, as one word, with nothing evaluated: strings that are not shell
  * text reach a shell line through this function. */
 void sb_shell_quote(struct sbuf *b, const char *s);
+/* Append s as one value of an #SBATCH line: sbatch's get_argument() takes "\\c" as c (a space too), so
+ * every character but letters, digits, '.', '_', '-' and the bytes of UTF-8 is escaped. s holds no control
+ * character (a tab or a line break would end the value whatever its escape). */
+void sb_sbatch_escape(struct sbuf *b, const char *s);
 /* Append one comment line: "# ", the formatted text, '\n'. Every control character of the text (newline,
  * carriage return, tab, ...) and every backslash is written as an escape (\n, \r, \t, \xNN, \\), so no
  * value formatted into it can end the comment and start a line of code, and the line is never an #SBATCH

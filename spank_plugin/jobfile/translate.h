@@ -53,6 +53,8 @@ struct bai_plan {
     long time_limit_seconds;
     char *partition;     /* NULL: none */
     char *qos;           /* NULL: none */
+    char *display_name;  /* Slurm's job name when it is not job_name: an Azure ML display_name, unless the user
+                          * named the job (--batchai-name, -n); else NULL */
     char *comment;       /* Slurm's job comment, BAI_EXPERIMENT_TAG NAME (Azure ML experiment_name), else NULL */
     int gpus_per_node;   /* the GPUs each node gives the job (--gpus-per-node / --gres=gpu:TYPE:N); 0: none */
     char *gpu_type;      /* the site's GRES type of those GPUs, or NULL (untyped: --gpus-per-node) */
