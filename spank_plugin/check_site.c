@@ -42,15 +42,6 @@ static void report(const char *level, const char *fmt, ...)
         problems++;
 }
 
-/* One word for /bin/sh: single-quoted, or NULL for a word that holds a quote (node and partition names and
- * paths here never need one). */
-static void sh_word(struct sbuf *b, const char *w)
-{
-    if (strchr(w, '\''))
-        b->failed = true;
-    sb_printf(b, " '%s'", w);
-}
-
 /* The value of `Key = Value` in scontrol show config's output, or NULL. */
 static char *config_value(const char *config, const char *key)
 {
@@ -69,23 +60,12 @@ static char *config_value(const char *config, const char *key)
     return NULL;
 }
 
-/* The whole output of a shell command line; NULL when it cannot run. *status gets its exit status. */
-static char *run_capture(const char *cmdline, int *status)
+/* The output and messages of argv, run without a shell (slurm_read.h); *status gets its exit status. */
+static char *run_capture(char *const argv[], int *status)
 {
-    FILE *f = popen(cmdline, "r");
-    struct sbuf b = {0};
-    char buf[4096];
-    size_t n;
-    if (!f)
-        return NULL;
-    while ((n = fread(buf, 1, sizeof buf - 1, f)) > 0) {
-        buf[n] = '\0';
-        sb_puts(&b, buf);
-    }
-    int st = pclose(f);
-    *status = st == -1 ? -1 : WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-    char *out = sb_finish(&b);
-    return out ? out : strdup("");
+    char *out;
+    *status = bai_run_merged(argv, &out);
+    return out;
 }
 
 /* What the plugstack says about spank_batchai.so. */
@@ -224,7 +204,8 @@ static void check_mpi(const struct bai_settings *site)
 {
     int st;
     bool found = false;
-    char *out = run_capture("srun --mpi=list 2>&1", &st);
+    char *argv[] = {"srun", "--mpi=list", NULL};
+    char *out = run_capture(argv, &st);
     for (char *save = NULL, *l = out ? strtok_r(out, "\n", &save) : NULL; l && !found; l = strtok_r(NULL, "\n", &save)) {
         l += strspn(l, " \t");
         if (strncmp(l, "srun: ", 6) == 0) /* 22.05 writes "srun: pmix" */
@@ -250,16 +231,9 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 /* The nodes of the partition (its default when NULL), one per line, from sinfo. */
 static char *partition_nodes(const char *partition, int *count)
 {
-    struct sbuf cmd = {0};
     int st;
-    sb_puts(&cmd, "sinfo -h -N -o '%N %P'");
-    if (partition) {
-        sb_puts(&cmd, " -p");
-        sh_word(&cmd, partition);
-    }
-    char *c = sb_finish(&cmd);
-    char *out = c ? run_capture(c, &st) : NULL;
-    free(c);
+    char *argv[] = {"sinfo", "-h", "-N", "-o", "%N %P", partition ? "-p" : NULL, (char *)partition, NULL};
+    char *out = run_capture(argv, &st);
     if (!out || st != 0) {
         free(out);
         return NULL;
@@ -432,37 +406,45 @@ static void check_nodes(const char *self, const char *partition, const char *dir
                    "  \"customToolkitSettings\": {\"commandLine\": \"true\"}}}\n", count, probe);
         fclose(f);
     }
-    struct sbuf cmd = {0};
     /* --immediate: a partition whose nodes are drained, down or busy is reported by srun after that long,
      * instead of a check that waits for ever. */
-    sb_printf(&cmd, "srun --job-name=batchai-check-site --time=5 --immediate=%d --nodes=%d --ntasks-per-node=1",
-              CHECK_SITE_ALLOC_WAIT, count);
-    if (partition) {
-        sb_puts(&cmd, " --partition");
-        sh_word(&cmd, partition);
+    char immediate[32], nodecount[32], *jobopt = NULL;
+    snprintf(immediate, sizeof immediate, "--immediate=%d", CHECK_SITE_ALLOC_WAIT);
+    snprintf(nodecount, sizeof nodecount, "--nodes=%d", count);
+    const char *runtime = site->runtime == BAI_RUNTIME_OCI ? "oci" : site->runtime == BAI_RUNTIME_PYXIS ? "pyxis" : "none";
+    size_t k = 0, n_alloc = 24 + site->n_shares;
+    char **argv = calloc(n_alloc, sizeof *argv), **pairs = calloc(site->n_shares + 1, sizeof *pairs);
+    bool oom = !argv || !pairs || asprintf(&jobopt, "--batchai-job=%s", job) < 0;
+    if (oom)
+        jobopt = NULL;
+    if (!oom) {
+        const char *fixed[] = {"srun", "--job-name=batchai-check-site", "--time=5", immediate, nodecount,
+                               "--ntasks-per-node=1"};
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+            argv[k++] = (char *)fixed[i];
+        if (partition) {
+            argv[k++] = "--partition";
+            argv[k++] = (char *)partition;
+        }
+        const char *rest[] = {"--nodelist", nodes, jobopt, self, "check-node", site->job_root, site->job_temp,
+                              runtime, site->image_root, site->mount_root, site->shares_root};
+        for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++)
+            argv[k++] = (char *)rest[i];
+        for (size_t i = 0; i < site->n_shares && !oom; i++) {
+            oom = asprintf(&pairs[i], "%s=%s", site->shares[i].key, site->shares[i].value) < 0;
+            if (oom)
+                pairs[i] = NULL;
+            argv[k++] = pairs[i];
+        }
     }
-    sb_puts(&cmd, " --nodelist");
-    sh_word(&cmd, nodes);
-    sb_printf(&cmd, " --batchai-job='%s'", job);
-    sh_word(&cmd, self);
-    sb_puts(&cmd, " check-node");
-    sh_word(&cmd, site->job_root);
-    sh_word(&cmd, site->job_temp);
-    sh_word(&cmd, site->runtime == BAI_RUNTIME_OCI ? "oci" : site->runtime == BAI_RUNTIME_PYXIS ? "pyxis" : "none");
-    sh_word(&cmd, site->image_root);
-    sh_word(&cmd, site->mount_root);
-    sh_word(&cmd, site->shares_root);
-    for (size_t i = 0; i < site->n_shares; i++) {
-        char *pair = NULL;
-        if (asprintf(&pair, "%s=%s", site->shares[i].key, site->shares[i].value) < 0)
-            pair = NULL;
-        sh_word(&cmd, pair ? pair : "");
-        free(pair);
-    }
-    sb_puts(&cmd, " </dev/null 2>&1");
-    char *c = sb_finish(&cmd);
-    char *out = c ? run_capture(c, &st) : NULL;
-    free(c);
+    char *out = oom ? NULL : run_capture(argv, &st);
+    if (oom)
+        report("FAIL", "out of memory running the probe step");
+    for (size_t i = 0; pairs && i < site->n_shares; i++)
+        free(pairs[i]);
+    free(pairs);
+    free(argv);
+    free(jobopt);
     /* Each node that ran check-node says "<node> prepared"; a node without the line failed. */
     for (char *save = NULL, *n = strtok_r(nodes, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
         char want[300];
@@ -534,7 +516,8 @@ int bai_check_site_main(const char *self, int argc, char **argv)
         fprintf(stderr, "batchai-job check-site: getcwd: %s\n", strerror(errno));
         return 2;
     }
-    char *config = run_capture("scontrol show config 2>&1", &st);
+    char *show_config[] = {"scontrol", "show", "config", NULL};
+    char *config = run_capture(show_config, &st);
     if (!config || st != 0) {
         report("FAIL", "scontrol show config failed: %s", config ? config : "cannot run scontrol");
         free(config);

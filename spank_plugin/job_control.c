@@ -10,6 +10,7 @@
 
 #include "slurm_job.h"
 #include "slurm_read.h"
+#include "translate.h"
 
 static int cmd_list(int argc, char **argv)
 {
@@ -116,10 +117,34 @@ static int cmd_terminate(int argc, char **argv)
     return 0;
 }
 
+/* The srun option of the job's container, from the batch script Slurm keeps for the job, whose header
+ * bai_render_script() wrote (the job's owner may read it): *option NULL when the job has no container. */
+static int job_container(const char *id, char **option)
+{
+    char *argv[] = {"scontrol", "write", "batch_script", (char *)id, "-", NULL};
+    char *out, *err;
+    int st = bai_run(argv, &out, &err), rc = 0;
+    *option = NULL;
+    if (st != 0) {
+        fprintf(stderr, "batchai-job: cannot read job %s's batch script to find its container: %s\n", id,
+                err && err[0] ? err : "scontrol write batch_script failed");
+        rc = 1;
+    } else if (bai_script_container(out, option) < 0) {
+        fprintf(stderr, "batchai-job: job %s's batch script names its container in a line batchai-job cannot "
+                        "read\n", id);
+        rc = 1;
+    }
+    free(out);
+    free(err);
+    return rc;
+}
+
 /* srun --overlap into the job's allocation, without the plugin's option: the plugin's remote side gives any
  * step of a Batch AI job its context (the AZ_BATCHAI_* environment and mounts) from what the prolog left on
  * the node (the job file's copy it verified, and the path that names the job), so the job file itself may
- * have been edited or deleted since submission. Slurm refuses another user's job itself. */
+ * have been edited or deleted since submission. A job whose steps run in a container (--container=BUNDLE or
+ * --container-image=IMAGE) gets the command run in it too, with the same option. Slurm refuses another
+ * user's job itself. */
 static int cmd_exec(int argc, char **argv)
 {
     const char *node = NULL;
@@ -152,6 +177,9 @@ static int cmd_exec(int argc, char **argv)
         fprintf(stderr, "batchai-job: job %s is %s: exec needs a running job\n", ji.id, bai_job_execution_state(&ji));
         return 1;
     }
+    char *container = NULL;
+    if (own && job_container(ji.id, &container) != 0)
+        return 1;
     char *jobopt = NULL, *nodeopt = NULL;
     if (asprintf(&jobopt, "--jobid=%s", ji.id) < 0 || asprintf(&nodeopt, "--nodelist=%s", node ? node : "") < 0) {
         fprintf(stderr, "batchai-job: out of memory\n");
@@ -170,6 +198,8 @@ static int cmd_exec(int argc, char **argv)
     args[k++] = "--ntasks=1";
     if (node)
         args[k++] = nodeopt;
+    if (container)
+        args[k++] = container;
     args[k++] = "--";
     for (int j = 0; j < n; j++)
         args[k++] = argv[i + 1 + j];

@@ -39,13 +39,17 @@ static int grow_read(struct grow *g)
     return 1;
 }
 
-int bai_run(char *const argv[], char **out, char **err)
+/* bai_run, with the standard error into *err or, when err is NULL, into the same pipe as the output. */
+static int run(char *const argv[], char **out, char **err)
 {
     int po[2], pe[2], st = -1;
     pid_t pid;
     posix_spawn_file_actions_t fa;
     struct grow g[2] = {{.fd = -1}, {.fd = -1}};
-    *out = *err = NULL;
+    char *spawn_err = NULL;
+    *out = NULL;
+    if (err)
+        *err = NULL;
     if (pipe2(po, O_CLOEXEC) != 0)
         return -1;
     if (pipe2(pe, O_CLOEXEC) != 0) {
@@ -56,7 +60,7 @@ int bai_run(char *const argv[], char **out, char **err)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, pe[1], 2);
+    posix_spawn_file_actions_adddup2(&fa, err ? pe[1] : po[1], 2);
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(po[1]);
@@ -66,8 +70,12 @@ int bai_run(char *const argv[], char **out, char **err)
     if (rc != 0) {
         close(po[0]);
         close(pe[0]);
-        if (asprintf(err, "cannot run %s: %s", argv[0], strerror(rc)) < 0)
-            *err = NULL;
+        if (asprintf(&spawn_err, "cannot run %s: %s", argv[0], strerror(rc)) < 0)
+            spawn_err = NULL;
+        if (err)
+            *err = spawn_err;
+        else
+            *out = spawn_err;
         return -1;
     }
     for (int open_fds = 2; open_fds > 0;) {
@@ -101,8 +109,21 @@ int bai_run(char *const argv[], char **out, char **err)
     if (g[1].p)
         g[1].p[strcspn(g[1].p, "\n")] = '\0';
     *out = g[0].p;
-    *err = g[1].p;
+    if (err)
+        *err = g[1].p;
+    else
+        free(g[1].p);
     return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : -1;
+}
+
+int bai_run(char *const argv[], char **out, char **err)
+{
+    return run(argv, out, err);
+}
+
+int bai_run_merged(char *const argv[], char **out)
+{
+    return run(argv, out, NULL);
 }
 
 /* The keys `scontrol -o show job` prints (22.05 through 26.05). A value runs up to the next " Key=" of this

@@ -17,6 +17,9 @@
  * first line of standard error into *err (both malloc'ed, NULL on failure to start). Returns its exit status,
  * 128+signal when killed, -1 when it could not run. */
 int bai_run(char *const argv[], char **out, char **err);
+/* bai_run with the standard error in *out too, as written (check-site shows Slurm's messages whole); when
+ * argv[0] cannot run, *out says so. */
+int bai_run_merged(char *const argv[], char **out);
 
 /* One `scontrol -o show job` record split by its keys. */
 struct bai_record {

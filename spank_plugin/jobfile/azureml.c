@@ -468,7 +468,10 @@ void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
         bai_diag_add(d, "type", "\"%.40s\": only command jobs run here (pipelines and sweeps do not)", s);
     free(s);
     jv_string(d, root, "$schema", "", 0, NULL);
-    jv_string(d, root, "display_name", "", 0, NULL);
+    if (jv_string(d, root, "display_name", "", 0, &job->aml->display_name) == 1 &&
+        strlen(job->aml->display_name) > 255)
+        bai_diag_add(d, "display_name", "\"%.60s...\": a display name has at most 255 bytes (Slurm's job name)",
+                     job->aml->display_name);
     if (jv_string(d, root, "experiment_name", "", 0, &job->aml->experiment) == 1 &&
         (!job->aml->experiment[0] || strlen(job->aml->experiment) > 255 ||
          strspn(job->aml->experiment, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-.") !=
@@ -537,6 +540,7 @@ void bai_aml_free(struct bai_aml *aml)
     }
     free(aml->io);
     free(aml->experiment);
+    free(aml->display_name);
     free(aml->command);
     free(aml->code);
     free(aml->environment);

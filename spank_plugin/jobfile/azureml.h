@@ -11,8 +11,9 @@
  *    inputs/<name> or outputs/<name>.
  *  - What cannot run on Slurm is a fault naming the field and what to do instead (services, identity,
  *    queue_settings, a git or registered code, an image build, a conda file, MLTable, ...); unknown fields
- *    are faults, as in a job.json; metadata (display_name, experiment_name, description, tags, name,
- *    $schema) is accepted and has no Slurm meaning.
+ *    are faults, as in a job.json; display_name becomes the Slurm job's name and experiment_name its
+ *    comment (batchai-job list shows both); other metadata (description, tags, name, $schema) is accepted
+ *    and has no Slurm meaning.
  *  - Every ${{inputs.X}} / ${{outputs.X}} of the command names a declared input or output. */
 #ifndef BAI_AZUREML_H
 #define BAI_AZUREML_H
@@ -54,6 +55,7 @@ struct bai_aml {
     int workers, ps;     /* tensorflow */
     struct bai_aml_io *io; size_t n_io;
     char *experiment;    /* experiment_name, recorded in the Slurm job's comment (batchai-job list), else NULL */
+    char *display_name;  /* display_name, the Slurm job's name (what Azure ML shows as the run's name), else NULL */
 };
 
 /* Validate the document (a mapping already read and bounded by job.c) into job. Faults go to d; the caller

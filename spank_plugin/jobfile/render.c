@@ -1,7 +1,9 @@
 /* The batch script rendered from a plan: see bai_render_script() in translate.h.
  * "%j" patterns become ${SLURM_JOB_ID} in shell text and stay "%j" in #SBATCH lines, where sbatch expands
  * them itself. */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,11 @@
 const char bai_node_check[] =
     "[ \"${" BAI_PREPARED_VAR "-}\" = \"$SLURM_JOB_ID:$SLURMD_NODENAME\" ] || { echo \"batchai: job $SLURM_JOB_ID: "
     "node $SLURMD_NODENAME ${" BAI_UNPREPARED_VAR "-was not prepared}\" >&2; exit 1; }";
+
+/* The header's line that names the job's container, which bai_script_container() reads back; the image
+ * between its quotes is a checked image reference, which holds no quote. */
+#define CONTAINER_LINE "Container: image \""
+#define CONTAINER_RUNS "\" runs as srun "
 
 /* The why of bai_node_check's message, once per script: srun passes the exported variable on to every step's
  * tasks, also on a node without the plugin, and into a container. */
@@ -60,7 +67,8 @@ static void render_gpu_origin(struct sbuf *b, const struct bai_plan *p)
 /* #SBATCH lines are read by sbatch, not by the shell: it cuts them at white space, takes ' " and \ as
  * quoting and an unquoted '#' as the end of the options (get_argument() in Slurm's src/sbatch/opt.c). Their
  * values are therefore never quoted but made of characters none of that applies to: translate checks the
- * job name and log directory (letters, digits, / . _ - @ + and %j) and the site's partition and QOS. Every
+ * job name and log directory (letters, digits, / . _ - @ + and %j) and the site's partition and QOS. The one
+ * free text, an Azure ML display_name as the job's name, is escaped for sbatch (sb_sbatch_escape). Every
  * other line before the first command is a comment made by sb_comment(), which escapes line breaks. */
 static void render_header(struct sbuf *b, const struct bai_plan *p)
 {
@@ -73,7 +81,9 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                p->origin.aml ? "Azure ML command" : "Batch AI", p->job_name);
     sb_puts(b, "# sbatch --batchai-job submits exactly this; options typed on the sbatch command line win over\n"
                "# the #SBATCH lines below.\n");
-    sb_printf(b, "#SBATCH --job-name=%s\n", p->job_name);
+    sb_puts(b, "#SBATCH --job-name=");
+    sb_sbatch_escape(b, p->display_name ? p->display_name : p->job_name);
+    sb_puts(b, "\n");
     sb_printf(b, "#SBATCH --nodes=%d\n", p->nodes);
     sb_printf(b, "#SBATCH --ntasks=%d\n", p->ntasks);
     if (p->ntasks_per_node)
@@ -99,6 +109,8 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     sb_puts(b, "#\n# Where the lines above come from:\n");
     if (p->origin.aml) {
         /* An Azure ML command job: the same lines from its own fields. */
+        if (p->display_name)
+            sb_comment(b, "  --job-name   display_name (the log directory keeps the name \"%s\")", p->job_name);
         sb_comment(b, "  --nodes      resources.instance_count %d", p->origin.node_count);
         sb_comment(b, "  --ntasks     instance_count x distribution.process_count_per_instance (tensorflow: "
                       "worker_count + parameter_server_count)");
@@ -158,7 +170,7 @@ static void render_environment(struct sbuf *b, const struct bai_plan *p)
     }
     if (p->container) {
         sb_puts(b, "#\n");
-        sb_comment(b, "Container: image \"%s\" runs as srun %s", p->origin.image, p->container);
+        sb_comment(b, CONTAINER_LINE "%s" CONTAINER_RUNS "%s", p->origin.image, p->container);
         if (p->origin.shm_size)
             sb_comment(b, "  (shmSize \"%s\" is not applied: /dev/shm is the node's)", p->origin.shm_size);
     }
@@ -344,4 +356,63 @@ char *bai_render_script(const struct bai_plan *p)
                 "fi\n"
                 "batchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n");
     return sb_finish(&b);
+}
+
+/* Undo sb_shell_quote(): 'text' parts and backslash-escaped characters, up to the end of the line. */
+static char *shell_unquote(const char *s, size_t n)
+{
+    char *out = malloc(n + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\'' ) {
+            while (++i < n && s[i] != '\'')
+                *o++ = s[i];
+            if (i == n)
+                goto bad;
+        } else if (s[i] == '\\' && i + 1 < n) {
+            *o++ = s[++i];
+        } else if (s[i] == ' ' || s[i] == '\t') {
+            goto bad;
+        } else {
+            *o++ = s[i];
+        }
+    }
+    *o = '\0';
+    return out;
+bad:
+    free(out);
+    errno = EINVAL;
+    return NULL;
+}
+
+int bai_script_container(const char *script, char **option)
+{
+    static const char start[] = "# " CONTAINER_LINE;
+    *option = NULL;
+    for (const char *line = script; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+        size_t len = strcspn(line, "\n");
+        if (strncmp(line, start, sizeof start - 1) != 0)
+            continue;
+        const char *runs = strstr(line + sizeof start - 1, CONTAINER_RUNS);
+        if (!runs || runs > line + len)
+            continue;
+        const char *opt = runs + strlen(CONTAINER_RUNS);
+        size_t olen = (size_t)(line + len - opt);
+        if (!((olen > 12 && strncmp(opt, "--container=", 12) == 0) ||
+              (olen > 18 && strncmp(opt, "--container-image=", 18) == 0)))
+            return -1;
+        size_t name = strcspn(opt, "=") + 1;
+        char *value = shell_unquote(opt + name, olen - name);
+        if (!value)
+            return -1;
+        int n = asprintf(option, "%.*s%s", (int)name, opt, value);
+        free(value);
+        if (n < 0) {
+            *option = NULL;
+            return -1;
+        }
+        return 1;
+    }
+    return 0;
 }

@@ -75,6 +75,25 @@ void sb_shell_quote(struct sbuf *b, const char *s)
     sb_putc(b, '\'');
 }
 
+void sb_sbatch_escape(struct sbuf *b, const char *s)
+{
+    bool plain = true;
+    for (const unsigned char *c = (const unsigned char *)s; *c && plain; c++)
+        plain = (*c >= '0' && *c <= '9') || ((*c | 0x20) >= 'a' && (*c | 0x20) <= 'z') || *c >= 0x80 ||
+                strchr("._-", *c);
+    if (plain) {
+        sb_puts(b, s);
+        return;
+    }
+    sb_putc(b, '"');
+    for (const char *c = s; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            sb_putc(b, '\\');
+        sb_putc(b, *c);
+    }
+    sb_putc(b, '"');
+}
+
 void sb_comment(struct sbuf *b, const char *fmt, ...)
 {
     va_list ap;

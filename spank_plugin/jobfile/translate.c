@@ -634,6 +634,11 @@ int bai_translate_all(const struct bai_job *job, const struct bai_settings *site
     /* Where batchai-job list and status find the experiment (its characters were checked by the parser). */
     if (job->aml && job->aml->experiment)
         plan->comment = fmt(BAI_EXPERIMENT_TAG "%s", job->aml->experiment);
+    /* Azure ML shows display_name as the run's name: squeue and batchai-job list show it as the job's. The
+     * job name proper stays the file's (or the one given): the log directory and AZ_BATCHAI_JOB_NAME. */
+    if (job->aml && job->aml->display_name && job->aml->display_name[0] && !(opts && opts->job_name) &&
+        !(plan->display_name = strdup(job->aml->display_name)))
+        bai_diag_add(d, "", "out of memory");
     free(prefix);
     free(job_out);
     free(file_dir);
@@ -802,6 +807,7 @@ void bai_plan_free(struct bai_plan *plan)
     free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
     free(plan->workdir);
     free(plan->comment);
+    free(plan->display_name);
     free(plan->secrets_file);
     free(plan->origin.out_err_prefix); free(plan->origin.cluster_id); free(plan->origin.image);
     free(plan->origin.shm_size); free(plan->origin.gpu_setting); free(plan->gpu_type);

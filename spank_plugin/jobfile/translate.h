@@ -53,6 +53,8 @@ struct bai_plan {
     long time_limit_seconds;
     char *partition;     /* NULL: none */
     char *qos;           /* NULL: none */
+    char *display_name;  /* Slurm's job name when it is not job_name: an Azure ML display_name, unless the user
+                          * named the job (--batchai-name, -n); else NULL */
     char *comment;       /* Slurm's job comment, BAI_EXPERIMENT_TAG NAME (Azure ML experiment_name), else NULL */
     int gpus_per_node;   /* the GPUs each node gives the job (--gpus-per-node / --gres=gpu:TYPE:N); 0: none */
     char *gpu_type;      /* the site's GRES type of those GPUs, or NULL (untyped: --gpus-per-node) */
@@ -126,6 +128,13 @@ char *bai_render_script(const struct bai_plan *plan);
  * preparation steps as the rendered script, run from the batch step by the plugin. NULL when the job has
  * none (bai_plan_has_node_steps) or on OOM. */
 char *bai_render_node_script(const struct bai_plan *plan);
+
+/* The srun option that puts a step in the job's container, read back from the header of a script
+ * bai_render_script() made (Slurm keeps it: `scontrol write batch_script`): "--container=BUNDLE" or
+ * "--container-image=IMAGE", unquoted, one argv word, into *option (malloc'ed). batchai-job exec runs its
+ * command in the container this way. Returns 1, 0 when the script names no container (*option NULL), -1 on
+ * a malformed line or OOM. */
+int bai_script_container(const char *script, char **option);
 
 /* Does the job have node steps (a preparation command or an unmanaged mountCommand)? */
 bool bai_plan_has_node_steps(const struct bai_plan *plan);

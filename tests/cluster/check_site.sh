@@ -4,7 +4,8 @@
 # write (mode 1777), without image_root or mount_root, without shares_root on the nodes, with an mpi setting
 # srun --mpi=list lacks, or a tmpfiles.d line that makes job_temp another user's, it names the problem and
 # exits 1. ProctrackType and TaskPlugin are reported as this cluster has them; a job_temp that a user took
-# first is moved aside by the prolog and reported. --help says what is checked.
+# first is moved aside by the prolog and reported. --help says what is checked. Run from a path with a quote
+# and "$(...)", it passes that path to its probe step whole, with no shell.
 # A node without the plugin is checked in fail_closed.sh, which makes one.
 . "$(dirname "$0")/lib.sh"
 cluster_start
@@ -51,6 +52,17 @@ assert_grep "check-site: all checks passed" "$OUT"
 for w in "-p, --partition PARTITION" "-d, --dir DIR" "ProctrackType" "srun --mpi=list" "mount_root" "tmpfiles.d"; do
     assert_grep "$w" "$CL/help.out"
 done
+
+# No shell between check-site and Slurm: run from a path with a space, a quote and "$(...)", its probe step
+# runs that path as one word on the nodes, and nothing of it is run as a command.
+odd="$CL/bin it's \$(touch pwned)"
+install -d -m 0755 "$odd"
+install -m 0755 "$BAI" "$odd/batchai-job"
+rc=0
+(cd "$WORK" && "$odd/batchai-job" check-site -p debug) >"$OUT" 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "check-site run from \"$odd\" exited $rc: $(cat "$OUT")"
+assert_grep "node n2: ok   the plugin prepared it" "$OUT"
+! ls "$WORK/pwned" "$CL/pwned" 2>/dev/null || fail "a shell ran the \$(...) of check-site's path"
 
 # A tmpfiles.d line for job_temp: root's is reported, another user's fails (systemd reads /run/tmpfiles.d).
 TMPF=/run/tmpfiles.d/batchai-test-${CL##*/}.conf

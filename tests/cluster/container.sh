@@ -4,6 +4,7 @@
 # contrib/stage-oci-bundle; nothing is pulled. The bundle bind-mounts the test cluster's directory (shares,
 # job directories, submit dir) at the same path, as a site's staged bundles bind its share roots and
 # job_root, and has the mount point of the step's spool directory (Slurm 23.11+).
+# batchai-job exec into a running container job runs its command in the job's container.
 . "$(dirname "$0")/lib.sh"
 busybox_bundle_deps
 cluster_start
@@ -35,10 +36,32 @@ for f in "$logs"/stdout-job_prep-*.txt; do assert_grep "uidmap 0 $TEST_UID 1\$" 
     fail "preparation not in the container: $(cat "$logs"/stdout-job_prep-*.txt)"
 assert_nodes_idle
 
+# batchai-job exec into a running container job runs in the job's container: the image's own file, and the
+# user namespace that maps the container's root onto the user.
+[ ! -e /etc/image-name ] || fail "the host has /etc/image-name: the exec check below would prove nothing"
+BJ=$BUILD/bin/batchai-job
+[ -x "$BJ" ] || fail "$BJ is not built"
+install -m 0755 "$BJ" "$CL/batchai-job"
+write_job run.json <<JSON
+{"properties": {"nodeCount": 1,
+  "containerSettings": {"imageSourceRegistry": {"image": "busybox:test"}},
+  "customToolkitSettings": {"commandLine": "sleep 60"}, $LOGS_JSON, $MOUNT_JSON}}
+JSON
+id=$(submit --batchai-job=run.json)
+for ((i = 0; i < 300; i++)); do [ "$(job_field "$id" JobState)" = RUNNING ] && break; sleep 0.1; done
+# The command by its path in the image: 26.05's slurmstepd resolves a bare name on the node (sh is
+# /usr/bin/sh there, absent from the bundle).
+out=$(as_user "$CL/batchai-job exec $id -- /bin/sh -c 'echo in \$(cat /etc/image-name) uidmap \$(cat /proc/self/uid_map)'" 2>&1) ||
+    fail "exec into container job $id: $out"
+grep -q "^in busybox test image uidmap 0 $TEST_UID 1\$" <<<"$out" || fail "exec did not run in the job's container: $out"
+as_user "scancel $id"
+wait_job "$id" >/dev/null
+assert_nodes_idle
+
 # A site without a container runtime refuses container jobs at submit time.
 "$LC" stop "$CL" >/dev/null
 lc_start "$CL" --plugin "$PLUGIN" \
     --plugin-args "shares_root=$CL/shares job_root=$CL/jobs container_runtime=none" >/dev/null
 if out=$(as_user "sbatch --batchai-job=c.json" 2>&1 </dev/null); then fail "container_runtime=none accepted: $out"; fi
 grep -q "batchai: .*container" <<<"$out" || fail "unclear refusal: $out"
-pass "container job ran preparation and main step in the local busybox bundle; runtime none refuses"
+pass "container job ran preparation and main step in the local busybox bundle; exec ran in it; runtime none refuses"

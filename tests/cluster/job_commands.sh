@@ -74,10 +74,12 @@ rc=0; st=$(bj status "$huge") || rc=$?
 [ $rc = 1 ] && grep -q "^executionState: *cancelled" <<<"$st" && grep -q "^exitCode: *none" <<<"$st" ||
     fail "cancelled queued job: $rc $st"
 
-# An Azure ML job's experiment_name is recorded on the Slurm job as submit --experiment's is.
+# An Azure ML job's experiment_name is recorded on the Slurm job as submit --experiment's is, and its
+# display_name is the job's name, whole through sbatch's reading of #SBATCH lines (quotes, '#', a backslash).
 write_job aml.yml <<'YAML'
 command: "true"
 experiment_name: aml-exp
+display_name: 'Gpu Diag (NCCL "tests") #1, it''s \ ok é'
 YAML
 aml=$(submit --batchai-job=aml.yml --hold)
 # list: newest first, by experiment; a plain job of the user's is not listed.
@@ -88,6 +90,8 @@ l=$(bj list --experiment sweep1)
 [ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$bad " ] || fail "list --experiment sweep1: $l"
 l=$(bj list --experiment aml-exp)
 [ "$(awk 'NR > 1 {print $1}' <<<"$l" | tr '\n' ' ')" = "$aml " ] || fail "list --experiment aml-exp: $l"
+[[ "$(tail -n 1 <<<"$l")" == *" aml-exp "*" Gpu Diag (NCCL \"tests\") #1, it's \\ ok é" ]] ||
+    fail "list does not show the display name: $l"
 as_user "scancel $aml"
 
 # A running two-node job: nodes, exec on the second node, another user refused, terminate.
