@@ -50,14 +50,7 @@ grep -q '^Resuming from ./checkpoint-5.h5' "$d/log2" || { echo "FAIL: --resume a
 d=$work/step
 mkdir "$d"
 long=(--device cpu --data "$data" --limit-train 1280 --limit-test 64 --threads 2 --seed 3 --keep-checkpoints 1)
-(cd "$d" && exec "$bin" "${long[@]}" --epochs 3) >"$d/log" 2>&1 &
-pid=$!
-for _ in $(seq 600); do grep -q '^Epoch 2/' "$d/log" 2>/dev/null && break; sleep 0.1; done
-sleep 0.2
-kill -TERM "$pid"
-rc=0
-wait "$pid" || rc=$?
-[ "$rc" = 3 ] || { echo "FAIL: exit status $rc after SIGTERM"; cat "$d/log"; exit 1; }
+sigterm_in_epoch_2 "$d" "$bin" "${long[@]}" --epochs 3
 case "$(kept "$d")" in
 "checkpoint-1.h5 checkpoint-2-step-"*".h5 " | "checkpoint-2.h5 ") ;;
 *) echo "FAIL: after the stop kept $(kept "$d")"; exit 1 ;;

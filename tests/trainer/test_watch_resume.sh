@@ -23,14 +23,7 @@ common=(--device cpu --data "$data" --limit-train 1280 --limit-test 64 --threads
 d=$work/run
 mkdir "$d"
 
-(cd "$d" && exec "$bin" "${common[@]}" --epochs 3) >"$d/log" 2>&1 &
-pid=$!
-for _ in $(seq 600); do grep -q '^Epoch 2/' "$d/log" 2>/dev/null && break; sleep 0.1; done
-sleep 0.2
-kill -TERM "$pid"
-rc=0
-wait "$pid" || rc=$?
-[ "$rc" = 3 ] || { echo "FAIL: exit status $rc after SIGTERM, expected 3"; cat "$d/log"; exit 1; }
+sigterm_in_epoch_2 "$d" "$bin" "${common[@]}" --epochs 3
 grep '^SIGTERM: stopping after epoch 2' "$d/log" || { echo "FAIL: not stopped in epoch 2"; cat "$d/log"; exit 1; }
 (cd "$d" && "$bin" "${common[@]}" --epochs 3 >log2 2>&1) || { cat "$d/log2"; exit 1; }
 grep '^Resuming from ./checkpoint-2' "$d/log2" || { echo "FAIL: not resumed in epoch 2"; cat "$d/log2"; exit 1; }
