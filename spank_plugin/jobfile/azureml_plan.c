@@ -205,6 +205,9 @@ static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_jo
         snprintf(extra, sizeof extra, "--distribution=cyclic");
         break;
     }
+    /* A checkpointable command (job.h) is exec'd, so that Slurm's signals reach it rather than the shell. */
+    if (job->checkpointable && !bai_command_execs(aml->command))
+        sb_puts(&cmd, "exec ");
     substitute(&cmd, aml);
     text = sb_finish(&cmd);
     if (!text) {

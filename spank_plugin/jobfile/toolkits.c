@@ -22,26 +22,39 @@ static bool one_of(const char *s, const char *const options[])
     return false;
 }
 
-static void pytorch_rules(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t,
-                          int node_count)
+static void pytorch_rules(struct bai_diag *d, const char *path, const struct bai_job *job)
 {
     static const char *const backends[] = { "TCP", "Gloo", "MPI", NULL };
-    const char *backend = bai_toolkit_str(t, "communicationBackend");
+    const char *backend = bai_toolkit_str(&job->toolkit, "communicationBackend");
     char child[JV_PATH_MAX];
-    (void)node_count;
     jv_child(child, path, "communicationBackend");
     if (backend && !one_of(backend, backends))
         bai_diag_add(d, child, "expected one of \"TCP\", \"Gloo\", \"MPI\"");
 }
 
-static void tensorflow_rules(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t,
-                             int node_count)
+static int tensorflow_tasks(const struct bai_job *job);
+
+static void tensorflow_rules(struct bai_diag *d, const char *path, const struct bai_job *job)
 {
-    int nps = bai_toolkit_int(t, "parameterServerCount");
+    int nps = bai_toolkit_int(&job->toolkit, "parameterServerCount");
     char child[JV_PATH_MAX];
     jv_child(child, path, "parameterServerCount");
-    if (node_count > 0 && nps > node_count)
-        bai_diag_add(d, child, "expected at most nodeCount (%d) parameter servers, got %d", node_count, nps);
+    if (job->node_count > 0 && nps > job->node_count)
+        bai_diag_add(d, child, "expected at most nodeCount (%d) parameter servers, got %d", job->node_count, nps);
+    /* Its parameter servers and workers are two steps: the one the warning would go to is not the job's. */
+    if (job->checkpointable && tensorflow_tasks(job) > 1)
+        bai_diag_add(d, path, "parameter servers and workers run as two steps: " BAI_CHECKPOINTABLE_KEY
+                     " takes a job of one step (a single task)");
+}
+
+/* A command line that is exec'd (a checkpointable job's) is one command. */
+static void command_rules(struct bai_diag *d, const char *path, const struct bai_job *job)
+{
+    const char *c = bai_toolkit_str(&job->toolkit, "commandLine");
+    char child[JV_PATH_MAX];
+    jv_child(child, path, "commandLine");
+    if (job->checkpointable)
+        bai_check_one_command(d, c ? child : path, c ? c : "");
 }
 
 /* Is it a Python job? languageType says; without one, Batch AI took a Python script with no config file as
@@ -54,13 +67,13 @@ static bool cntk_python(const struct bai_toolkit_settings *t)
     return bai_toolkit_str(t, "pythonScriptFilePath") && !bai_toolkit_str(t, "configFilePath");
 }
 
-static void cntk_rules(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t, int node_count)
+static void cntk_rules(struct bai_diag *d, const char *path, const struct bai_job *job)
 {
+    const struct bai_toolkit_settings *t = &job->toolkit;
     static const char *const languages[] = { "BrainScript", "Python", NULL };
     const char *language = bai_toolkit_str(t, "languageType");
     bool script = bai_toolkit_str(t, "pythonScriptFilePath"), config = bai_toolkit_str(t, "configFilePath");
     char child[JV_PATH_MAX];
-    (void)node_count;
     jv_child(child, path, "languageType");
     if (language && !one_of(language, languages)) {
         bai_diag_add(d, child, "expected \"BrainScript\" or \"Python\"");
@@ -77,10 +90,10 @@ static void cntk_rules(struct bai_diag *d, const char *path, const struct bai_to
     }
 }
 
-static void caffe_rules(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t, int node_count)
+static void caffe_rules(struct bai_diag *d, const char *path, const struct bai_job *job)
 {
+    const struct bai_toolkit_settings *t = &job->toolkit;
     bool script = bai_toolkit_str(t, "pythonScriptFilePath");
-    (void)node_count;
     if (!bai_toolkit_str(t, "configFilePath") == !script)
         bai_diag_add(d, path, "expected exactly one of configFilePath and pythonScriptFilePath");
     if (bai_toolkit_str(t, "pythonInterpreterPath") && !script)
@@ -163,28 +176,15 @@ static void caffe2_main(struct sbuf *b, const struct bai_plan *plan, const struc
     python_step(b, plan, job, site, 1, false);
 }
 
-bool bai_runs_bundled_trainer(const struct bai_job *job)
-{
-    const char *c = bai_toolkit_str(&job->toolkit, "commandLine");
-    if (!c)
-        return false;
-    c += strspn(c, " \t");
-    return strncmp(c, "cifar-train", 11) == 0 && (c[11] == ' ' || !c[11]) && !strpbrk(c, ";&|<>`()\n\\") &&
-           strncmp(c + 11 + strspn(c + 11, " \t"), "evaluate", 8) != 0;
-}
-
-/* The command line, or the bundled trainer's step: exec'd, so that the signals Slurm sends the step reach
- * cifar-train itself (a shell between them would die of SIGUSR1 or SIGTERM and take the task with it), and
- * resuming by default from the newest checkpoint it finds, so that a requeued job carries on (an explicit
- * --resume later on the line wins). A job of preparation alone (customToolkit without a commandLine) runs
- * `true`. */
+/* The command line; exec'd when the job is checkpointable, so that the signals Slurm sends the step reach the
+ * program itself (a shell between them would die of SIGUSR1 or SIGTERM and take the task with it). A job of
+ * preparation alone (customToolkit without a commandLine) runs `true`. */
 static void command_line(struct sbuf *cmd, const struct bai_job *job)
 {
     const char *c = bai_toolkit_str(&job->toolkit, "commandLine");
-    if (bai_runs_bundled_trainer(job))
-        sb_printf(cmd, "exec cifar-train --resume auto%s", c + strspn(c, " \t") + 11);
-    else
-        sb_puts(cmd, c ? c : "true");
+    if (job->checkpointable && !bai_command_execs(c ? c : ""))
+        sb_puts(cmd, "exec ");
+    sb_puts(cmd, c ? c : "true");
 }
 
 static void custom_mpi_main(struct sbuf *b, const struct bai_plan *plan, const struct bai_job *job,
@@ -287,9 +287,9 @@ static void caffe_main(struct sbuf *b, const struct bai_plan *plan, const struct
 /* In the order messages list them. */
 const struct bai_toolkit bai_toolkits[] = {
     { "horovodSettings", KEYS(PYTHON, PROCESSES), NULL, NULL, mpi_python_main },
-    { "customMpiSettings", KEYS(REQ("commandLine", TEXT), PROCESSES), NULL, NULL, custom_mpi_main },
+    { "customMpiSettings", KEYS(REQ("commandLine", TEXT), PROCESSES), command_rules, NULL, custom_mpi_main },
     /* commandLine is optional in 2018-05-01 */
-    { "customToolkitSettings", KEYS(OPT("commandLine", TEXT)), NULL, one_task, custom_toolkit_main },
+    { "customToolkitSettings", KEYS(OPT("commandLine", TEXT)), command_rules, one_task, custom_toolkit_main },
     { "pyTorchSettings", KEYS(PYTHON, PROCESSES, OPT("communicationBackend", LINE)), pytorch_rules, NULL,
       pytorch_main },
     { "tensorFlowSettings",

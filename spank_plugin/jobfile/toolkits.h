@@ -38,7 +38,7 @@ struct bai_toolkit {
     const char *property;                  /* the JSON property, e.g. "horovodSettings" */
     const struct bai_toolkit_key *keys;    /* the keys its object takes, at most BAI_TOOLKIT_MAX_KEYS (job.h) */
     /* Faults between fields, past each key's own check. NULL: none. */
-    void (*rules)(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t, int node_count);
+    void (*rules)(struct bai_diag *d, const char *path, const struct bai_job *job);
     /* The main step's task count when the file gives no processCount. NULL: nodeCount. */
     int (*task_count)(const struct bai_job *job);
     /* Append the main step, running `ntasks` tasks, as shell text to b (an allocation failure marks b). */
@@ -54,9 +54,5 @@ extern const size_t bai_toolkit_count; /* at most BAI_TOOLKIT_MAX */
  * toolkit takes no such key (an Azure ML job has none). */
 const char *bai_toolkit_str(const struct bai_toolkit_settings *t, const char *key);
 int bai_toolkit_int(const struct bai_toolkit_settings *t, const char *key);
-
-/* Is the job's commandLine one plain run of the bundled trainer, cifar-train (contrib/cifar/job.json)? Its
- * step is exec'd and warned before the time limit (translate.h: signal_before_limit). */
-bool bai_runs_bundled_trainer(const struct bai_job *job);
 
 #endif

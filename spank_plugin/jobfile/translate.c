@@ -646,10 +646,9 @@ int bai_translate_all(const struct bai_job *job, const struct bai_settings *site
         if (job->env[i].secret && job->env[i].value)
             plan->secrets_file = fmt("%s/secrets.env", plan->job_dir);
     plan->prep_command = xstrdup_or_null(job->prep_command);
-    if (!job->aml) {
+    if (!job->aml)
         plan->main_step = plan_main_step(plan, job, site);
-        plan->signal_before_limit = bai_runs_bundled_trainer(job) ? BAI_TRAINER_WARNING_SECONDS : 0;
-    }
+    plan->signal_before_limit = job->checkpointable ? BAI_CHECKPOINT_WARNING_SECONDS : 0;
     if ((!plan->main_step && bai_diag_total(d) == before) || (job->prep_command && !plan->prep_command))
         bai_diag_add(d, "", "out of memory");
 out:

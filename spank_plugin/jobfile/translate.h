@@ -77,9 +77,10 @@ struct bai_plan {
     char *prep_command;  /* jobPreparation.commandLine, or NULL */
     char *main_step;     /* shell text of the main step (an srun line) */
     char *workdir;       /* the steps' --chdir (an Azure ML job's code directory), or NULL */
-    int signal_before_limit; /* > 0: the main step is the bundled cifar-train, which checkpoints on SIGUSR1:
-                              * the script asks for it that many seconds before the time limit
-                              * (--signal=B:USR1@N) and passes it on to the step; 0: none */
+    int signal_before_limit; /* > 0: the main step is checkpointable (job.h), and checkpoints on SIGUSR1: the
+                              * script asks for it that many seconds before the time limit
+                              * (--signal=B:USR1@N), passes it on to the step and asks to be requeued
+                              * (--requeue) rather than ended when Slurm takes its nodes; 0: none */
     /* What the script's comments say the lines came from. */
     struct {
         int node_count;
@@ -94,9 +95,9 @@ struct bai_plan {
     } origin;
 };
 
-/* The trainer needs one step and one checkpoint after the warning (seconds at most on a CPU); Slurm may send
- * it up to 60 s earlier than asked, never later. */
-#define BAI_TRAINER_WARNING_SECONDS 60
+/* A checkpointable step needs time for one step and one checkpoint after the warning (the bundled trainer's:
+ * seconds at most on a CPU); Slurm may send it up to 60 s earlier than asked, never later. */
+#define BAI_CHECKPOINT_WARNING_SECONDS 60
 
 /* A user's own share maps, "NAME=DIR[,NAME=DIR...]" (sbatch --batchai-share, batchai-job --share): for this
  * job, share NAME is the user's directory DIR, where the site allows it (user_shares). */
