@@ -1,4 +1,4 @@
-/* The batch script rendered from a plan: see bai_render_script() in translate.h.
+/* The batch script rendered from a plan: see render.h.
  * "%j" patterns become ${SLURM_JOB_ID} in shell text and stay "%j" in #SBATCH lines, where sbatch expands
  * them itself. */
 #include <errno.h>
@@ -7,12 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan.h"
+#include "render.h"
 #include "sbuf.h"
-#include "translate.h"
-
-const char bai_node_check[] =
-    "[ \"${" BAI_PREPARED_VAR "-}\" = \"$SLURM_JOB_ID:$SLURMD_NODENAME\" ] || { echo \"batchai: job $SLURM_JOB_ID: "
-    "node $SLURMD_NODENAME ${" BAI_UNPREPARED_VAR "-was not prepared}\" >&2; exit 1; }";
+#include "steps.h"
 
 /* The header's line that names the job's container, which bai_script_container() reads back; the image
  * between its quotes is a checked image reference, which holds no quote. */

@@ -27,8 +27,10 @@
 
 #include "as_user.h"
 #include "handoff.h"
+#include "render.h"
 #include "spank_common.h"
 #include "spank_prolog.h"
+#include "steps.h"
 
 int bai_remote_init(spank_t sp, int ac, char **av)
 {

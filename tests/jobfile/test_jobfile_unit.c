@@ -12,9 +12,11 @@
 #include "azureml.h"
 #include "job.h"
 #include "jsonv.h"
+#include "render.h"
 #include "sbuf.h"
 #include "settings.h"
 #include "sha256.h"
+#include "steps.h"
 #include "translate.h"
 #include "yamltree.h"
 
