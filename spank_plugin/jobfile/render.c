@@ -305,7 +305,7 @@ char *bai_render_script(const struct bai_plan *p)
 
     render_header(&b, p);
     render_environment(&b, p);
-    sb_puts(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, translate.h); every step checks\n"
+    sb_puts(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, steps.h); every step checks\n"
                 "# its own node the same way.\n");
     render_unprepared(&b);
     sb_printf(&b, "%s\n", bai_node_check);
