@@ -14,6 +14,7 @@
 #include "load.h"
 #include "monitor.h"
 #include "plugstack.h"
+#include "render.h"
 #include "slurm_job.h"
 #include "toolkits.h"
 

@@ -25,6 +25,7 @@
 #include "sbuf.h"
 #include "settings.h"
 #include "slurm_read.h"
+#include "steps.h"
 #include "translate.h"
 
 static int problems;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "render.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
 #include "translate.h"

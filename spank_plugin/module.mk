@@ -5,8 +5,9 @@
 #   spank/     the SPANK plugin, one file per context (spank_plugin/plugin.mk).
 spank_plugin_CFLAGS := $(CJSON_CFLAGS) $(YAML_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -Ispank_plugin/spank -Icommon -DBAI_VERSION='"$(VERSION)"'
 
-JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c yamltree.c job.c azureml.c azureml_plan.c \
-                                                 settings.c toolkits.c translate.c render.c sbuf.c load.c) \
+JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c checks.c yamltree.c job.c azureml.c azureml_plan.c \
+                                                 settings.c toolkits.c toolkit_steps.c plan.c steps.c translate.c \
+                                                 render.c sbuf.c load.c) \
               $(COMMON_SRCS)
 BAIJOB_SRCS := spank_plugin/batchai_job.c spank_plugin/plugstack.c spank_plugin/monitor.c spank_plugin/check_site.c \
                spank_plugin/slurm_read.c spank_plugin/slurm_job.c spank_plugin/job_control.c \

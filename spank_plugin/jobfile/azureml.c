@@ -153,7 +153,7 @@ static void parse_environment(struct bai_diag *d, const cJSON *root, struct bai_
     jv_string(d, v, "description", "environment", JV_MULTILINE, NULL);
     jv_child(child, "environment", "image");
     if (jv_string(d, v, "image", "environment", JV_NONEMPTY, &job->image) == 1)
-        bai_check_image(d, child, jv_get(v, "image"));
+        bai_check_image(d, child, jv_get(v, "image"), NULL);
     else if (!jv_get(v, "build") && !jv_get(v, "conda_file"))
         bai_diag_add(d, "environment", "expected an image");
 }
@@ -412,6 +412,12 @@ static void parse_env(struct bai_diag *d, const cJSON *root, struct bai_job *job
             jv_string(d, map, m->string, "environment_variables", JV_MULTILINE, &e->value);
         else
             bai_diag_add(d, path, "expected a value (a string or a number)");
+        /* Azure ML has no field for it, and takes any variable: the opt-in of job.h's checkpointable. */
+        if (e->value && strcmp(m->string, BAI_CHECKPOINTABLE_VAR) == 0) {
+            job->checkpointable = strcmp(e->value, "true") == 0;
+            if (!job->checkpointable && strcmp(e->value, "false") != 0)
+                bai_diag_add(d, path, "expected true or false");
+        }
     }
 }
 
@@ -507,6 +513,8 @@ void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
     parse_environment(d, root, job);
     parse_distribution(d, root, job);
     parse_env(d, root, job);
+    if (job->checkpointable && job->aml->command)
+        bai_check_one_command(d, "command", job->aml->command);
     for (int k = 0; k < 2; k++)
         if ((v = jv_get(root, k ? "outputs" : "inputs")) != NULL && cJSON_IsObject(v))
             cap += (size_t)cJSON_GetArraySize(v);

@@ -1,7 +1,7 @@
 /* An Azure Machine Learning command job (the CLI v2 YAML, commandJob.schema.json), the second format of the
  * job door: bai_job_parse() tells it from a job.json by content and validates it here into the same
- * struct bai_job, with what job.json cannot say in job->aml. Translation (azureml_plan.c) builds the same
- * plan as for a job.json.
+ * struct bai_job, with what job.json cannot say in job->aml. Its translation (azureml_plan.h) builds the
+ * same plan as for a job.json.
  *
  * Contract:
  *  - The fields the site can honour fill the job: resources.instance_count -> node_count, compute (without
@@ -21,7 +21,6 @@
 #include <cJSON.h>
 
 #include "job.h"
-#include "translate.h"
 
 enum bai_aml_dist { BAI_AML_SINGLE, BAI_AML_MPI, BAI_AML_PYTORCH, BAI_AML_TENSORFLOW };
 
@@ -66,20 +65,5 @@ void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d);
 int bai_aml_task_count(const struct bai_job *job);
 
 void bai_aml_free(struct bai_aml *aml);
-
-/* ---- translation (azureml_plan.c), called by bai_translate() for a job with job->aml ---- */
-
-/* The image the job runs in: environment.image, or the site's environment.<ref> for an azureml: reference;
- * NULL with no fault when the job names none, NULL with a fault when the reference is not mapped. */
-const char *bai_aml_image(const struct bai_job *job, const struct bai_settings *site, struct bai_diag *d);
-
-/* The job file's directory, which holds the logs (as stdOutErrPathPrefix would) and anchors code and local
- * paths. Newly allocated; NULL with a fault unless job_file is absolute. */
-char *bai_aml_file_dir(const char *job_file, struct bai_diag *d);
-
-/* The allocation, working directory and AZURE_ML_INPUT_<name> / AZURE_ML_OUTPUT_<name> variables of the plan
- * (plan->env has room for n_io more), then the main step. job_out is the job's directory beside its logs. */
-void bai_aml_plan(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
-                  const char *file_dir, const char *job_out, struct bai_diag *d);
 
 #endif

@@ -1,15 +1,17 @@
-/* Translation of an Azure ML command job into the plan: see azureml.h. bai_translate() does what both formats
+/* Translation of an Azure ML command job into the plan: see azureml_plan.h. bai_translate() does what both formats
  * share (allocation, mounts, logs, the AZ_BATCHAI_* environment, the container); this file adds what only a
  * command job has: its inputs and outputs, its working directory and its distributed launch, as Azure ML
  * sets them up. */
-#include "azureml.h"
+#include "azureml_plan.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "azureml.h"
 #include "jsonv.h"
 #include "sbuf.h"
+#include "steps.h"
 
 const char *bai_aml_image(const struct bai_job *job, const struct bai_settings *site, struct bai_diag *d)
 {
@@ -205,6 +207,9 @@ static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_jo
         snprintf(extra, sizeof extra, "--distribution=cyclic");
         break;
     }
+    /* A checkpointable command (job.h) is exec'd, so that Slurm's signals reach it rather than the shell. */
+    if (job->checkpointable && !bai_command_execs(aml->command))
+        sb_puts(&cmd, "exec ");
     substitute(&cmd, aml);
     text = sb_finish(&cmd);
     if (!text) {

@@ -5,7 +5,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <regex.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,69 +295,6 @@ static char *last_segment(const char *s)
     return strndup(start, (size_t)(end - start));
 }
 
-static size_t name_length(const char *s)
-{
-    size_t n = 0;
-
-    if (isalpha((unsigned char)s[0]) || s[0] == '_')
-        for (n = 1; is_name_char(s[n]); n++)
-            ;
-    return n;
-}
-
-bool bai_shell_path_ok(const char *s)
-{
-    for (const char *p = s; *p; p++) {
-        if (*p == '"' || *p == '\\' || *p == '`')
-            return false;
-        if (*p == '$') {
-            bool brace = p[1] == '{';
-            size_t n = name_length(p + 1 + brace);
-            if (n == 0 || (brace && p[2 + n] != '}'))
-                return false;
-            p += n + 2 * brace; /* the last character of the reference */
-        }
-    }
-    return true;
-}
-
-/* Image references as distribution/reference's regexp.go defines them (domain with optional port, lower-case
- * path components, tag [\w][\w.-]{0,127}, digest algorithm:hex), and registry servers as a host[:port] or an
- * http(s) URL of plain path segments, as POSIX extended regular expressions; schemas/job.schema.json states
- * the same patterns. The batch script quotes both anyway: this check refuses, naming the field, what no
- * container runtime would take, and keeps shell syntax out of jobs before they queue. */
-#define RE_HOST "([a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?(\\.[a-zA-Z0-9]([a-zA-Z0-9-]*[a-zA-Z0-9])?)*" \
-                "|\\[[a-fA-F0-9:]+\\])(:[0-9]+)?"
-#define RE_PATH_COMPONENT "[a-z0-9]+(([._]|__|-+)[a-z0-9]+)*"
-static const char image_re[] = "^(" RE_HOST "/)?" RE_PATH_COMPONENT "(/" RE_PATH_COMPONENT ")*"
-                               "(:[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?"
-                               "(@[A-Za-z][A-Za-z0-9]*([-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$";
-static const char server_re[] = "^(https?://)?" RE_HOST "(/[A-Za-z0-9._~-]*)*$";
-
-/* Fault "<value> is not <what>" unless the string member v matches the extended regular expression re. */
-static void check_match(struct bai_diag *d, const char *path, const cJSON *v, const char *re, const char *what)
-{
-    regex_t rx;
-    char got[96];
-    int rc = regcomp(&rx, re, REG_EXTENDED | REG_NOSUB);
-
-    if (rc == 0) {
-        rc = regexec(&rx, v->valuestring, 0, NULL, 0);
-        regfree(&rx);
-    }
-    if (rc == REG_NOMATCH) {
-        jv_describe(v, got, sizeof got);
-        bai_diag_add(d, path, "%s is not %s", got, what);
-    } else if (rc != 0) {
-        bai_diag_add(d, path, "cannot check the value: out of memory");
-    }
-}
-
-void bai_check_image(struct bai_diag *d, const char *path, const cJSON *v)
-{
-    check_match(d, path, v, image_re, "an image reference such as \"registry.example.com/name:tag\"");
-}
-
 /* ---- sub-objects ---- */
 
 static void parse_keyvault_ref(struct bai_diag *d, const cJSON *v, const char *path)
@@ -568,12 +504,10 @@ static void parse_container(struct bai_diag *d, const cJSON *v, const char *path
         return;
     jv_child(child, rpath, "image");
     if (jv_string(d, reg, "image", rpath, JV_REQUIRED | JV_NONEMPTY, &job->image) == 1)
-        check_match(d, child, jv_get(reg, "image"), image_re,
-                    "an image reference (expected [registry/]name[:tag][@digest])");
+        bai_check_image(d, child, jv_get(reg, "image"), "an image reference (expected [registry/]name[:tag][@digest])");
     jv_child(child, rpath, "serverUrl");
     if (jv_string(d, reg, "serverUrl", rpath, JV_NONEMPTY, &job->registry_server) == 1)
-        check_match(d, child, jv_get(reg, "serverUrl"), server_re,
-                    "a registry server (expected host[:port] or http(s)://host[:port][/path])");
+        bai_check_registry(d, child, jv_get(reg, "serverUrl"));
     cred = jv_get(reg, "credentials");
     jv_child(cpath, rpath, "credentials");
     if (cred && jv_object(d, cred, cpath, cred_keys)) {
@@ -590,8 +524,9 @@ static void parse_container(struct bai_diag *d, const cJSON *v, const char *path
 
 /* The object of the toolkit `kind`: each key as its row says (toolkits.h), into t->value, then the row's rules. */
 static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, const struct bai_toolkit *kind,
-                          struct bai_toolkit_settings *t, int node_count)
+                          struct bai_job *job)
 {
+    struct bai_toolkit_settings *t = &job->toolkit;
     const char *known[BAI_TOOLKIT_MAX_KEYS + 1];
     size_t n = 0;
 
@@ -620,7 +555,7 @@ static void parse_toolkit(struct bai_diag *d, const cJSON *v, const char *path, 
         }
     }
     if (kind->rules)
-        kind->rules(d, path, t, node_count);
+        kind->rules(d, path, job);
 }
 
 /* ---- lists of small objects ---- */
@@ -724,7 +659,7 @@ static void parse_env(struct bai_diag *d, const cJSON *obj, const char *path, st
 static const char *const job_keys[] = {
     "schedulingPriority", "cluster", "mountVolumes", "nodeCount", "containerSettings", "jobPreparation",
     "stdOutErrPathPrefix", "inputDirectories", "outputDirectories", "environmentVariables", "secrets",
-    "constraints", NULL,
+    "constraints", BAI_CHECKPOINTABLE_KEY, NULL,
 };
 
 /* jv_object over the job's properties and the toolkits'. */
@@ -794,6 +729,7 @@ static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, stru
             free(s);
         }
     }
+    jv_bool(d, v, BAI_CHECKPOINTABLE_KEY, path, 0, &job->checkpointable);
     parse_dirs(d, v, path, false, &job->inputs, &job->n_inputs);
     parse_dirs(d, v, path, true, &job->outputs, &job->n_outputs);
     parse_env(d, v, path, job);
@@ -809,7 +745,7 @@ static void parse_job(struct bai_diag *d, const cJSON *v, const char *path, stru
             continue;
         }
         jv_child(child, path, tk->property);
-        parse_toolkit(d, t, child, tk, &job->toolkit, job->node_count);
+        parse_toolkit(d, t, child, tk, job);
     }
     if (!found) {
         char names[1024] = "";
@@ -915,48 +851,6 @@ int bai_job_task_count(const struct bai_job *job)
     if (bai_toolkit_int(t, "processCount") > 0)
         return bai_toolkit_int(t, "processCount");
     return t->kind->task_count ? t->kind->task_count(job) : job->node_count;
-}
-
-static bool read_2digits(const char **p, int max, int *out)
-{
-    const char *s = *p;
-
-    if (!isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[1]))
-        return false;
-    *out = (s[0] - '0') * 10 + (s[1] - '0');
-    *p = s + 2;
-    return *out <= max;
-}
-
-long bai_parse_duration(const char *s)
-{
-    long days = 0;
-    int h, m, sec;
-    const char *p = s, *dot = strchr(s, '.');
-
-    if (dot) {
-        if (dot == s || dot - s > 4)
-            return -1;
-        for (; p < dot; p++) {
-            if (!isdigit((unsigned char)*p))
-                return -1;
-            days = days * 10 + (*p - '0');
-        }
-        if (days > BAI_JOB_MAX_DAYS)
-            return -1;
-        p++;
-    }
-    /* One-digit hours are common in hand-written files ("1:30:00"). */
-    if (isdigit((unsigned char)p[0]) && p[1] == ':') {
-        h = p[0] - '0';
-        p++;
-    } else if (!read_2digits(&p, 23, &h)) {
-        return -1;
-    }
-    if (*p++ != ':' || !read_2digits(&p, 59, &m) || *p++ != ':' || !read_2digits(&p, 59, &sec) || *p)
-        return -1;
-    long total = ((days * 24 + h) * 60 + m) * 60 + sec;
-    return total > 0 ? total : -1;
 }
 
 static void free_toolkit(struct bai_toolkit_settings *t)

@@ -30,17 +30,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "checks.h" /* the bounds of a job file (BAI_JOB_MAX_*) */
 #include "diag.h"
 
-#define BAI_JOB_MAX_BYTES  (1024 * 1024)
-#define BAI_JOB_MAX_DEPTH  32
-#define BAI_JOB_MAX_STRING (64 * 1024)
-#define BAI_JOB_MAX_ITEMS  256
-/* Values in the whole document (each member, each array entry, and the top): far above the some 12,300 of the
- * largest valid job (256 of each list, every optional field given), far below the 500,000 that 1 MiB holds. */
-#define BAI_JOB_MAX_VALUES 65536
-#define BAI_JOB_MAX_NODES  100000
-#define BAI_JOB_MAX_DAYS   3650
 #define BAI_JOB_DEFAULT_WALL_SECONDS (7L * 24 * 3600) /* Batch AI's default: 7.00:00:00 */
 
 /* The settings of the one toolkit the job names: value[i] is what the file gave kind->keys[i] (toolkits.h),
@@ -110,6 +102,13 @@ struct bai_job {
     struct bai_dir *outputs;  size_t n_outputs;
     struct bai_env *env;      size_t n_env;  /* environmentVariables then secrets, in file order */
     struct bai_toolkit_settings toolkit;
+    /* The main step is checkpointable (job.json "x-checkpointable": true, or an Azure ML job's environment
+     * variable BATCHAI_CHECKPOINTABLE=true): its command is exec'd (checks.h: bai_check_one_command), the
+     * script asks Slurm for SIGUSR1 before the time limit and passes it on to the step, and the job is
+     * requeued rather than ended when Slurm takes its nodes; the command resumes by its own flags. */
+    bool checkpointable;
+#define BAI_CHECKPOINTABLE_KEY "x-checkpointable"
+#define BAI_CHECKPOINTABLE_VAR "BATCHAI_CHECKPOINTABLE"
     struct bai_aml *aml;           /* an Azure ML command job: what job.json cannot say (azureml.h); else NULL */
 };
 
@@ -125,20 +124,6 @@ int bai_job_read(const char *path, char **text, size_t *len, struct bai_diag *di
 /* The number of tasks the main step runs: processCount, else the toolkit's count (toolkits.h:
  * workerCount+parameterServerCount for tensorFlow, 1 for customToolkit and caffe2), else nodeCount. */
 int bai_job_task_count(const struct bai_job *job);
-
-/* Parse a Batch AI duration into seconds: .NET TimeSpan style "d.hh:mm:ss" or "hh:mm:ss" (hours 0-23,
- * minutes and seconds 0-59), at most BAI_JOB_MAX_DAYS days and not zero. Returns -1 when malformed or out
- * of range. */
-long bai_parse_duration(const char *s);
-
-/* Whether s, written between double quotes, is one shell word in which only $NAME and ${NAME} expand (Batch
- * AI expanded variables in paths): no ", \ or `, and every $ starts such a reference. The validator holds
- * pythonScriptFilePath, pythonInterpreterPath and configFilePath to it, and translation renders them so. */
-bool bai_shell_path_ok(const char *s);
-
-/* Fault at `path` unless the string v is an image reference (the check of containerSettings' image). */
-struct cJSON;
-void bai_check_image(struct bai_diag *d, const char *path, const struct cJSON *v);
 
 void bai_job_free(struct bai_job *job);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
+#include "checks.h"
 
 void jv_child(char *out, const char *parent, const char *key)
 {
@@ -279,6 +279,27 @@ int jv_int(struct bai_diag *d, const cJSON *obj, const char *key, const char *pa
         return -1;
     }
     *out = (int)x;
+    return 1;
+}
+
+int jv_bool(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, unsigned flags, bool *out)
+{
+    char child[JV_PATH_MAX];
+    const cJSON *v = jv_get(obj, key);
+
+    jv_child(child, path, key);
+    if (!v) {
+        if (flags & JV_REQUIRED) {
+            bai_diag_add(d, child, "missing: expected true or false");
+            return -1;
+        }
+        return 0;
+    }
+    if (!cJSON_IsBool(v)) {
+        expected(d, child, "true or false", v);
+        return -1;
+    }
+    *out = cJSON_IsTrue(v);
     return 1;
 }
 

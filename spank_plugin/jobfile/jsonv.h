@@ -57,6 +57,7 @@ int jv_string(struct bai_diag *d, const cJSON *obj, const char *key, const char 
               char **out);
 int jv_int(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, long min, long max,
            unsigned flags, int *out);
+int jv_bool(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, unsigned flags, bool *out);
 /* An array member: checks the type; *out is the array or NULL. (Its length was bounded, as every array's, by
  * bai_job_parse before parsing.) */
 int jv_array(struct bai_diag *d, const cJSON *obj, const char *key, const char *path, const cJSON **out);

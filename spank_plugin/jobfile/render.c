@@ -1,4 +1,4 @@
-/* The batch script rendered from a plan: see bai_render_script() in translate.h.
+/* The batch script rendered from a plan: see render.h.
  * "%j" patterns become ${SLURM_JOB_ID} in shell text and stay "%j" in #SBATCH lines, where sbatch expands
  * them itself. */
 #include <errno.h>
@@ -7,12 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plan.h"
+#include "render.h"
 #include "sbuf.h"
-#include "translate.h"
-
-const char bai_node_check[] =
-    "[ \"${" BAI_PREPARED_VAR "-}\" = \"$SLURM_JOB_ID:$SLURMD_NODENAME\" ] || { echo \"batchai: job $SLURM_JOB_ID: "
-    "node $SLURMD_NODENAME ${" BAI_UNPREPARED_VAR "-was not prepared}\" >&2; exit 1; }";
+#include "steps.h"
 
 /* The header's line that names the job's container, which bai_script_container() reads back; the image
  * between its quotes is a checked image reference, which holds no quote. */
@@ -47,6 +45,16 @@ static void sb_shell_pattern(struct sbuf *b, const char *pattern)
 #define OPEN_MODE_ORIGIN "#   --open-mode  a requeued job appends: each attempt's output is kept, after its header line\n"
 
 /* Where the GPU request comes from and what each rank gets. */
+/* The lines of a checkpointable main step (job.h), and the setting that asked for them. */
+static void render_checkpoint_origin(struct sbuf *b, const struct bai_plan *p, const char *setting)
+{
+    if (!p->signal_before_limit)
+        return;
+    sb_comment(b, "  --signal     %s: the main step is exec'd and warned before the time limit", setting);
+    sb_puts(b, "#                (SIGUSR1), to checkpoint and stop; it resumes by its own flags\n"
+               "#   --requeue    the same: requeued, not ended, when Slurm takes its nodes\n");
+}
+
 static void render_gpu_origin(struct sbuf *b, const struct bai_plan *p)
 {
     if (!p->gpus_per_node)
@@ -93,7 +101,7 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     sb_printf(b, "#SBATCH --error=%s/stderr.txt\n", p->log_dir);
     sb_puts(b, "#SBATCH --open-mode=append\n");
     if (p->signal_before_limit)
-        sb_printf(b, "#SBATCH --signal=B:USR1@%d\n", p->signal_before_limit);
+        sb_printf(b, "#SBATCH --signal=B:USR1@%d\n#SBATCH --requeue\n", p->signal_before_limit);
     if (p->partition)
         sb_printf(b, "#SBATCH --partition=%s\n", p->partition);
     if (p->gpus_per_node && p->gpu_type)
@@ -117,6 +125,7 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
         sb_comment(b, "  --time       limits.timeout%s", p->origin.default_wall_time ? " (not given: 7 days)" : "");
         sb_puts(b, "#   --output     the job file's directory, then <job name>/<job id>/stdouterr as Batch AI laid\n"
                    "#                out its logs\n" OPEN_MODE_ORIGIN);
+        render_checkpoint_origin(b, p, BAI_CHECKPOINTABLE_VAR "=true (environment_variables)");
         if (p->partition && p->origin.cluster_id)
             sb_comment(b, "  --partition  compute \"%s\", through the site's cluster map", p->origin.cluster_id);
         if (p->comment)
@@ -132,9 +141,7 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     sb_comment(b, "  --output     stdOutErrPathPrefix \"%s\", resolved through the mounts to the site path,",
                p->origin.out_err_prefix);
     sb_puts(b, "#                then <job name>/<job id>/stdouterr as Batch AI lays out its logs\n" OPEN_MODE_ORIGIN);
-    if (p->signal_before_limit)
-        sb_puts(b, "#   --signal     the bundled cifar-train: warned before the time limit, it stops after its\n"
-                   "#                current step with a checkpoint (a requeue resumes from it: --resume auto)\n");
+    render_checkpoint_origin(b, p, "\"" BAI_CHECKPOINTABLE_KEY "\": true");
     if (p->partition && p->origin.cluster_id)
         sb_comment(b, "  --partition  cluster.id \"%s\", through the site's cluster map", p->origin.cluster_id);
     render_gpu_origin(b, p);
@@ -298,7 +305,7 @@ char *bai_render_script(const struct bai_plan *p)
 
     render_header(&b, p);
     render_environment(&b, p);
-    sb_puts(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, translate.h); every step checks\n"
+    sb_puts(&b, "\n# The plugin prepared this node, or nothing runs (bai_node_check, steps.h); every step checks\n"
                 "# its own node the same way.\n");
     render_unprepared(&b);
     sb_printf(&b, "%s\n", bai_node_check);

@@ -1,9 +1,9 @@
 /* The toolkits of a job.json, one row each in bai_toolkits[] (toolkits.c): the JSON property that names it,
  * the keys its object takes (each with its kind of value and whether it is required), the rules between
- * them, how many tasks its main step runs and the main step itself. The parser (job.c) and the translation
- * (translate.c) know no toolkit by name, and of the keys only processCount, which overrides any toolkit's task
- * count: adding a toolkit, even one with a key no other toolkit has, is a row there and its functions beside
- * it. schemas/job.schema.json states the same toolkits and keys for editors and other validators (with
+ * them and how many tasks its main step runs; the main step itself is planned by toolkit_steps.h, a layer
+ * up. The parser (job.c) and the translation (translate.c) know no toolkit by name, and of the keys only
+ * processCount, which overrides any toolkit's task count: adding a toolkit, even one with a key no other
+ * toolkit has, is a row there and its functions beside it, and its main step in toolkit_steps.c. schemas/job.schema.json states the same toolkits and keys for editors and other validators (with
  * descriptions and patterns the table has no use for); tests/jobfile/test_toolkit_schema fails when the two
  * disagree. */
 #ifndef BAI_TOOLKITS_H
@@ -15,10 +15,7 @@
 #include "diag.h"
 
 struct bai_job;
-struct bai_plan;
-struct bai_settings;
 struct bai_toolkit_settings;
-struct sbuf;
 
 /* What a key's value must be. */
 enum bai_toolkit_value {
@@ -38,12 +35,9 @@ struct bai_toolkit {
     const char *property;                  /* the JSON property, e.g. "horovodSettings" */
     const struct bai_toolkit_key *keys;    /* the keys its object takes, at most BAI_TOOLKIT_MAX_KEYS (job.h) */
     /* Faults between fields, past each key's own check. NULL: none. */
-    void (*rules)(struct bai_diag *d, const char *path, const struct bai_toolkit_settings *t, int node_count);
+    void (*rules)(struct bai_diag *d, const char *path, const struct bai_job *job);
     /* The main step's task count when the file gives no processCount. NULL: nodeCount. */
     int (*task_count)(const struct bai_job *job);
-    /* Append the main step, running `ntasks` tasks, as shell text to b (an allocation failure marks b). */
-    void (*main_step)(struct sbuf *b, const struct bai_plan *plan, const struct bai_job *job,
-                      const struct bai_settings *site, int ntasks);
 };
 
 extern const struct bai_toolkit bai_toolkits[];
@@ -55,8 +49,7 @@ extern const size_t bai_toolkit_count; /* at most BAI_TOOLKIT_MAX */
 const char *bai_toolkit_str(const struct bai_toolkit_settings *t, const char *key);
 int bai_toolkit_int(const struct bai_toolkit_settings *t, const char *key);
 
-/* Is the job's commandLine one plain run of the bundled trainer, cifar-train (contrib/cifar/job.json)? Its
- * step is exec'd and warned before the time limit (translate.h: signal_before_limit). */
-bool bai_runs_bundled_trainer(const struct bai_job *job);
+/* Is a cntkSettings job a Python one? languageType says; without one, a Python script with no config file. */
+bool bai_cntk_python(const struct bai_toolkit_settings *t);
 
 #endif

@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include "azureml.h"
+#include "azureml_plan.h"
 #include "jsonv.h"
 #include "sbuf.h"
+#include "toolkit_steps.h"
 #include "toolkits.h"
 
 #define JOB_MOUNT_ROOT_VAR "AZ_BATCHAI_JOB_MOUNT_ROOT"
@@ -348,68 +350,16 @@ static void plan_env(struct bai_plan *plan, const struct bai_job *job, const str
         bai_diag_add(d, "", "out of memory");
 }
 
-/* One srun step: options, then the command, evaluated by /bin/sh inside each task so that per-task values
- * (AZ_BATCHAI_TASK_INDEX, RANK) expand where they are true, as they did under Batch AI's launcher. */
-void bai_plan_step(struct sbuf *b, const struct bai_plan *plan, const struct bai_settings *site, bool mpi,
-                   int ntasks, const char *extra_opts, const char *prelude, const char *command)
-{
-    struct sbuf cmd = { 0 };
-    char *text;
-
-    sb_puts(b, "srun");
-    /* MPI ranks wait for each other: one that dies must end the step, not leave the rest waiting until the
-     * wall-clock limit. */
-    if (mpi)
-        sb_printf(b, " --mpi=%s --kill-on-bad-exit=1", site->mpi);
-    sb_printf(b, " --ntasks=%d", ntasks);
-    /* Each rank its own GPU: Slurm sets the task's CUDA_VISIBLE_DEVICES and, under ConstrainDevices=yes, its
-     * devices cgroup to that GPU alone. */
-    if (plan->gpu_per_rank)
-        sb_puts(b, " --gpus-per-task=1");
-    if (extra_opts)
-        sb_printf(b, " %s", extra_opts);
-    if (plan->workdir) {
-        sb_puts(b, " --chdir=");
-        sb_shell_quote(b, plan->workdir);
-    }
-    if (plan->container)
-        sb_printf(b, " %s", plan->container);
-    /* The check, the environment, the command: each on lines of its own, so that the command reads as the
-     * user wrote it. */
-    sb_printf(&cmd, "%s\nexport AZ_BATCHAI_TASK_INDEX=$SLURM_PROCID", bai_node_check);
-    if (prelude)
-        sb_printf(&cmd, " %s", prelude);
-    if (plan->secrets_file) {
-        /* Secrets reach this step's tasks only, from the job's 0600 file: never srun's environment. */
-        char *secrets = bai_expand_jobid(plan->secrets_file, "$SLURM_JOB_ID");
-        sb_printf(&cmd, "\n. %s", secrets ? secrets : "");
-        b->failed |= !secrets;
-        free(secrets);
-    }
-    sb_printf(&cmd, "\n%s", command);
-    text = sb_finish(&cmd);
-    if (!text) {
-        b->failed = true;
-        return;
-    }
-    sb_puts(b, " /bin/sh -c ");
-    sb_shell_quote(b, text);
-    free(text);
-}
-
-/* The rendezvous port is the job's own, 20000 + job id mod 10000 (below Linux's ephemeral ports): with one
- * fixed port, two jobs whose first node is the same node met at one rendezvous, or the second failed to bind. */
-void bai_pytorch_rendezvous(struct sbuf *b, int world_size)
-{
-    sb_printf(b, "MASTER_ADDR=$(batchai_addrs | head -n 1)\n"
-                 "export MASTER_ADDR MASTER_PORT=$((20000 + SLURM_JOB_ID %% 10000)) WORLD_SIZE=%d", world_size);
-}
-
-/* The main step: the toolkit's (toolkits.h). */
-static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site)
+/* The main step: the toolkit's (toolkit_steps.h). */
+static char *plan_main_step(const struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
+                            struct bai_diag *d)
 {
     struct sbuf b = { 0 };
-    job->toolkit.kind->main_step(&b, plan, job, site, bai_job_task_count(job));
+    if (!bai_toolkit_main_step(&b, plan, job, site, bai_job_task_count(job))) {
+        bai_diag_add(d, "", "%s: no main step for this toolkit (toolkit_steps.c)", job->toolkit.kind->property);
+        free(sb_finish(&b));
+        return NULL;
+    }
     return sb_finish(&b);
 }
 
@@ -646,10 +596,9 @@ int bai_translate_all(const struct bai_job *job, const struct bai_settings *site
         if (job->env[i].secret && job->env[i].value)
             plan->secrets_file = fmt("%s/secrets.env", plan->job_dir);
     plan->prep_command = xstrdup_or_null(job->prep_command);
-    if (!job->aml) {
-        plan->main_step = plan_main_step(plan, job, site);
-        plan->signal_before_limit = bai_runs_bundled_trainer(job) ? BAI_TRAINER_WARNING_SECONDS : 0;
-    }
+    if (!job->aml)
+        plan->main_step = plan_main_step(plan, job, site, d);
+    plan->signal_before_limit = job->checkpointable ? BAI_CHECKPOINT_WARNING_SECONDS : 0;
     if ((!plan->main_step && bai_diag_total(d) == before) || (job->prep_command && !plan->prep_command))
         bai_diag_add(d, "", "out of memory");
 out:
@@ -663,51 +612,6 @@ int bai_translate(const struct bai_job *job, const struct bai_settings *site, co
         return 0;
     bai_plan_free(plan);
     return -1;
-}
-
-static char *expand(const char *pattern, char token, const char *value)
-{
-    struct sbuf b = { 0 };
-
-    for (const char *p = pattern; *p; p++) {
-        if (p[0] == '%' && p[1] == token) {
-            sb_puts(&b, value);
-            p++;
-        } else {
-            sb_printf(&b, "%c", *p);
-        }
-    }
-    if (!b.s)
-        sb_puts(&b, "");
-    return sb_finish(&b);
-}
-
-char *bai_expand_jobid(const char *pattern, const char *jobid)
-{
-    return expand(pattern, 'j', jobid);
-}
-
-char *bai_expand_node(const char *pattern, const char *node)
-{
-    return expand(pattern, 'N', node);
-}
-
-void bai_format_time(long seconds, char *buf, size_t size)
-{
-    long days = seconds / 86400, rest = seconds % 86400;
-
-    if (days)
-        snprintf(buf, size, "%ld-%02ld:%02ld:%02ld", days, rest / 3600, rest / 60 % 60, rest % 60);
-    else
-        snprintf(buf, size, "%02ld:%02ld:%02ld", rest / 3600, rest / 60 % 60, rest % 60);
-}
-
-bool bai_plan_has_node_steps(const struct bai_plan *plan)
-{
-    for (size_t i = 0; i < plan->n_mounts; i++)
-        if (plan->mounts[i].mount_command)
-            return true;
-    return plan->prep_command != NULL;
 }
 
 int bai_plan_check_policy(const struct bai_plan *plan, struct bai_diag *d)
@@ -783,33 +687,4 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
         }
     }
     return bai_diag_total(d) > before ? -1 : 0;
-}
-
-void bai_plan_free(struct bai_plan *plan)
-{
-    for (size_t i = 0; i < plan->n_mounts; i++) {
-        free(plan->mounts[i].where);
-        free(plan->mounts[i].share);
-        free(plan->mounts[i].relative_path);
-        free(plan->mounts[i].target);
-        free(plan->mounts[i].site_path);
-        free(plan->mounts[i].mount_command);
-    }
-    for (size_t i = 0; i < plan->n_env; i++) {
-        if (plan->env[i].secret && plan->env[i].value)
-            explicit_bzero(plan->env[i].value, strlen(plan->env[i].value));
-        free(plan->env[i].name);
-        free(plan->env[i].value);
-        free(plan->env[i].where);
-    }
-    free(plan->mounts); free(plan->env);
-    free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir); free(plan->job_temp);
-    free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
-    free(plan->workdir);
-    free(plan->comment);
-    free(plan->display_name);
-    free(plan->secrets_file);
-    free(plan->origin.out_err_prefix); free(plan->origin.cluster_id); free(plan->origin.image);
-    free(plan->origin.shm_size); free(plan->origin.gpu_setting); free(plan->gpu_type);
-    memset(plan, 0, sizeof *plan);
 }

@@ -21,6 +21,7 @@
 
 #include "as_user.h"
 #include "handoff.h"
+#include "render.h"
 #include "spank_common.h"
 
 static struct {

@@ -27,8 +27,10 @@
 
 #include "as_user.h"
 #include "handoff.h"
+#include "render.h"
 #include "spank_common.h"
 #include "spank_prolog.h"
+#include "steps.h"
 
 int bai_remote_init(spank_t sp, int ac, char **av)
 {
@@ -377,7 +379,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     snprintf(rank_s, sizeof rank_s, "%u", rank);
     if (spank_setenv(sp, "AZ_BATCHAI_TASK_INDEX", rank_s, 1) != ESPANK_SUCCESS || set_gpu_env(sp, stepid == SLURM_BATCH_SCRIPT) != 0)
         goto out;
-    /* Last, once everything above held: what every step of the rendered script checks (translate.h). */
+    /* Last, once everything above held: what every step of the rendered script checks (steps.h). */
     char prepared[sizeof jobid_s + sizeof node + 1];
     snprintf(prepared, sizeof prepared, "%s:%s", jobid_s, node);
     char built[32];

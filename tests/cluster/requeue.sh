@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# `scontrol requeue` of the bundled trainer's job (contrib/cifar/job.json, 2 ranks on n1+n2) while it
-# trains, twice: each later attempt resumes from the newest checkpoint (--resume auto in the generated
-# script), every attempt's output is kept in the appended stdout.txt / stderr.txt under a header line each,
-# every execution-log line names its attempt, the preparation ran again each time, `batchai-job status`
-# shows attempt 3 and how attempt 2 ended; and the final model is bit for bit the one of the same job run
-# uninterrupted first (compared with h5py dataset by dataset; fixed thread count). Slurm itself starts each
-# attempt: a requeued job waits cred_expire + 1 s (slurmctld's requeue delay, so that the nodes have dropped
-# the job's credential and run the prolog again), and this cluster's cred_expire is 10 s instead of 120.
-# What a user watches continues across the attempts: the CSV beside stdout.txt has one row per epoch, none
-# twice, and the TENSORBOARD output directory's event files continue their steps with the CSV's values
-# (tests/trainer/watch_check.py).
+# `scontrol requeue` of the bundled trainer's job (contrib/cifar/job.json, 2 ranks on n1+n2) while it trains,
+# twice: each later attempt resumes from the newest checkpoint (the job file's own --resume auto; it opts in
+# with x-checkpointable, so its script asks for --requeue), every attempt's output is kept in the appended
+# stdout.txt / stderr.txt under a header line each, every execution-log line names its attempt, the
+# preparation ran again each time, `batchai-job status` shows attempt 3 and how attempt 2 ended; and the final
+# model is bit for bit the one of the same job run uninterrupted first (compared with h5py dataset by dataset;
+# fixed thread count). Slurm itself starts each attempt: a requeued job waits cred_expire + 1 s (slurmctld's
+# requeue delay, so that the nodes have dropped the job's credential and run the prolog again), and this
+# cluster's cred_expire is 10 s instead of 120. What a user watches continues across the attempts: the CSV
+# beside stdout.txt has one row per epoch, none twice, and the TENSORBOARD output directory's event files
+# continue their steps with the CSV's values (tests/trainer/watch_check.py).
 . "$(dirname "$0")/lib.sh"
 /usr/bin/python3 -c 'import h5py, numpy, google.protobuf, crc32c' 2>/dev/null ||
     skip "Debian's python3-h5py, python3-numpy, python3-protobuf and python3-crc32c are needed"

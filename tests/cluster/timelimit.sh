@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# A bundled-trainer job that reaches its time limit checkpoints before Slurm kills it: the generated script
-# asks for SIGUSR1 60 s before the limit (#SBATCH --signal=B:USR1@60) and passes it on to the main step;
+# A bundled-trainer job that reaches its time limit checkpoints before Slurm kills it: contrib/cifar/job.json
+# opts in with "x-checkpointable": true, so the generated script asks for SIGUSR1 60 s before the limit
+# (#SBATCH --signal=B:USR1@60) and passes it on to the main step;
 # cifar-train stops after its current step with checkpoint-E-step-S.h5 (or, when the warning lands during
 # an epoch's validation or save, at that epoch's checkpoint-E.h5) and exit status 3, well before the
 # limit (here --time=1 on the sbatch command line, so the warning is due at once), and the checkpoint

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "job.h"
+#include "render.h"
 #include "settings.h"
 #include "translate.h"
 

@@ -12,9 +12,11 @@
 #include "azureml.h"
 #include "job.h"
 #include "jsonv.h"
+#include "render.h"
 #include "sbuf.h"
 #include "settings.h"
 #include "sha256.h"
+#include "steps.h"
 #include "translate.h"
 #include "yamltree.h"
 
@@ -768,6 +770,77 @@ static void test_node_check(void)
     CHECK(strstr(bai_node_check, "exit 1; }") != NULL);
 }
 
+/* The main step of a job with commandLine `command`, x-checkpointable `opt` ("" for none): its rendered script. */
+static char *custom_script(const char *command, const char *opt)
+{
+    struct bai_settings s;
+    struct bai_diag d = { 0 };
+    struct bai_plan plan;
+    struct bai_job job;
+    char text[512], *script = NULL;
+
+    snprintf(text, sizeof text, "{\"nodeCount\": 1, \"stdOutErrPathPrefix\": \"/logs\",%s "
+             "\"customToolkitSettings\": {\"commandLine\": \"%s\"}}", opt, command);
+    CHECK(bai_settings_init(&s) == 0);
+    if (bai_job_parse(text, strlen(text), &job, &d) == 0) {
+        if (bai_translate(&job, &s, NULL, &plan, &d) == 0) {
+            script = bai_render_script(&plan);
+            bai_plan_free(&plan);
+        }
+        bai_job_free(&job);
+    }
+    bai_diag_free(&d);
+    bai_settings_free(&s);
+    return script;
+}
+
+/* The opt-in, for any command: exec'd, warned before the time limit, requeued; without it, none of these, the
+ * bundled trainer's name included. */
+static void test_checkpointable(void)
+{
+    const char *opt = " \"x-checkpointable\": true,";
+    char *with = custom_script("my-trainer --resume latest 2>&1", opt);
+    char *without = custom_script("my-trainer --resume latest 2>&1", "");
+    char *trainer = custom_script("cifar-train --data d", "");
+    char *execs = custom_script(" exec my-trainer", opt);
+
+    CHECK(with && strstr(with, "#SBATCH --signal=B:USR1@60\n#SBATCH --requeue\n"));
+    CHECK(with && strstr(with, "\nexec my-trainer --resume latest 2>&1' &\nmain=$!\n"));
+    CHECK(with && strstr(with, "kill -USR1 \"$main\""));
+    CHECK(without && !strstr(without, "--signal") && !strstr(without, "--requeue") && !strstr(without, "USR1"));
+    CHECK(without && strstr(without, "\nmy-trainer --resume latest 2>&1'\nrc=$?\n"));
+    CHECK(trainer && !strstr(trainer, "--signal") && !strstr(trainer, "--resume") && !strstr(trainer, "exec cifar"));
+    CHECK(execs && strstr(execs, "\n exec my-trainer' &\n") && !strstr(execs, "exec exec"));
+    free(with);
+    free(without);
+    free(trainer);
+    free(execs);
+
+    static const struct {
+        const char *command, *fault; /* NULL: none */
+    } cases[] = {
+        { "train --out x 2>&1 </dev/null", NULL },
+        { "train; echo done", "found ';'" },
+        { "train && echo done", "found '&'" },
+        { "train &", "found '&'" },
+        { "train | tee log", "found '|'" },
+        { "train\nmore", "found '\\n'" },
+        { "(train)", "cannot start with '('" },
+        { "  if true", "cannot start with 'if'" },
+        { "X=1 train", "variable assignment (set X in" },
+        { "   ", "needs a command" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct bai_diag d = { 0 };
+        bai_check_one_command(&d, "p", cases[i].command);
+        bool ok = cases[i].fault ? d.count == 1 && diag_has(&d, cases[i].fault) : d.count == 0;
+        if (!ok)
+            fprintf(stderr, "bai_check_one_command(\"%s\"): %s\n", cases[i].command, d.count ? d.msg[0] : "no fault");
+        CHECK(ok);
+        bai_diag_free(&d);
+    }
+}
+
 int main(void)
 {
     test_node_check();
@@ -779,6 +852,7 @@ int main(void)
     test_settings();
     test_settings_table();
     test_translation();
+    test_checkpointable();
     test_quoting();
     test_empty_sbuf();
     test_yaml();

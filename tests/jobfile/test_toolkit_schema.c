@@ -21,7 +21,7 @@
 #define SCHEMA "schemas/job.schema.json"
 /* The files that read toolkit keys by name. */
 static const char *const USERS[] = {"spank_plugin/jobfile/toolkits.c", "spank_plugin/jobfile/job.c",
-                                    "spank_plugin/jobfile/translate.c"};
+                                    "spank_plugin/jobfile/translate.c", "spank_plugin/jobfile/toolkit_steps.c"};
 
 static const cJSON *get(const cJSON *obj, const char *key)
 {

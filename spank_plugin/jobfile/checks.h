@@ -1,0 +1,46 @@
+/* Leaf checks of a job file's values, shared by both formats (job.c, azureml.c) and translation: the bounds of
+ * a job file, durations, paths the batch script quotes, image references and commands a step execs. Each
+ * reads only its argument; none knows the job model. */
+#ifndef BAI_CHECKS_H
+#define BAI_CHECKS_H
+
+#include <stdbool.h>
+
+#include "diag.h"
+
+#define BAI_JOB_MAX_BYTES  (1024 * 1024)
+#define BAI_JOB_MAX_DEPTH  32
+#define BAI_JOB_MAX_STRING (64 * 1024)
+#define BAI_JOB_MAX_ITEMS  256
+/* Values in the whole document (each member, each array entry, and the top): far above the some 12,300 of the
+ * largest valid job (256 of each list, every optional field given), far below the 500,000 that 1 MiB holds. */
+#define BAI_JOB_MAX_VALUES 65536
+#define BAI_JOB_MAX_NODES  100000
+#define BAI_JOB_MAX_DAYS   3650
+
+/* Parse a Batch AI duration into seconds: .NET TimeSpan style "d.hh:mm:ss" or "hh:mm:ss" (hours 0-23,
+ * minutes and seconds 0-59), at most BAI_JOB_MAX_DAYS days and not zero. Returns -1 when malformed or out
+ * of range. */
+long bai_parse_duration(const char *s);
+
+/* Whether s, written between double quotes, is one shell word in which only $NAME and ${NAME} expand (Batch
+ * AI expanded variables in paths): no ", \ or `, and every $ starts such a reference. The validator holds
+ * pythonScriptFilePath, pythonInterpreterPath and configFilePath to it, and translation renders them so. */
+bool bai_shell_path_ok(const char *s);
+
+/* Fault at `path` unless the string v is an image reference; `what` names what was expected (NULL: an image
+ * reference such as "registry.example.com/name:tag"). */
+struct cJSON;
+void bai_check_image(struct bai_diag *d, const char *path, const struct cJSON *v, const char *what);
+/* Fault at `path` unless the string v is a registry host[:port] or http(s) URL. */
+void bai_check_registry(struct bai_diag *d, const char *path, const struct cJSON *v);
+
+/* A checkpointable main step's command (job.h: checkpointable) is exec'd, so that Slurm's signals reach the
+ * program itself: the text must be one simple command that `exec` can prefix. Fault at `path` naming what is
+ * in the way: ; & | or a newline (several commands), a leading ( { ! or shell keyword, a leading NAME=value
+ * assignment. A command that already starts with exec is taken as it is. */
+void bai_check_one_command(struct bai_diag *d, const char *path, const char *command);
+/* Whether the command starts with the word exec (after blanks): it is then exec'd as it is. */
+bool bai_command_execs(const char *command);
+
+#endif
