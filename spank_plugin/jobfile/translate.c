@@ -457,13 +457,19 @@ static void plan_container(struct bai_plan *plan, const struct bai_job *job, con
         free(target);
         return;
     }
-    if (value)
+    if (value) {
+        plan->container_arg = fmt("%s%s", site->runtime == BAI_RUNTIME_PYXIS ? "--container-image=" : "--container=",
+                                  value);
         sb_shell_quote(&b, value);
-    else
+    } else
         b.failed = true;
     plan->container = sb_finish(&b);
-    if (!plan->container)
+    if (!plan->container || !plan->container_arg) {
+        free(plan->container);
+        free(plan->container_arg);
+        plan->container = plan->container_arg = NULL;
         bai_diag_add(d, path, "out of memory");
+    }
     free(with_registry);
     free(target);
 }
@@ -804,7 +810,7 @@ void bai_plan_free(struct bai_plan *plan)
     }
     free(plan->mounts); free(plan->env);
     free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir); free(plan->job_temp);
-    free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
+    free(plan->container); free(plan->container_arg); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
     free(plan->workdir);
     free(plan->comment);
     free(plan->display_name);

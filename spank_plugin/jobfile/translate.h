@@ -68,6 +68,7 @@ struct bai_plan {
     /* nodes */
     char *container;     /* srun container option as shell text, its value quoted:
                           * "--container='/var/lib/batchai/images/x'", or NULL */
+    char *container_arg; /* the same option as one argv word, unquoted: "--container=/var/lib/..." */
     char *bundle;        /* oci: the bundle directory the option names (checked by bai_plan_check_host()) */
     struct bai_plan_mount *mounts; size_t n_mounts;
     bool mount_commands_allowed; /* the site's allow_mount_command, checked by bai_plan_check_host() */
@@ -129,12 +130,6 @@ char *bai_render_script(const struct bai_plan *plan);
  * none (bai_plan_has_node_steps) or on OOM. */
 char *bai_render_node_script(const struct bai_plan *plan);
 
-/* The srun option that puts a step in the job's container, read back from the header of a script
- * bai_render_script() made (Slurm keeps it: `scontrol write batch_script`): "--container=BUNDLE" or
- * "--container-image=IMAGE", unquoted, one argv word, into *option (malloc'ed). batchai-job exec runs its
- * command in the container this way. Returns 1, 0 when the script names no container (*option NULL), -1 on
- * a malformed line or OOM. */
-int bai_script_container(const char *script, char **option);
 
 /* Does the job have node steps (a preparation command or an unmanaged mountCommand)? */
 bool bai_plan_has_node_steps(const struct bai_plan *plan);
@@ -164,6 +159,13 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
 #define BAI_UNPREPARED_VAR "BATCHAI_UNPREPARED"
 /* Beside it, the Slurm release the plugin was built for ("22.05.8"), which batchai-job check-site reports. */
 #define BAI_PLUGIN_SLURM_VAR "BATCHAI_PLUGIN_SLURM"
+/* Also in every task: the names of the job's variables the plugin set in it (the plan's environment, secrets
+ * excepted; not the per-task ones), space-separated, and the job's container option (container_arg), when it
+ * has one. batchai-job exec reads both from a first step on the node and hands them to the step it runs in the
+ * container: on Slurm 22.05 slurmstepd writes a container's environment before the plugin's task context runs,
+ * so only what srun passes reaches it. */
+#define BAI_JOB_VARS_VAR "BATCHAI_JOB_VARS"
+#define BAI_CONTAINER_VAR "BATCHAI_JOB_CONTAINER"
 extern const char bai_node_check[];
 
 /* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */
