@@ -47,8 +47,10 @@ write_job run.json <<JSON
 {"properties": {"nodeCount": 1,
   "containerSettings": {"imageSourceRegistry": {"image": "busybox:test"}},
   "environmentVariables": [{"name": "GREETING", "value": "hi there"}],
+  "secrets": [{"name": "TOKEN", "value": "s3cret-exec"}],
   "customToolkitSettings": {"commandLine": "sleep 60"}, $LOGS_JSON, $MOUNT_JSON}}
 JSON
+chmod 0600 "$WORK/run.json"
 cat >"$WORK/own.sh" <<'SH'
 #!/bin/sh
 sleep 60
@@ -72,6 +74,10 @@ for id in $gen $own; do
     grep -q "^in busybox test image uidmap 0 $TEST_UID 1\$" <<<"$out" || fail "exec did not run in job $id's container: $out"
     grep -qx "job $name greeting hi there" <<<"$out" || fail "exec in job $id's container lacks the job's variables: $out"
     grep -qx "$CL/jobs/$id/mounts/myshare/logs" <<<"$out" || fail "exec in job $id's container sees no mounts: $out"
+    # The job's secrets stay in its secrets file: not in the command's environment, nor in srun's.
+    out=$(as_user "$CL/batchai-job exec $id -- /bin/env" 2>&1) || fail "exec env in job $id: $out"
+    grep -q "^AZ_BATCHAI_JOB_NAME=$name\$" <<<"$out" || fail "exec env in job $id: no AZ_BATCHAI_JOB_NAME: $out"
+    ! grep -q "s3cret-exec\|^TOKEN=" <<<"$out" || fail "a secret reached exec's environment in job $id: $out"
 done
 as_user "scancel $gen $own"
 wait_job "$gen" >/dev/null
