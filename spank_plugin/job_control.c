@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "render.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
+#include "steps.h"
 #include "translate.h"
 
 static int cmd_list(int argc, char **argv)
@@ -118,34 +118,73 @@ static int cmd_terminate(int argc, char **argv)
     return 0;
 }
 
-/* The srun option of the job's container, from the batch script Slurm keeps for the job, whose header
- * bai_render_script() wrote (the job's owner may read it): *option NULL when the job has no container. */
-static int job_container(const char *id, char **option)
+/* What the plugin set on a node of the job, read from a first step there, without a container: the node it
+ * ran on, the job's variables (BAI_JOB_VARS_VAR names them) and the container option (BAI_CONTAINER_VAR).
+ * The values stay in `env` (NUL-separated NAME=VALUE entries, len bytes). */
+struct node_context {
+    char *env;
+    size_t len;
+    const char *node, *vars, *container;
+};
+
+static const char *env_entry(const struct node_context *c, const char *name)
 {
-    char *argv[] = {"scontrol", "write", "batch_script", (char *)id, "-", NULL};
-    char *out, *err;
-    int st = bai_run(argv, &out, &err), rc = 0;
-    *option = NULL;
-    if (st != 0) {
-        fprintf(stderr, "batchai-job: cannot read job %s's batch script to find its container: %s\n", id,
-                err && err[0] ? err : "scontrol write batch_script failed");
-        rc = 1;
-    } else if (bai_script_container(out, option) < 0) {
-        fprintf(stderr, "batchai-job: job %s's batch script names its container in a line batchai-job cannot "
-                        "read\n", id);
-        rc = 1;
+    size_t n = strlen(name);
+    for (const char *e = c->env; e < c->env + c->len; e += strlen(e) + 1)
+        if (strncmp(e, name, n) == 0 && e[n] == '=')
+            return e + n + 1;
+    return NULL;
+}
+
+/* Slurm's refusal (another user's job, a job that ended) reaches the caller's standard error as srun wrote
+ * it; the probe's status is returned. */
+static int probe_node(const char *jobopt, const char *nodeopt, struct node_context *c)
+{
+    char *argv[] = {"srun", (char *)jobopt, "--overlap", "--nodes=1", "--ntasks=1", "--export=ALL",
+                    (char *)nodeopt, "--", "/usr/bin/env", "-0", NULL};
+    if (!nodeopt[strlen("--nodelist=")])
+        argv[6] = "--quiet"; /* no node named: the probe's node is the one exec uses */
+    memset(c, 0, sizeof *c);
+    int st = bai_run_bytes(argv, &c->env, &c->len);
+    if (st != 0)
+        return st < 0 ? 1 : st;
+    c->node = env_entry(c, "SLURMD_NODENAME");
+    c->vars = env_entry(c, BAI_JOB_VARS_VAR);
+    c->container = env_entry(c, BAI_CONTAINER_VAR);
+    if (!c->node || !c->vars) {
+        fprintf(stderr, "batchai-job: job %s is not a Batch AI or Azure ML job (it was not submitted with "
+                        "--batchai-job), or spank_batchai.so is not loaded on %s (batchai-job check-site)\n",
+                jobopt + strlen("--jobid="), c->node ? c->node : "its node");
+        return 1;
     }
-    free(out);
-    free(err);
-    return rc;
+    return 0;
+}
+
+/* The job's variables of c into this process's environment, which srun passes on to the step: a container's
+ * environment is written before the plugin's task context runs on Slurm 22.05 (translate.h). */
+static int export_job_vars(const struct node_context *c)
+{
+    char *names = strdup(c->vars), *save = NULL;
+    if (!names)
+        return -1;
+    for (char *name = strtok_r(names, " ", &save); name; name = strtok_r(NULL, " ", &save)) {
+        const char *v = env_entry(c, name);
+        if (v && setenv(name, v, 1) != 0) {
+            free(names);
+            return -1;
+        }
+    }
+    free(names);
+    return 0;
 }
 
 /* srun --overlap into the job's allocation, without the plugin's option: the plugin's remote side gives any
  * step of a Batch AI job its context (the AZ_BATCHAI_* environment and mounts) from what the prolog left on
  * the node (the job file's copy it verified, and the path that names the job), so the job file itself may
- * have been edited or deleted since submission. A job whose steps run in a container (--container=BUNDLE or
- * --container-image=IMAGE) gets the command run in it too, with the same option. Slurm refuses another
- * user's job itself. */
+ * have been edited or deleted since submission. A first step on the node asks the plugin for the job's
+ * variables and container; a job with a container (--container=BUNDLE or --container-image=IMAGE, the one its
+ * steps and preparation ran in, for a job with its own script too) gets the command run in it, on the same
+ * node, with those variables passed by srun. Slurm refuses another user's job itself. */
 static int cmd_exec(int argc, char **argv)
 {
     const char *node = NULL;
@@ -169,20 +208,23 @@ static int cmd_exec(int argc, char **argv)
     snprintf(mine, sizeof mine, "(%u)", (unsigned)getuid());
     size_t ul = strlen(ji.user_id);
     bool own = ul >= strlen(mine) && strcmp(ji.user_id + ul - strlen(mine), mine) == 0;
-    if (own && !bai_job_is_batchai(&ji)) {
-        fprintf(stderr, "batchai-job: job %s is not a Batch AI or Azure ML job (it was not submitted with "
-                        "--batchai-job)\n", ji.id);
-        return 1;
-    }
+    /* Whether it is a Batch AI job (with its own script too, whose logs are where the script says) the plugin
+     * on the node tells (probe_node). */
     if (own && strcmp(bai_job_execution_state(&ji), "running") != 0) {
         fprintf(stderr, "batchai-job: job %s is %s: exec needs a running job\n", ji.id, bai_job_execution_state(&ji));
         return 1;
     }
-    char *container = NULL;
-    if (own && job_container(ji.id, &container) != 0)
-        return 1;
     char *jobopt = NULL, *nodeopt = NULL;
     if (asprintf(&jobopt, "--jobid=%s", ji.id) < 0 || asprintf(&nodeopt, "--nodelist=%s", node ? node : "") < 0) {
+        fprintf(stderr, "batchai-job: out of memory\n");
+        return 1;
+    }
+    struct node_context c;
+    int st = probe_node(jobopt, nodeopt, &c);
+    if (st != 0)
+        return st;
+    free(nodeopt);
+    if (asprintf(&nodeopt, "--nodelist=%s", c.node) < 0 || export_job_vars(&c) != 0) {
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
     }
@@ -197,10 +239,10 @@ static int cmd_exec(int argc, char **argv)
     args[k++] = "--overlap";
     args[k++] = "--nodes=1";
     args[k++] = "--ntasks=1";
-    if (node)
-        args[k++] = nodeopt;
-    if (container)
-        args[k++] = container;
+    args[k++] = "--export=ALL";
+    args[k++] = nodeopt;
+    if (c.container)
+        args[k++] = (char *)c.container;
     args[k++] = "--";
     for (int j = 0; j < n; j++)
         args[k++] = argv[i + 1 + j];

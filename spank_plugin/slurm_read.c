@@ -39,8 +39,12 @@ static int grow_read(struct grow *g)
     return 1;
 }
 
-/* bai_run, with the standard error into *err or, when err is NULL, into the same pipe as the output. */
-static int run(char *const argv[], char **out, char **err)
+/* Where run() sends the standard error. */
+enum err_to { ERR_FIRST_LINE, ERR_MERGED, ERR_INHERITED };
+
+/* bai_run, with the standard error as `to` says (*err: its first line), and the output's length into *out_len
+ * when it is not NULL. */
+static int run(char *const argv[], char **out, size_t *out_len, char **err, enum err_to to)
 {
     int po[2], pe[2], st = -1;
     pid_t pid;
@@ -48,6 +52,8 @@ static int run(char *const argv[], char **out, char **err)
     struct grow g[2] = {{.fd = -1}, {.fd = -1}};
     char *spawn_err = NULL;
     *out = NULL;
+    if (out_len)
+        *out_len = 0;
     if (err)
         *err = NULL;
     if (pipe2(po, O_CLOEXEC) != 0)
@@ -60,7 +66,8 @@ static int run(char *const argv[], char **out, char **err)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, po[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err ? pe[1] : po[1], 2);
+    if (to != ERR_INHERITED)
+        posix_spawn_file_actions_adddup2(&fa, to == ERR_FIRST_LINE ? pe[1] : po[1], 2);
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(po[1]);
@@ -72,10 +79,14 @@ static int run(char *const argv[], char **out, char **err)
         close(pe[0]);
         if (asprintf(&spawn_err, "cannot run %s: %s", argv[0], strerror(rc)) < 0)
             spawn_err = NULL;
-        if (err)
+        if (to == ERR_FIRST_LINE)
             *err = spawn_err;
-        else
+        else if (to == ERR_MERGED)
             *out = spawn_err;
+        else {
+            fprintf(stderr, "%s\n", spawn_err ? spawn_err : "cannot run a command");
+            free(spawn_err);
+        }
         return -1;
     }
     for (int open_fds = 2; open_fds > 0;) {
@@ -109,6 +120,8 @@ static int run(char *const argv[], char **out, char **err)
     if (g[1].p)
         g[1].p[strcspn(g[1].p, "\n")] = '\0';
     *out = g[0].p;
+    if (out_len)
+        *out_len = g[0].len;
     if (err)
         *err = g[1].p;
     else
@@ -118,12 +131,17 @@ static int run(char *const argv[], char **out, char **err)
 
 int bai_run(char *const argv[], char **out, char **err)
 {
-    return run(argv, out, err);
+    return run(argv, out, NULL, err, ERR_FIRST_LINE);
 }
 
 int bai_run_merged(char *const argv[], char **out)
 {
-    return run(argv, out, NULL);
+    return run(argv, out, NULL, NULL, ERR_MERGED);
+}
+
+int bai_run_bytes(char *const argv[], char **out, size_t *len)
+{
+    return run(argv, out, len, NULL, ERR_INHERITED);
 }
 
 /* The keys `scontrol -o show job` prints (22.05 through 26.05). A value runs up to the next " Key=" of this

@@ -20,6 +20,9 @@ int bai_run(char *const argv[], char **out, char **err);
 /* bai_run with the standard error in *out too, as written (check-site shows Slurm's messages whole); when
  * argv[0] cannot run, *out says so. */
 int bai_run_merged(char *const argv[], char **out);
+/* bai_run with the output's length in *len (it may hold NUL bytes) and the standard error left on the caller's
+ * own, so that Slurm's messages reach the user whole. */
+int bai_run_bytes(char *const argv[], char **out, size_t *len);
 
 /* One `scontrol -o show job` record split by its keys. */
 struct bai_record {

@@ -71,7 +71,7 @@ void bai_plan_free(struct bai_plan *plan)
     }
     free(plan->mounts); free(plan->env);
     free(plan->job_name); free(plan->partition); free(plan->qos); free(plan->log_dir); free(plan->job_dir); free(plan->job_temp);
-    free(plan->container); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
+    free(plan->container); free(plan->container_arg); free(plan->bundle); free(plan->prep_command); free(plan->main_step);
     free(plan->workdir);
     free(plan->comment);
     free(plan->display_name);

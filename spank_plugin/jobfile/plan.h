@@ -64,6 +64,7 @@ struct bai_plan {
     /* nodes */
     char *container;     /* srun container option as shell text, its value quoted:
                           * "--container='/var/lib/batchai/images/x'", or NULL */
+    char *container_arg; /* the same option as one argv word, unquoted: "--container=/var/lib/..." */
     char *bundle;        /* oci: the bundle directory the option names (checked by bai_plan_check_host()) */
     struct bai_plan_mount *mounts; size_t n_mounts;
     bool mount_commands_allowed; /* the site's allow_mount_command, checked by bai_plan_check_host() */

@@ -12,8 +12,7 @@
 #include "sbuf.h"
 #include "steps.h"
 
-/* The header's line that names the job's container, which bai_script_container() reads back; the image
- * between its quotes is a checked image reference, which holds no quote. */
+/* The header's line that names the job's container, for the reader of the script. */
 #define CONTAINER_LINE "Container: image \""
 #define CONTAINER_RUNS "\" runs as srun "
 
@@ -363,63 +362,4 @@ char *bai_render_script(const struct bai_plan *p)
                 "fi\n"
                 "batchai_log \"main step finished with exit code $rc\"\nexit \"$rc\"\n");
     return sb_finish(&b);
-}
-
-/* Undo sb_shell_quote(): 'text' parts and backslash-escaped characters, up to the end of the line. */
-static char *shell_unquote(const char *s, size_t n)
-{
-    char *out = malloc(n + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '\'' ) {
-            while (++i < n && s[i] != '\'')
-                *o++ = s[i];
-            if (i == n)
-                goto bad;
-        } else if (s[i] == '\\' && i + 1 < n) {
-            *o++ = s[++i];
-        } else if (s[i] == ' ' || s[i] == '\t') {
-            goto bad;
-        } else {
-            *o++ = s[i];
-        }
-    }
-    *o = '\0';
-    return out;
-bad:
-    free(out);
-    errno = EINVAL;
-    return NULL;
-}
-
-int bai_script_container(const char *script, char **option)
-{
-    static const char start[] = "# " CONTAINER_LINE;
-    *option = NULL;
-    for (const char *line = script; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-        size_t len = strcspn(line, "\n");
-        if (strncmp(line, start, sizeof start - 1) != 0)
-            continue;
-        const char *runs = strstr(line + sizeof start - 1, CONTAINER_RUNS);
-        if (!runs || runs > line + len)
-            continue;
-        const char *opt = runs + strlen(CONTAINER_RUNS);
-        size_t olen = (size_t)(line + len - opt);
-        if (!((olen > 12 && strncmp(opt, "--container=", 12) == 0) ||
-              (olen > 18 && strncmp(opt, "--container-image=", 18) == 0)))
-            return -1;
-        size_t name = strcspn(opt, "=") + 1;
-        char *value = shell_unquote(opt + name, olen - name);
-        if (!value)
-            return -1;
-        int n = asprintf(option, "%.*s%s", (int)name, opt, value);
-        free(value);
-        if (n < 0) {
-            *option = NULL;
-            return -1;
-        }
-        return 1;
-    }
-    return 0;
 }

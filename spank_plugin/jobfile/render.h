@@ -14,11 +14,4 @@ char *bai_render_script(const struct bai_plan *plan);
  * none (bai_plan_has_node_steps) or on OOM. */
 char *bai_render_node_script(const struct bai_plan *plan);
 
-/* The srun option that puts a step in the job's container, read back from the header of a script
- * bai_render_script() made (Slurm keeps it: `scontrol write batch_script`): "--container=BUNDLE" or
- * "--container-image=IMAGE", unquoted, one argv word, into *option (malloc'ed). batchai-job exec runs its
- * command in the container this way. Returns 1, 0 when the script names no container (*option NULL), -1 on
- * a malformed line or OOM. */
-int bai_script_container(const char *script, char **option);
-
 #endif

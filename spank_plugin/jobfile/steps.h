@@ -21,6 +21,13 @@
 #define BAI_UNPREPARED_VAR "BATCHAI_UNPREPARED"
 /* Beside it, the Slurm release the plugin was built for ("22.05.8"), which batchai-job check-site reports. */
 #define BAI_PLUGIN_SLURM_VAR "BATCHAI_PLUGIN_SLURM"
+/* Also in every task: the names of the job's variables the plugin set in it (the plan's environment, secrets
+ * excepted; not the per-task ones), space-separated, and the job's container option (container_arg), when it
+ * has one. batchai-job exec reads both from a first step on the node and hands them to the step it runs in the
+ * container: on Slurm 22.05 slurmstepd writes a container's environment before the plugin's task context runs,
+ * so only what srun passes reaches it. */
+#define BAI_JOB_VARS_VAR "BATCHAI_JOB_VARS"
+#define BAI_CONTAINER_VAR "BATCHAI_JOB_CONTAINER"
 extern const char bai_node_check[];
 
 /* One srun step of the plan, appended to b: its options

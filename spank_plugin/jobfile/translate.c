@@ -407,13 +407,19 @@ static void plan_container(struct bai_plan *plan, const struct bai_job *job, con
         free(target);
         return;
     }
-    if (value)
+    if (value) {
         sb_shell_quote(&b, value);
-    else
+        plan->container_arg = fmt("%s%s", site->runtime == BAI_RUNTIME_PYXIS ? "--container-image=" : "--container=",
+                                  value);
+    } else
         b.failed = true;
     plan->container = sb_finish(&b);
-    if (!plan->container)
+    if (!plan->container || !plan->container_arg) {
+        free(plan->container);
+        free(plan->container_arg);
+        plan->container = plan->container_arg = NULL;
         bai_diag_add(d, path, "out of memory");
+    }
     free(with_registry);
     free(target);
 }

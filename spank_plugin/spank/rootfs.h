@@ -50,8 +50,10 @@ int bai_job_dir_check(int root_fd, const char *name, uid_t uid, char *why);
 #define BAI_NODE_FILE_FAILED "prolog-failed" /* why the prolog could not prepare the node */
 #define BAI_NODE_FILE_JOB "job"              /* the job file as the prolog read and verified it, which the
                                               * tasks use instead of reading the user's path again */
-#define BAI_NODE_FILE_PATH "path"            /* the job file's absolute path, which that copy was read from: what
-                                              * a step started without the option (srun --jobid --overlap) goes by */
+#define BAI_NODE_FILE_SOURCE "source"        /* what that copy was loaded with, each value ended by a NUL: the job
+                                              * file's absolute path, the --batchai-name and the --batchai-share
+                                              * values ("" when not given): what a step started without the
+                                              * options (srun --jobid --overlap) goes by */
 
 /* Write that name for `node` to out. Fails (-1) for a node name that is not a plain file name. */
 int bai_node_file_name(char *out, size_t size, unsigned jobid, const char *kind, const char *node);

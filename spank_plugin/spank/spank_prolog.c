@@ -42,7 +42,7 @@ struct node_job {
     int root_fd;          /* job_root, trusted */
     char marker[300];     /* the failure marker's name in job_root */
     char copy[300];       /* the job file's verified copy's name in job_root */
-    char path[300];       /* the name in job_root of the file that holds the job file's path */
+    char source[300];     /* the name in job_root of the file that says what the copy was loaded with */
     char job_file[PATH_MAX]; /* that path, once the job file is loaded */
     struct bai_loaded l;
     bool loaded;          /* l holds the job's plan */
@@ -115,7 +115,7 @@ static int node_job_open(spank_t sp, int ac, char **av, struct node_job *nj, str
     nj->node = getenv("SLURMD_NODENAME");
     if (!nj->node || bai_node_file_name(nj->marker, sizeof nj->marker, nj->jobid, BAI_NODE_FILE_FAILED, nj->node) != 0 ||
         bai_node_file_name(nj->copy, sizeof nj->copy, nj->jobid, BAI_NODE_FILE_JOB, nj->node) != 0 ||
-        bai_node_file_name(nj->path, sizeof nj->path, nj->jobid, BAI_NODE_FILE_PATH, nj->node) != 0) {
+        bai_node_file_name(nj->source, sizeof nj->source, nj->jobid, BAI_NODE_FILE_SOURCE, nj->node) != 0) {
         bai_error("batchai: job %u: unusable node name %s", nj->jobid, nj->node ? nj->node : "(none)");
         return -1;
     }
@@ -258,6 +258,22 @@ int bai_slurmd_init(int ac, char **av)
     return 0;
 }
 
+/* The copy's source file (BAI_NODE_FILE_SOURCE): a step started without the options loads the copy as the
+ * job's own steps do, with the same name and share maps. */
+static int write_source(const struct node_job *nj, spank_t sp, char *why)
+{
+    const char *name = bai_name_value(sp), *shares = bai_share_value(sp);
+    char *text = NULL;
+    int len = asprintf(&text, "%s%c%s%c%s%c", nj->job_file, 0, name ? name : "", 0, shares ? shares : "", 0);
+    if (len < 0) {
+        snprintf(why, BAI_WHY_MAX, "out of memory");
+        return -1;
+    }
+    int rc = bai_root_file_write(nj->root_fd, nj->source, text, (size_t)len, why);
+    free(text);
+    return rc;
+}
+
 int bai_job_prolog(spank_t sp, int ac, char **av)
 {
     struct node_job nj;
@@ -267,14 +283,14 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
         if (nj.root_fd >= 0) { /* stale ones of a reused job id */
             (void)unlinkat(nj.root_fd, nj.marker, 0);
             (void)unlinkat(nj.root_fd, nj.copy, 0);
-            (void)unlinkat(nj.root_fd, nj.path, 0);
+            (void)unlinkat(nj.root_fd, nj.source, 0);
         }
         if (load_job(&nj, sp, ac, av) == 0 && nj.root_fd >= 0) {
             /* What the tasks will use: the bytes read and checked here. A task that read the user's path
              * again could hang on it for good (a file system that stops answering after this read), and a
              * process stuck in the kernel's wait stays in the step's cgroup, which then never empties. */
             if (bai_root_file_write(nj.root_fd, nj.copy, nj.l.text, nj.l.text_len, why) != 0 ||
-                bai_root_file_write(nj.root_fd, nj.path, nj.job_file, strlen(nj.job_file), why) != 0)
+                write_source(&nj, sp, why) != 0)
                 fail(&nj, "cannot keep the job file in job_root %s: %s", site.job_root, why);
             if (bai_job_dir_create(nj.root_fd, nj.jobid_s, nj.uid, nj.gid, why) == 0)
                 nj.job_dir_ok = true;
@@ -311,7 +327,7 @@ int bai_job_epilog(spank_t sp, int ac, char **av)
         }
         (void)unlinkat(nj.root_fd, nj.marker, 0);
         (void)unlinkat(nj.root_fd, nj.copy, 0);
-        (void)unlinkat(nj.root_fd, nj.path, 0);
+        (void)unlinkat(nj.root_fd, nj.source, 0);
     }
     bai_settings_free(&site);
     node_job_close(&nj);

@@ -28,6 +28,7 @@
 #include "as_user.h"
 #include "handoff.h"
 #include "render.h"
+#include "sbuf.h"
 #include "spank_common.h"
 #include "spank_prolog.h"
 #include "steps.h"
@@ -57,7 +58,8 @@ struct seen_node {
     char reason[BAI_WHY_MAX], copy_why[BAI_WHY_MAX];
     char *job;                /* the copy's bytes, job_len of them */
     size_t job_len;
-    char *path;               /* the job file's path the copy was read from, or NULL */
+    char *source;             /* what the copy was loaded with (BAI_NODE_FILE_SOURCE), or NULL: */
+    const char *path, *name, *shares; /* the job file's path, --batchai-name, --batchai-share (NULL: none) */
 };
 static struct {
     bool read;                    /* task_init_privileged ran (for every job: a step without the option may be a
@@ -80,6 +82,30 @@ static struct seen_node *seen_node(const char *node, bool make)
     return &seen.node[seen.n++];
 }
 
+/* The source file `name` into n: three NUL-ended values, the first an absolute path; anything else leaves
+ * n->source NULL, and a step without the options is then not taken for the job's. */
+static void read_source(int root_fd, const char *name, struct seen_node *n)
+{
+    char *text = NULL, why[BAI_WHY_MAX];
+    size_t len;
+    if (bai_root_file_read(root_fd, name, 3 * PATH_MAX, &text, &len, why) != 1)
+        return;
+    const char *v[3], *p = text, *end = text + len;
+    int k = 0;
+    for (; k < 3 && p < end; k++) {
+        v[k] = p;
+        p += strlen(p) + 1; /* the reader's NUL ends the last value at worst */
+    }
+    if (k != 3 || p != end || v[0][0] != '/') {
+        free(text);
+        return;
+    }
+    n->source = text;
+    n->path = v[0];
+    n->name = v[1][0] ? v[1] : NULL;
+    n->shares = v[2][0] ? v[2] : NULL;
+}
+
 static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char *jobid_s, uid_t uid)
 {
     seen.read = true;
@@ -94,18 +120,12 @@ static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char
     for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
         const char *failed = bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_FAILED);
         const char *copy = failed ? NULL : bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_JOB);
-        const char *path = failed || copy ? NULL : bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_PATH);
-        struct seen_node *n = failed || copy || path ? seen_node(failed ? failed : copy ? copy : path, true) : NULL;
-        if (n && path) {
-            char *text = NULL, why[BAI_WHY_MAX];
-            size_t len;
-            free(n->path);
-            n->path = NULL;
-            if (bai_root_file_read(root_fd, e->d_name, PATH_MAX - 1, &text, &len, why) == 1 && text[0] == '/' &&
-                strlen(text) == len)
-                n->path = text;
-            else
-                free(text);
+        const char *source = failed || copy ? NULL : bai_node_file_node(e->d_name, jobid, BAI_NODE_FILE_SOURCE);
+        struct seen_node *n = failed || copy || source ? seen_node(failed ? failed : copy ? copy : source, true) : NULL;
+        if (n && source) {
+            free(n->source);
+            n->source = NULL;
+            read_source(root_fd, e->d_name, n);
             continue;
         }
         if (n && failed) {
@@ -133,7 +153,7 @@ static void forget_prolog_verdict(void)
             explicit_bzero(seen.node[i].job, seen.node[i].job_len);
             free(seen.node[i].job);
         }
-        free(seen.node[i].path);
+        free(seen.node[i].source);
     }
     memset(&seen, 0, sizeof seen);
 }
@@ -235,10 +255,12 @@ static int run_node_steps(spank_t sp, const struct bai_plan *plan, uint32_t jobi
 
 static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s, uint32_t jobid, const char *node)
 {
+    struct sbuf names = {0};
     for (size_t i = 0; i < plan->n_env; i++) {
         const struct bai_plan_env *e = &plan->env[i];
         if (e->secret) /* only the steps that source the job's secrets file see them */
             continue;
+        sb_printf(&names, "%s%s", names.len ? " " : "", e->name);
         char *j = bai_expand_jobid(e->value, jobid_s);
         char *v = j ? bai_expand_node(j, node) : NULL;
         spank_err_t err = v ? spank_setenv(sp, e->name, v, 1) : ESPANK_ERROR;
@@ -247,10 +269,19 @@ static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s,
         if (err != ESPANK_SUCCESS) {
             /* Name only: the value may be a secret. */
             bai_error("batchai: job %u: cannot set %s: %s", jobid, e->name, spank_strerror(err));
+            free(sb_finish(&names));
             return -1;
         }
     }
-    return 0;
+    /* What batchai-job exec hands on to a step in the job's container (translate.h). */
+    char *list = sb_finish(&names);
+    int rc = list && spank_setenv(sp, BAI_JOB_VARS_VAR, list, 1) == ESPANK_SUCCESS &&
+             (!plan->container_arg || spank_setenv(sp, BAI_CONTAINER_VAR, plan->container_arg, 1) == ESPANK_SUCCESS)
+             ? 0 : -1;
+    if (rc != 0)
+        bai_error("batchai: job %u: cannot set %s or %s", jobid, BAI_JOB_VARS_VAR, BAI_CONTAINER_VAR);
+    free(list);
+    return rc;
 }
 
 /* What Slurm gave this task, not the site's figure: AZ_BATCHAI_NUM_GPUS is the job's GPUs on this node
@@ -291,7 +322,7 @@ static bool step_of_prepared_job(spank_t sp)
     if (!seen.read || spank_getenv(sp, "SLURMD_NODENAME", node, sizeof node) != ESPANK_SUCCESS)
         return false;
     const struct seen_node *n = seen_node(node, false);
-    return n && n->copy == 1 && n->path;
+    return n && n->copy == 1 && n->source;
 }
 
 int bai_remote_task_init(spank_t sp, int ac, char **av)
@@ -327,8 +358,8 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
      * the job) is relative to the submit directory. */
     struct bai_handoff h;
     bai_handoff_get(sp, &h);
-    if (!opt) { /* the path the prolog read; it checked the copy against sbatch's digest, and the site's
-                 * policy is applied to it again below */
+    if (!opt) { /* the path, name and share maps the prolog loaded the copy with; it checked the copy against
+                 * sbatch's digest, and the site's policy is applied to it again below */
         memset(&h, 0, sizeof h);
         job_file = strdup(seen_node(node, false)->path);
     } else if (h.job_file[0])
@@ -352,8 +383,9 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
         goto out;
     const struct seen_node *n = seen_node(node, false);
     struct bai_source src = {.path = job_file, .content = n->job, .content_len = n->job_len,
-                             .digest = h.digest[0] ? h.digest : NULL, .job_name = bai_name_value(sp),
-                             .user_shares = bai_share_value(sp)};
+                             .digest = h.digest[0] ? h.digest : NULL,
+                             .job_name = opt ? bai_name_value(sp) : n->name,
+                             .user_shares = opt ? bai_share_value(sp) : n->shares};
     if (bai_load(&l, ac, av, &src, BAI_JOB_POLICY, NULL) != 0) {
         bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;

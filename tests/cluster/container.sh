@@ -4,7 +4,8 @@
 # contrib/stage-oci-bundle; nothing is pulled. The bundle bind-mounts the test cluster's directory (shares,
 # job directories, submit dir) at the same path, as a site's staged bundles bind its share roots and
 # job_root, and has the mount point of the step's spool directory (Slurm 23.11+).
-# batchai-job exec into a running container job runs its command in the job's container.
+# batchai-job exec into a running container job (from the file, or with its own script) runs its command in
+# the job's container with the job's variables.
 . "$(dirname "$0")/lib.sh"
 busybox_bundle_deps
 cluster_start
@@ -45,17 +46,42 @@ install -m 0755 "$BJ" "$CL/batchai-job"
 write_job run.json <<JSON
 {"properties": {"nodeCount": 1,
   "containerSettings": {"imageSourceRegistry": {"image": "busybox:test"}},
+  "environmentVariables": [{"name": "GREETING", "value": "hi there"}],
+  "secrets": [{"name": "TOKEN", "value": "s3cret-exec"}],
   "customToolkitSettings": {"commandLine": "sleep 60"}, $LOGS_JSON, $MOUNT_JSON}}
 JSON
-id=$(submit --batchai-job=run.json)
-for ((i = 0; i < 300; i++)); do [ "$(job_field "$id" JobState)" = RUNNING ] && break; sleep 0.1; done
+chmod 0600 "$WORK/run.json"
+cat >"$WORK/own.sh" <<'SH'
+#!/bin/sh
+sleep 60
+SH
+chmod 0755 "$WORK/own.sh"; chown "$TEST_USER:" "$WORK/own.sh"
+# A job from the file, and one with its own script (whose header names no container: exec learns it from the
+# plugin on the node).
+gen=$(submit --batchai-job=run.json)
+own=$(submit --batchai-job=run.json --batchai-name=own own.sh)
+for id in $gen $own; do
+    for ((i = 0; i < 300; i++)); do [ "$(job_field "$id" JobState)" = RUNNING ] && break; sleep 0.1; done
+done
 # The command by its path in the image: 26.05's slurmstepd resolves a bare name on the node (sh is
-# /usr/bin/sh there, absent from the bundle).
-out=$(as_user "$CL/batchai-job exec $id -- /bin/sh -c 'echo in \$(cat /etc/image-name) uidmap \$(cat /proc/self/uid_map)'" 2>&1) ||
-    fail "exec into container job $id: $out"
-grep -q "^in busybox test image uidmap 0 $TEST_UID 1\$" <<<"$out" || fail "exec did not run in the job's container: $out"
-as_user "scancel $id"
-wait_job "$id" >/dev/null
+# /usr/bin/sh there, absent from the bundle). Inside: the image's own file, the user namespace that maps the
+# container's root onto the user, the job's AZ_BATCHAI_* variables and its environmentVariables, and the
+# mounts under the mount root.
+for id in $gen $own; do
+    name=$([ "$id" = "$gen" ] && echo run || echo own)
+    out=$(as_user "$CL/batchai-job exec $id -- /bin/sh -c 'echo in \$(cat /etc/image-name) uidmap \$(cat /proc/self/uid_map); echo job \$AZ_BATCHAI_JOB_NAME greeting \$GREETING; ls -d \$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/logs'" 2>&1) ||
+        fail "exec into container job $id: $out"
+    grep -q "^in busybox test image uidmap 0 $TEST_UID 1\$" <<<"$out" || fail "exec did not run in job $id's container: $out"
+    grep -qx "job $name greeting hi there" <<<"$out" || fail "exec in job $id's container lacks the job's variables: $out"
+    grep -qx "$CL/jobs/$id/mounts/myshare/logs" <<<"$out" || fail "exec in job $id's container sees no mounts: $out"
+    # The job's secrets stay in its secrets file: not in the command's environment, nor in srun's.
+    out=$(as_user "$CL/batchai-job exec $id -- /bin/env" 2>&1) || fail "exec env in job $id: $out"
+    grep -q "^AZ_BATCHAI_JOB_NAME=$name\$" <<<"$out" || fail "exec env in job $id: no AZ_BATCHAI_JOB_NAME: $out"
+    ! grep -q "s3cret-exec\|^TOKEN=" <<<"$out" || fail "a secret reached exec's environment in job $id: $out"
+done
+as_user "scancel $gen $own"
+wait_job "$gen" >/dev/null
+wait_job "$own" >/dev/null
 assert_nodes_idle
 
 # A site without a container runtime refuses container jobs at submit time.
