@@ -54,7 +54,8 @@ static int wait_all(int n, MPI_Request *reqs, const char *call, char *err)
     for (;;) {
         /* Twice before each nap: Open MPI's MPI_Testall runs the progress engine only after it found a
          * request unfinished, and does not look again (MPI_Test does), so a single call would nap after
-         * every step of a multi-round schedule (2.5x the latency of a small allreduce at 2 ranks). */
+         * every step of a multi-round schedule, several times the latency of a small allreduce
+         * (docs/benchmarks.md, "Figures behind code comments"). */
         for (int look = 0; look < 2; look++) {
             int done = 0, rc;
             if ((rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
