@@ -21,6 +21,7 @@ docs/gpu-kit.md 200'
 scan() {
     awk -v file="$1" -v limit="$2" '
     function hexwords(text, kind,    w) {
+        text = " " text " " # a word at the start has a character before it (mawk: substr(s, 0, 1) is s[1])
         while (match(text, /[0-9A-Fa-f]+/)) {
             w = substr(text, RSTART, RLENGTH)
             before = substr(text, RSTART - 1, 1); after = substr(text, RSTART + RLENGTH, 1)
@@ -64,15 +65,29 @@ done <<<"$readmes" | while read -r kind where word; do
     fi
 done
 
-# Relative links, [text](target) with the target's #anchor dropped, from the READMEs and docs/.
+# GitHub's anchors of the headings of a markdown FILE, one a line: lower case, punctuation dropped, spaces
+# to hyphens.
+anchors() {
+    awk '/^[[:space:]]*```/ { fence = !fence } !fence && /^#+ / {
+        h = tolower($0); sub(/^#+ +/, "", h); gsub(/[^a-z0-9 _-]/, "", h); gsub(/ /, "-", h); print h }' "$1"
+}
+
+# Relative links, [text](target#anchor), from the READMEs and docs/: the target exists, and so does the
+# heading an anchor into a markdown file names.
 for file in $(git ls-files -- '*README.md' 'docs/*.md' 2>/dev/null || find . -name README.md -o -path './docs/*.md'); do
     [ -e "$file" ] || continue
     dir=$(dirname "$file")
     { grep -noE '\]\([^)[:space:]]+\)' "$file" || true; } | while IFS=: read -r nr link; do
         target=${link#](}
         target=${target%)}
+        anchor=
+        case $target in *'#'*) anchor=${target#*#} ;; esac
         target=${target%%#*}
-        case $target in '' | *://* | mailto:*) continue ;; esac
-        [ -e "$dir/$target" ] || echo "readme: $file:$nr links to $target, which does not exist"
+        case $target in *://* | mailto:*) continue ;; '') target=$(basename "$file") ;; esac
+        if [ ! -e "$dir/$target" ]; then
+            echo "readme: $file:$nr links to $target, which does not exist"
+        elif [ -n "$anchor" ] && [ "${target%.md}" != "$target" ] && ! anchors "$dir/$target" | grep -qxF -- "$anchor"; then
+            echo "readme: $file:$nr links to $target#$anchor, a heading $target does not have"
+        fi
     done
 done
