@@ -11,8 +11,8 @@
  * segments); and Open MPI 4.1's libnbc picks its binomial algorithm for fewer than 4 ranks or an in-place
  * buffer, where rank 0 receives and reduces the whole buffer into a temporary it mallocs (and page-faults
  * in) on every call, then sends it all back. Split, each rank reduces and moves 1/n, into a kept scratch
- * (a third less progress-thread CPU per training step at 2 ranks: libcollective/README.md). Other types
- * (exact in any order) go through MPI_Iallreduce, then divide. */
+ * (less progress-thread CPU per training step: docs/benchmarks.md, "libcollective: the figures behind its
+ * design"). Other types (exact in any order) go through MPI_Iallreduce, then divide. */
 #include "mpi_backend.h"
 
 #include "clock.h"
