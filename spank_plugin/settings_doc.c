@@ -1,6 +1,6 @@
-/* settings-doc man|md: the settings section of spank_batchai(8) (mdoc) or of spank_plugin/README.md (a
- * Markdown table), printed from the one settings table (jobfile/settings.c). `make settings-doc` splices it
- * into both files; tests/jobfile/test_settings_doc.sh fails when the committed sections differ from it. */
+/* settings-doc man|md: the settings section of spank_batchai(8) (mdoc), or the same as a Markdown table,
+ * printed from the one settings table (jobfile/settings.c). `make settings-doc` splices the first into the
+ * manual page; tests/jobfile/test_settings_doc.sh fails when the committed section differs from it. */
 #include <stdio.h>
 #include <string.h>
 

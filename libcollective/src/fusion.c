@@ -47,8 +47,9 @@ static size_t bytes_of(const struct coll_request *r)
 }
 
 /* A tensor of at least COLL_FUSION_DIRECT bytes already runs at full bandwidth alone: copying it into and
- * out of the fusion buffer would cost more than the latency fusion saves (measured: the model's 12
- * gradient tensors took 1.84x one MPI_Allreduce when all were packed, the 4.7 MB dense kernel included).
+ * out of the fusion buffer would cost more than the latency fusion saves (the model's 12 gradient tensors
+ * packed together, dense kernel included, were measured slower: docs/benchmarks.md, "Figures behind code
+ * comments").
  * It depends only on the agreed descriptor, so every rank groups alike. */
 static int fusable(const struct coll_request *r)
 {

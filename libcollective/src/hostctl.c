@@ -2,9 +2,8 @@
  *
  * Why: between processes of one host the MPI control plane (progress.c's READY/GO messages) can only be
  * polled: Open MPI has no blocking wait that a thread can sleep in, so a rank owed a message napped and
- * woke 30-70 times a training step (measured at 2 ranks x 1 thread: 0.5 ms of CPU a step beside the
- * reduction's 0.3, on the cores the compute threads need), and a grant reached a napping peer up to
- * 0.2 ms late. Here each rank publishes what it announces in its own part of a node-shared block, every
+ * woke many times a training step, on the cores the compute threads need, and a grant reached a napping
+ * peer late (the figures: docs/benchmarks.md, "libcollective: the figures behind its design"). Here each rank publishes what it announces in its own part of a node-shared block, every
  * rank reads every rank's part and runs the coordinator (coordinator.c) itself, on the same inputs, so all
  * reach the same grants and the same refusals without a message; a rank waits by sleeping on a futex, its
  * bell, which whoever makes it runnable rings. No rank polls, and no grant takes a hop through rank 0.

@@ -11,8 +11,8 @@
  * segments); and Open MPI 4.1's libnbc picks its binomial algorithm for fewer than 4 ranks or an in-place
  * buffer, where rank 0 receives and reduces the whole buffer into a temporary it mallocs (and page-faults
  * in) on every call, then sends it all back. Split, each rank reduces and moves 1/n, into a kept scratch
- * (a third less progress-thread CPU per training step at 2 ranks: libcollective/README.md). Other types
- * (exact in any order) go through MPI_Iallreduce, then divide. */
+ * (less progress-thread CPU per training step: docs/benchmarks.md, "libcollective: the figures behind its
+ * design"). Other types (exact in any order) go through MPI_Iallreduce, then divide. */
 #include "mpi_backend.h"
 
 #include "clock.h"
@@ -54,7 +54,8 @@ static int wait_all(int n, MPI_Request *reqs, const char *call, char *err)
     for (;;) {
         /* Twice before each nap: Open MPI's MPI_Testall runs the progress engine only after it found a
          * request unfinished, and does not look again (MPI_Test does), so a single call would nap after
-         * every step of a multi-round schedule (2.5x the latency of a small allreduce at 2 ranks). */
+         * every step of a multi-round schedule, several times the latency of a small allreduce
+         * (docs/benchmarks.md, "Figures behind code comments"). */
         for (int look = 0; look < 2; look++) {
             int done = 0, rc;
             if ((rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)

@@ -368,8 +368,8 @@ static int execute(struct progress *p)
 }
 
 /* A grant that has not come for 50 ms waits for a peer far behind (a checkpoint, a stopped rank): naps of
- * 1 ms then add at most 2% to that wait, and the wait costs 0.5-1% of a core instead of 6% (measured:
- * rank 0 waiting 5 s for a sleeping rank 1). */
+ * 1 ms then add at most 2% to that wait, and cost a fraction of the core that shorter naps would
+ * (docs/benchmarks.md, "Figures behind code comments"). */
 #define LONG_WAIT 50e-3
 #define NAP_LONG 1e-3
 

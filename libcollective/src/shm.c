@@ -3,9 +3,8 @@
  *
  * Why: with every rank on one node, MPI moves a float32 allreduce through its shared-memory transport,
  * which for large messages pins the peer's pages one by one for a single-copy read (process_vm_readv), then
- * the reduced half comes back the same way. At 2 ranks x 1 thread that cost about 1.8 ms of CPU per
- * training step on the cores the compute threads need, 40% of it the kernel's page pinning
- * (docs/benchmarks.md). When the buffer itself lives in memory every rank has mapped, a rank can sum its
+ * the reduced half comes back the same way: CPU time on the cores the compute threads need, much of it
+ * the kernel's page pinning (the figures: docs/benchmarks.md, "Figures behind code comments"). When the buffer itself lives in memory every rank has mapped, a rank can sum its
  * slice straight out of all ranks' buffers and write the result into all of them: no pinning, no message,
  * no copy in or out, and the one reduction (coll_sum_f32, ranks added in order) the MPI path uses, so both
  * agree to the bit.

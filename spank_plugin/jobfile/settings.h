@@ -6,9 +6,8 @@
  * silently. A later word for a plain key replaces the earlier one.
  *
  * Every key, its type, default and help live in one table, bai_setting_table (settings.c), in the manner of
- * Slurm's s_p_options_t: the parser, the defaults of bai_settings_init and the settings sections of
- * spank_batchai(8) and spank_plugin/README.md (`make settings-doc`, checked by
- * tests/jobfile/test_settings_doc.sh) all come from it. Adding a setting is one row there plus its field.
+ * Slurm's s_p_options_t: the parser, the defaults of bai_settings_init and the settings section of
+ * spank_batchai(8) (`make settings-doc`, checked by tests/jobfile/test_settings_doc.sh) all come from it. Adding a setting is one row there plus its field.
  */
 #ifndef BAI_SETTINGS_H
 #define BAI_SETTINGS_H

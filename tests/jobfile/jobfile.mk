@@ -26,7 +26,7 @@ $(BUILD)/bench/bench_validate: spank_plugin/bench/bench_validate.c $(JOBLIB)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
-# Prints the settings sections of spank_batchai(8) and spank_plugin/README.md from the settings table.
+# Prints the settings section of spank_batchai(8) (or a markdown table) from the settings table.
 $(BUILD)/tools/settings-doc: spank_plugin/settings_doc.c $(JOBLIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
@@ -48,7 +48,7 @@ fuzz: $(FUZZ_JOB)
 golden: $(BUILD)/san/bin/batchai-job
 	UPDATE_GOLDEN=1 tests/jobfile/test_golden.sh
 
-# make settings-doc: rewrite the settings sections of the manual page and README after a change to the table.
+# make settings-doc: rewrite the settings section of the manual page after a change to the table.
 settings-doc: $(BUILD)/tools/settings-doc
 	UPDATE_DOCS=1 tests/jobfile/test_settings_doc.sh
 .PHONY: fuzz golden settings-doc

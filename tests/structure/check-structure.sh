@@ -3,6 +3,8 @@
 #  1. In each folder of layers.conf, no file includes a header of a higher layer than its own.
 #  2. No source file includes another component's file ("../" out of its top-level folder), and no
 #     component's make fragment compiles another component's sources.
+#  3. The READMEs keep to their line limits and hold no issue number or commit hash, and the links of the
+#     READMEs and docs/ name files that exist (readme-rules.sh).
 # Violations still being worked off are listed in known-violations; the check fails on any violation not
 # listed there, and on a listed one that is gone (so the list only shrinks). Prints what it found.
 # STRUCTURE_ROOT: the tree to check (default: this checkout).
@@ -76,6 +78,9 @@ for c in $components; do
         done
     done
 done
+
+# 3. READMEs.
+"$here/readme-rules.sh" >>"$found"
 
 sort -u -o "$found" "$found"
 listed=$(grep -v '^#' "$known" 2>/dev/null | sed '/^$/d' | sort -u || true)

@@ -249,7 +249,7 @@ def main():
 
         # The strongest inference PyTorch offers on the CPU: the model traced, frozen and passed through
         # optimize_for_inference (oneDNN convolutions with fused ReLU, weights prepacked once); eager no_grad
-        # is measured too, and the faster of the two is the peer (trainer/README.md has both).
+        # is measured too, and the faster of the two is the peer (docs/benchmarks.md has both).
         modes = [("eager", t.m)]
         if DEVICE.type == "cpu":
             example = (xte[:batch].float() / 255).contiguous(memory_format=torch.channels_last)

@@ -2,7 +2,7 @@
 """The PyTorch peer's training run (torch_peer.py: same model, augmentation, loss and optimizer) fed with
 cifar-train's own random draws (cifar_rng.py) for any of: the initial weights, the sample order, the
 augmentation and the dropout masks; the others come from torch. It separates what a run learns because of
-its arithmetic from what it learns because of its random numbers (issue 12, trainer/README.md).
+its arithmetic from what it learns because of its random numbers (issue 12, docs/benchmarks.md).
 
   torch_with_our_draws.py DATA_DIR EPOCHS SEED THREADS [init,order,aug,drop | none]
 

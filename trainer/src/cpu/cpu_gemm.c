@@ -11,7 +11,8 @@ enum cpu_gemm_backend cpu_gemm_choose(int transa, int transb, int M, int N, int 
     (void)transa;
     (void)N;
     (void)K;
-    /* dY * W^T of a dense layer at batch size rows: OpenBLAS measured 10-60% faster (README). */
+    /* dY * W^T of a dense layer at batch size rows: OpenBLAS measured faster (docs/benchmarks.md, "GEMM
+     * choice"). */
     if (transb && M <= 64)
         return CPU_GEMM_BLAS;
     return CPU_GEMM_DNNL;

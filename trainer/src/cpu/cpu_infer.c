@@ -122,9 +122,10 @@ static void act_md(dnnl_memory_desc_t *md, int h, int w, int c, dnnl_format_tag_
 }
 
 /* The convolution primitive of layer L: Winograd where both channel counts are multiples of 16 and oneDNN
- * has it for this CPU, else direct (conv2d_1's 3 input channels: Winograd took three times as long as
- * direct there). Every layout is the primitive's choice: asked for a given one, oneDNN falls back to its
- * reference convolution where no fast kernel takes it (AVX2 and NHWC: 100x slower). */
+ * has it for this CPU, else direct (conv2d_1's 3 input channels: Winograd was much slower there). Every
+ * layout is the primitive's choice: asked for a given one, oneDNN falls back to its slow reference
+ * convolution where no fast kernel takes it (AVX2 and NHWC). Figures: docs/benchmarks.md, "Figures behind
+ * code comments". */
 static dnnl_primitive_desc_t conv_pd(const struct model_layer *L, int ih, int iw, int ic, int relu)
 {
     const int wino = ic % 16 == 0 && L->units % 16 == 0;

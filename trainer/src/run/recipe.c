@@ -20,7 +20,8 @@ static const struct {
     [RECIPE_TEST_DATA] = {"test_data", DIGEST},
 };
 
-/* Word by word, multiply and fold (the tail byte by byte): about 3 GB/s, 50 ms for the full CIFAR-10. */
+/* Word by word, multiply and fold (the tail byte by byte): fast enough that fingerprinting the full CIFAR-10
+ * at start is negligible beside training (docs/benchmarks.md, "Figures behind code comments"). */
 uint64_t recipe_fingerprint(const void *p, size_t n, uint64_t h)
 {
     const unsigned char *b = p;
