@@ -20,7 +20,9 @@ tests_CFLAGS += $(trainer_CFLAGS)
 
 # TRAINER_CORE: everything but the distributed run and the command (no MPI: unit tests link only this).
 TRAINER_MAIN := trainer/src/cli/main.c
-TRAINER_RUN := trainer/src/run/train.c
+# The files of the run that talk to libcollective (the rest of run/ is in the core).
+TRAINER_RUN := $(addprefix trainer/src/run/,train.c run_state.c initial_state.c epoch.c evaluate.c step_core.c \
+                                            stop_signals.c any_failed.c output_dirs.c train_data.c)
 TRAINER_CORE := $(filter-out $(TRAINER_MAIN) $(TRAINER_RUN),$(wildcard trainer/src/*/*.c))
 # The kernels are the hot path: -O3 for the release objects (sanitizer objects keep SAN_CFLAGS's -O1).
 $(call obj-of,$(TRAINER_CORE) $(TRAINER_RUN) $(TRAINER_MAIN)): OPT := -O3 -g
