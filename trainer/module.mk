@@ -16,7 +16,7 @@
 trainer_CFLAGS := -Itrainer/src -Icommon -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
 # sqrtf without errno, so that the RMSprop loop vectorises (nothing in the trainer reads errno after maths).
 trainer_CFLAGS += -fno-math-errno
-tests_CFLAGS += $(trainer_CFLAGS)
+tests/trainer_CFLAGS := $(trainer_CFLAGS)
 
 # TRAINER_CORE: everything but the distributed run and the command (no MPI: unit tests link only this).
 TRAINER_MAIN := trainer/src/cli/main.c
@@ -59,7 +59,7 @@ TRAINER_ABI_STUBS := $(BUILD)/tests/trainer/cuda_abi_other.so $(BUILD)/tests/tra
 $(BUILD)/tests/trainer/cuda_abi_other.so: STUB_FLAGS := -DSTUB_OTHER_ABI
 $(TRAINER_ABI_STUBS): tests/trainer/cuda_abi_stub.c trainer/src/cuda/cuda_plugin.h trainer/src/core/kernels.h
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(tests_CFLAGS) $(STUB_FLAGS) -fPIC -shared -o $@ $<
+	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(tests/trainer_CFLAGS) $(STUB_FLAGS) -fPIC -shared -o $@ $<
 
 # Tests that are scripts (MPI runs, numpy/h5py references) use the programs above and cifar-train.
 TRAINER_TEST_SCRIPTS := $(wildcard tests/trainer/test_*.sh)

@@ -16,11 +16,11 @@ TRAINER_IO_SRCS := trainer/src/io/cifar_data.c trainer/src/io/md5.c common/sha25
 IO_TESTS := test_io_cifar test_io_augment test_io_keras test_io_atomic
 IO_TEST_BINS := $(patsubst %,$(BUILD)/tests/trainer/%,$(IO_TESTS))
 
-# keras_h5.c includes <hdf5.h>, which Debian keeps in /usr/include/hdf5/serial.
-$(call obj-of,trainer/src/io/keras_h5.c) $(call san-of,trainer/src/io/keras_h5.c): CFLAGS += $(HDF5_CFLAGS)
-
 ifeq ($(filter $(IO_TEST_BINS),$(TRAINER_TEST_BINS)),)
-$(call san-of,$(patsubst %,tests/trainer/%.c,$(IO_TESTS)) $(TRAINER_IO_SRCS)): CFLAGS += -Itrainer/src -Icommon $(HDF5_CFLAGS)
+# Alone, the folders' flags that trainer/module.mk would give (keras_h5.c includes <hdf5.h>, which Debian
+# keeps in /usr/include/hdf5/serial).
+trainer_CFLAGS ?= -Itrainer/src -Icommon $(HDF5_CFLAGS)
+tests/trainer_CFLAGS ?= $(trainer_CFLAGS)
 
 $(IO_TEST_BINS): $(BUILD)/tests/trainer/%: $(BUILD)/san/tests/trainer/%.o $(call san-of,$(TRAINER_IO_SRCS))
 	@mkdir -p $(@D)
