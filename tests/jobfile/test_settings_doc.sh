@@ -4,9 +4,9 @@
 # here with the diff. UPDATE_DOCS=1 (make settings-doc) rewrites the sections instead.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
+. tests/jobfile/jobfile-env.sh
 gen=$BUILD/tools/settings-doc
-[ -x "$gen" ] || { echo "FAIL: $gen is not built"; exit 1; }
+need_built "$gen"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
