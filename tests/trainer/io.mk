@@ -10,9 +10,9 @@
 # only, so the I/O tests also run on their own:
 #   make -f mk/config.mk -f mk/rules.mk -f tests/trainer/io.mk trainer-io-check
 
-TRAINER_IO_SRCS := trainer/src/io/cifar_data.c trainer/src/io/md5.c common/sha256.c \
-                   common/hash_block.c trainer/src/input/augment.c trainer/src/io/keras_h5.c \
-                   trainer/src/io/atomic_file.c
+TRAINER_IO_SRCS := trainer/src/io/cifar_data.c trainer/src/io/md5.c trainer/src/input/augment.c \
+                   trainer/src/io/keras_h5.c trainer/src/io/atomic_file.c \
+                   $(addprefix common/,sha256.c hash_block.c write_all.c strbuf.c)
 IO_TESTS := test_io_cifar test_io_augment test_io_keras test_io_atomic
 IO_TEST_BINS := $(patsubst %,$(BUILD)/tests/trainer/%,$(IO_TESTS))
 
