@@ -85,7 +85,6 @@ install-trainer: $(BUILD)/bin/cifar-train
 
 $(call obj-of,$(TRAINER_MAIN)): CFLAGS += -DTRAINER_VERSION='"$(VERSION)"'
 
-include tests/trainer/io.mk
 include trainer/cuda.mk
 
 # trainer/bench/: trainer-bench (ours) and the PyTorch peer, side by side (`make bench`).
