@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the job-file tests (run from the repository root): BUILD with its default, and need_built for
 # the programs a test runs. make passes BATCHAI_JOB_MISSING, the libraries batchai-job lacks here (empty
 # when none is missing; make config lists them too).

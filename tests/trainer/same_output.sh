@@ -26,7 +26,7 @@ run() {
     "${frozen[@]}" "$bin" "${common[@]}" --epochs 3 --dir r --resume checkpoint-2.h5 --log-json log2.json \
         --log-every 2 >stdout2 2>&1
     "${frozen[@]}" "$bin" evaluate saved_models/keras_cifar10_trained_model.h5 --data "$data" --limit-test 48 \
-        --threads 2 >eval 2>&1
+        --threads 2 >evaluate.out 2>&1
     cd s
     # A blocked signal stays pending across exec: cifar-train takes it at its first step boundary.
     "${frozen[@]}" perl -e 'use POSIX; sigprocmask(SIG_BLOCK, POSIX::SigSet->new(SIGUSR1)); kill USR1 => $$; exec @ARGV' \
