@@ -10,6 +10,7 @@
 #   ALL      files `make` builds          TEST_BINS  files `make check` builds first
 #   TESTS    test programs the runner runs (exit 0 pass, 77 skip, else fail)
 #   BENCHES  benchmark programs `make bench` runs    INSTALL_RULES  targets `make install` runs
+#   NOT_BUILT  parts left out for a missing dependency, each with not_built_why_<part> (make config)
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
 
@@ -17,6 +18,7 @@ include mk/config.mk
 include mk/rules.mk
 
 ALL :=
+NOT_BUILT :=
 TEST_BINS :=
 TESTS :=
 BENCHES :=
@@ -32,6 +34,7 @@ all: $(ALL)
 config:
 	@printf '  %-30s %-8s %s\n' dependency found 'package; what needs it'
 	@$(foreach d,$(DEPS),printf '  %-30s %-8s %s\n' '$(dep_name_$(d))' '$(call found,$(dep_have_$(d)))' '$(dep_pkg_$(d))';)
+	@$(foreach p,$(NOT_BUILT),printf '  not built: %s (%s)\n' '$(p)' '$(not_built_why_$(p))';)
 
 # check installs what is missing first, then runs in a new make, which detects what was just installed.
 check:

@@ -58,15 +58,11 @@ install-libcollective: $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH)
 	    >$(DESTDIR)$(LIBDIR)/pkgconfig/libcollective.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/libcollective.pc
 
-# Tests: sanitizer builds of the library and the test programs, run under mpirun by the scripts.
-# The explicit pattern rule (shorter stem than the generic one) gives tests/collective/ the library's flags
-# without touching the tests/ directory's shared tests_CFLAGS.
+# Tests: sanitizer builds of the library and the test programs, run under mpirun by the scripts; their
+# folder takes the library's flags (mk/rules.mk).
+tests/collective_CFLAGS := $(libcollective_CFLAGS)
 COLL_TEST_PROGS := test_collective test_faults test_device_pick test_timeline
 COLL_TEST_BINS := $(addprefix $(BUILD)/tests/collective/,$(COLL_TEST_PROGS))
-
-$(BUILD)/san/tests/collective/%.o: tests/collective/%.c
-	@mkdir -p $(@D)
-	$(Q)$(call quiet,CC)$(CC) $(SAN_CFLAGS) $(libcollective_CFLAGS) -c $< -o $@
 
 # Static pattern rule: the objects are named targets, so make keeps them between builds.
 $(COLL_TEST_BINS): $(BUILD)/tests/collective/%: $(BUILD)/san/tests/collective/%.o \
@@ -84,7 +80,7 @@ $(COLL_CHOICE_TEST): $(BUILD)/san/tests/collective/test_device_choice.o $(call s
 COLL_NCCL_STUB := $(BUILD)/tests/collective/nccl_stub.so
 $(COLL_NCCL_STUB): tests/collective/nccl_stub.c libcollective/src/nccl_plugin.h libcollective/src/backend.h
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(libcollective_CFLAGS) -fPIC -shared -o $@ $<
+	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(tests/collective_CFLAGS) -fPIC -shared -o $@ $<
 
 ifneq ($(HAVE_MPI),)
 TEST_BINS += $(COLL_TEST_BINS) $(COLL_CHOICE_TEST) $(COLL_NCCL_STUB) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))

@@ -30,6 +30,11 @@ SAN_CFLAGS = $(CSTD) $(WARN) -O1 -g -fPIC -MMD -MP $(SAN_FLAGS) $(CFLAGS)
 
 pkgconf = $(shell pkg-config $(1) $(2) 2>/dev/null)
 
+# Where a library without a .pc file lives: Debian's multiarch directory, /usr/lib/<triplet>, the triplet
+# from the compiler (gcc -print-multiarch) or dpkg. Paths come from pkg-config first.
+MULTIARCH := $(or $(shell $(CC) -print-multiarch 2>/dev/null),$(shell dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null))
+MULTIARCH_LIBDIR := /usr/lib$(if $(MULTIARCH),/$(MULTIARCH))
+
 # cJSON (Debian: libcjson-dev)
 CJSON_CFLAGS := $(or $(call pkgconf,--cflags,libcjson),-I/usr/include/cjson)
 CJSON_LIBS   := $(or $(call pkgconf,--libs,libcjson),-lcjson)
@@ -44,7 +49,7 @@ JOBLIB_LIBS  = $(CJSON_LIBS) $(YAML_LIBS)
 # accepts the Slurm releases spank_plugin/spank_slurm.h names.
 SLURM_INCLUDE ?= $(or $(call pkgconf,--variable=includedir,slurm),/usr/include)
 HAVE_SLURM := $(if $(wildcard $(SLURM_INCLUDE)/slurm/spank.h),1,)
-SLURM_PLUGIN_DIR ?= $(or $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed 's,$$,/slurm,'),/usr/lib/x86_64-linux-gnu/slurm-wlm)
+SLURM_PLUGIN_DIR ?= $(or $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed 's,$$,/slurm,'),$(MULTIARCH_LIBDIR)/slurm-wlm)
 
 # MPI (Debian: libopenmpi-dev)
 MPICC := $(shell command -v mpicc 2>/dev/null)
@@ -55,7 +60,7 @@ MPIRUN ?= mpirun
 
 # HDF5 (Debian: libhdf5-dev, serial flavour)
 HDF5_CFLAGS := $(or $(call pkgconf,--cflags,hdf5),-I/usr/include/hdf5/serial)
-HDF5_LIBS   := $(or $(call pkgconf,--libs,hdf5),-L/usr/lib/x86_64-linux-gnu/hdf5/serial -lhdf5)
+HDF5_LIBS   := $(or $(call pkgconf,--libs,hdf5),-L$(MULTIARCH_LIBDIR)/hdf5/serial -lhdf5)
 HAVE_HDF5 := $(if $(wildcard $(patsubst -I%,%,$(filter -I%,$(HDF5_CFLAGS)))/hdf5.h /usr/include/hdf5.h),1,)
 
 # BLAS (Debian: libopenblas-dev)
@@ -83,7 +88,8 @@ HAVE_CJSON := $(if $(wildcard $(patsubst -I%,%,$(filter -I%,$(CJSON_CFLAGS)))/cJ
 HAVE_YAML  := $(if $(wildcard /usr/include/yaml.h $(patsubst -I%,%,$(filter -I%,$(YAML_CFLAGS)))/yaml.h),1,)
 HAVE_DNNL  := $(if $(wildcard /usr/include/dnnl.h /usr/include/oneapi/dnnl/dnnl.h),1,)
 HAVE_BLAS  := $(if $(shell pkg-config --exists openblas 2>/dev/null && echo 1)$(wildcard /usr/include/*/openblas-pthread/cblas.h),1,)
-HAVE_FUZZ  := $(if $(CLANG),$(if $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a),1,),)
+# clang names its runtimes by the target's CPU, the triplet's first word (x86_64, aarch64).
+HAVE_FUZZ  := $(if $(CLANG),$(if $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-$(firstword $(subst -, ,$(or $(MULTIARCH),$(shell uname -m)))).a),1,),)
 DEPS := slurm mpi cjson yaml hdf5 dnnl blas cuda nccl cudnn fuzz
 dep_name_slurm := Slurm headers (spank.h)
 dep_have_slurm := $(HAVE_SLURM)

@@ -9,9 +9,13 @@ quiet = printf '  %-5s %s\n' '$(1)' '$@';
 endif
 
 # Objects: $(BUILD)/obj/<path>.o (release flags) and $(BUILD)/san/<path>.o (sanitizers, for tests).
-# A component sets per-directory flags with <dir>_CFLAGS, e.g. `spank_plugin_CFLAGS := ...`.
-
-dirflags = $($(subst /,_,$(firstword $(subst /, ,$(1))))_CFLAGS)
+# Flags per folder: <folder>_CFLAGS, the variable named by the folder's path (`trainer_CFLAGS`,
+# `tests/collective_CFLAGS`). A source takes those of the deepest folder above it that has them, and only
+# those, so a component's tests get its flags by naming their folder (tests/collective_CFLAGS :=
+# $(libcollective_CFLAGS)), with no rule of their own and nothing shared between components.
+up-dirs = $(if $(filter-out . ./,$(1)),$(1) $(call up-dirs,$(patsubst %/,%,$(dir $(1)))))
+flags-dir = $(firstword $(foreach d,$(call up-dirs,$(patsubst %/,%,$(dir $(1)))),$(if $(filter undefined,$(origin $(d)_CFLAGS)),,$(d))))
+dirflags = $($(call flags-dir,$(1))_CFLAGS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(@D)

@@ -1,7 +1,8 @@
 # spank_plugin/plugin.mk: the SPANK plugin spank_batchai.so, its install rule, the cluster tests and the
 # submit-overhead benchmark. Included by spank_plugin/module.mk. Built only where Slurm's spank.h is
-# installed (libslurm-dev): the plugin must match the Slurm it is loaded by.
-ifneq ($(HAVE_SLURM),)
+# installed (libslurm-dev), and the job-file library's (module.mk): the plugin must match the Slurm it is
+# loaded by.
+ifneq ($(and $(HAVE_SLURM),$(JOBLIB_OK)),)
 
 SPANK_SRCS := $(addprefix spank_plugin/spank/,spank_dispatch.c spank_common.c handoff.c spank_alloc.c \
                                               spank_remote.c spank_prolog.c spank_user.c rootfs.c as_user.c \
@@ -45,7 +46,7 @@ $(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS) $(HANDOFF_CHECK)
 ALL += $(SPANK_SO)
 
 # make install: the plugin into Slurm's plugin directory, an example plugstack.conf.d entry, spank_batchai(8).
-# SLURM_PLUGIN_DIR comes from pkg-config (Debian: /usr/lib/x86_64-linux-gnu/slurm-wlm); SLURM_SYSCONF_DIR
+# SLURM_PLUGIN_DIR comes from pkg-config (Debian: /usr/lib/<multiarch>/slurm-wlm); SLURM_SYSCONF_DIR
 # is where slurm.conf lives. Both honour DESTDIR.
 SLURM_SYSCONF_DIR ?= /etc/slurm
 # job_temp made at boot, root's (contrib/tmpfiles/slurm-batchai.conf): systemd-tmpfiles reads
@@ -62,7 +63,9 @@ install-spank-plugin: $(SPANK_SO)
 INSTALL_RULES += install-spank-plugin
 .PHONY: install-spank-plugin
 
-
+else
+NOT_BUILT += spank_batchai.so
+not_built_why_spank_batchai.so := it needs $(strip $(if $(HAVE_SLURM),,$(dep_name_slurm) (libslurm-dev)) $(BATCHAI_JOB_MISSING))
 endif
 
 # The cluster tests count whether or not the plugin could be built: without it they skip, saying why.

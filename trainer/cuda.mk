@@ -66,7 +66,7 @@ ALL += $(TRAINER_GPU_BENCH)
 
 # `make bench-gpu` also times each convolution layer with the table's im2col + SGEMM against cuDNN
 # (trainer/bench/conv_cudnn_bench.c), where cuDNN's header and library are both found.
-HAVE_LIBCUDNN := $(if $(wildcard $(CUDA_HOME)/lib64/libcudnn.so /usr/lib/x86_64-linux-gnu/libcudnn.so),$(HAVE_CUDNN),)
+HAVE_LIBCUDNN := $(if $(wildcard $(CUDA_HOME)/lib64/libcudnn.so $(MULTIARCH_LIBDIR)/libcudnn.so),$(HAVE_CUDNN),)
 ifneq ($(HAVE_LIBCUDNN),)
 CONV_CUDNN_BENCH := $(BUILD)/bin/conv-cudnn-bench
 $(call obj-of,trainer/bench/conv_cudnn_bench.c): trainer_CFLAGS += -isystem $(CUDA_HOME)/include

@@ -16,11 +16,13 @@
 trainer_CFLAGS := -Itrainer/src -Icommon -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
 # sqrtf without errno, so that the RMSprop loop vectorises (nothing in the trainer reads errno after maths).
 trainer_CFLAGS += -fno-math-errno
-tests_CFLAGS += $(trainer_CFLAGS)
+tests/trainer_CFLAGS := $(trainer_CFLAGS)
 
 # TRAINER_CORE: everything but the distributed run and the command (no MPI: unit tests link only this).
 TRAINER_MAIN := trainer/src/cli/main.c
-TRAINER_RUN := trainer/src/run/train.c
+# The files of the run that talk to libcollective (the rest of run/ is in the core).
+TRAINER_RUN := $(addprefix trainer/src/run/,train.c run_state.c initial_state.c epoch.c evaluate.c step_core.c \
+                                            stop_signals.c any_failed.c output_dirs.c train_data.c)
 TRAINER_CORE := $(filter-out $(TRAINER_MAIN) $(TRAINER_RUN),$(wildcard trainer/src/*/*.c))
 # The kernels are the hot path: -O3 for the release objects (sanitizer objects keep SAN_CFLAGS's -O1).
 $(call obj-of,$(TRAINER_CORE) $(TRAINER_RUN) $(TRAINER_MAIN)): OPT := -O3 -g
@@ -57,7 +59,7 @@ TRAINER_ABI_STUBS := $(BUILD)/tests/trainer/cuda_abi_other.so $(BUILD)/tests/tra
 $(BUILD)/tests/trainer/cuda_abi_other.so: STUB_FLAGS := -DSTUB_OTHER_ABI
 $(TRAINER_ABI_STUBS): tests/trainer/cuda_abi_stub.c trainer/src/cuda/cuda_plugin.h trainer/src/core/kernels.h
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(tests_CFLAGS) $(STUB_FLAGS) -fPIC -shared -o $@ $<
+	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(tests/trainer_CFLAGS) $(STUB_FLAGS) -fPIC -shared -o $@ $<
 
 # Tests that are scripts (MPI runs, numpy/h5py references) use the programs above and cifar-train.
 TRAINER_TEST_SCRIPTS := $(wildcard tests/trainer/test_*.sh)
@@ -83,7 +85,6 @@ install-trainer: $(BUILD)/bin/cifar-train
 
 $(call obj-of,$(TRAINER_MAIN)): CFLAGS += -DTRAINER_VERSION='"$(VERSION)"'
 
-include tests/trainer/io.mk
 include trainer/cuda.mk
 
 # trainer/bench/: trainer-bench (ours) and the PyTorch peer, side by side (`make bench`).

@@ -1,19 +1,10 @@
-/* A growable string: append with printf-style calls, check once at the end. An allocation failure makes
- * every later call a no-op and sb_finish() return NULL, so callers check a single place. */
+/* sbuf: shell and sbatch text appended to a growable string (struct sbuf and its printf-style calls:
+ * common/strbuf.h), for the scripts the job-file library renders. */
 #ifndef BAI_SBUF_H
 #define BAI_SBUF_H
 
-#include <stdbool.h>
-#include <stddef.h>
+#include "strbuf.h"
 
-struct sbuf {
-    char *s;
-    size_t len, cap;
-    bool failed;
-};
-
-void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sb_puts(struct sbuf *b, const char *s);
 /* Append s as one single-quoted shell word ('it'\''s). Whatever s holds (newlines, quotes, $, `, ;, #,
  * spaces), the shell reads back exactly s, as one word, with nothing evaluated: strings that are not shell
  * text reach a shell line through this function. */
@@ -28,7 +19,5 @@ void sb_sbatch_escape(struct sbuf *b, const char *s);
  * value formatted into it can end the comment and start a line of code, and the line is never an #SBATCH
  * directive. */
 void sb_comment(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The string (caller frees), or NULL after an allocation failure (the buffer is freed). */
-char *sb_finish(struct sbuf *b);
 
 #endif

@@ -5,7 +5,7 @@
 CLUSTER_TESTS := $(sort $(wildcard tests/cluster/*.sh))
 CLUSTER_TESTS := $(filter-out tests/cluster/lib.sh,$(CLUSTER_TESTS))
 TESTS += $(CLUSTER_TESTS)
-ifneq ($(HAVE_SLURM),)
+ifneq ($(and $(HAVE_SLURM),$(JOBLIB_OK)),)
 TEST_BINS += $(SPANK_SO) $(BUILD)/bin/batchai-job
 BENCHES += spank_plugin/bench/submit-overhead.sh
 endif
@@ -56,7 +56,7 @@ $(BUILD)/slurm-$(1)/lib/spank_batchai.so:
 endef
 
 $(foreach r,$(SLURM_RELEASES),$(eval $(call cluster-pass,$(r),$(r),$(if $(filter $(r),$(CGROUP_RELEASES)),1,0))))
-TEST_BINS += $(foreach r,$(SLURM_RELEASES),$(BUILD)/slurm-$(r)/lib/spank_batchai.so $(CLUSTER_TESTS_$(r)))
+TEST_BINS += $(foreach r,$(SLURM_RELEASES),$(if $(JOBLIB_OK),$(BUILD)/slurm-$(r)/lib/spank_batchai.so) $(CLUSTER_TESTS_$(r)))
 TESTS += $(foreach r,$(SLURM_RELEASES),$(CLUSTER_TESTS_$(r)))
 
 .PHONY: check-cluster

@@ -33,7 +33,7 @@ pass() { echo "PASS: $NAME: $*"; }
 for p in munged slurmctld slurmd sbatch runuser; do
     command -v "$p" >/dev/null || skip "$p is not installed (contrib/install-deps.sh)"
 done
-[ -f "$PLUGIN" ] || skip "$PLUGIN is not built (it needs Slurm's headers: libslurm-dev)"
+[ -f "$PLUGIN" ] || skip "$PLUGIN is not built (it needs Slurm's headers: libslurm-dev${BATCHAI_JOB_MISSING:+, and $BATCHAI_JOB_MISSING})"
 LC_OPTS=()
 [ -z "${SLURM_PREFIX:-}" ] || LC_OPTS+=(--slurm "$SLURM_PREFIX")
 [ "${BATCHAI_CGROUP:-0}" = 0 ] || LC_OPTS+=(--cgroup)

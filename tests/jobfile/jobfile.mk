@@ -31,9 +31,11 @@ $(BUILD)/tools/settings-doc: spank_plugin/settings_doc.c $(JOBLIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
+ifneq ($(JOBLIB_OK),)
 TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/test_toolkit_schema $(BUILD)/tests/gen_hostile $(BUILD)/san/bin/batchai-job \
              $(BUILD)/bench/bench_validate $(BUILD)/tools/settings-doc \
              $(if $(CLANG),$(FUZZ_JOB))
+endif
 TESTS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/test_toolkit_schema tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh \
          tests/jobfile/test_prep_check.sh tests/jobfile/test_settings_doc.sh \
          tests/jobfile/test_site_lookup.sh tests/jobfile/test_validate_all.sh tests/jobfile/test_recipes_user_shares.sh

@@ -3,8 +3,9 @@
 # every job file the project knows, job.json and Azure ML YAML. Fails on any crash, leak or sanitizer report.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
+. tests/jobfile/jobfile-env.sh
 fuzzer=$BUILD/fuzz/fuzz_job
+[ -z "${BATCHAI_JOB_MISSING:-}" ] || need_built "$fuzzer"
 if [ ! -x "$fuzzer" ]; then
     echo "SKIP(dep): $fuzzer not built (needs clang with libFuzzer)"
     exit 77

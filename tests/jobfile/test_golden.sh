@@ -17,9 +17,10 @@
 # UPDATE_GOLDEN=1 rewrites the golden files instead of comparing (review the diff).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
+. tests/jobfile/jobfile-env.sh
 command -v shellcheck >/dev/null || { echo "SKIP(dep): shellcheck is not installed (contrib/install-deps.sh)"; exit 77; }
 bin=$PWD/$BUILD/san/bin/batchai-job
+need_built "$bin"
 golden=$PWD/tests/jobfile/golden
 shared=${SHARED_DIR:-$PWD/../shared}
 # The recipes are part of the corpus: without them the test would pass on less than it claims.

@@ -7,9 +7,9 @@
 # the logs checks that an earlier attempt's success does not count.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-BUILD=${BUILD:-build}
+. tests/jobfile/jobfile-env.sh
 bin=$BUILD/san/bin/batchai-job
-[ -x "$bin" ] || { echo "SKIP(dep): $bin is not built"; exit 77; }
+need_built "$bin"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cat >"$work/job.json" <<'JSON'

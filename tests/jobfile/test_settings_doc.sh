@@ -5,9 +5,9 @@
 # the manual page rather than holding a copy.)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
+. tests/jobfile/jobfile-env.sh
 gen=$BUILD/tools/settings-doc
-[ -x "$gen" ] || { echo "FAIL: $gen is not built"; exit 1; }
+need_built "$gen"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0

@@ -5,9 +5,9 @@
 # line, --settings stands instead of it. Each case checks the line --help names and a verdict that only those settings give.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-BUILD=${BUILD:-build}
+. tests/jobfile/jobfile-env.sh
 bin=$PWD/$BUILD/san/bin/batchai-job
-[ -x "$bin" ] || { echo "FAIL: $bin is not built"; exit 1; }
+need_built "$bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

@@ -5,9 +5,9 @@
 # A user's own share map (--share, sbatch's --batchai-share): bad words, the off switch, the script.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
-BUILD=${BUILD:-build}
+. tests/jobfile/jobfile-env.sh
 bin=$PWD/$BUILD/san/bin/batchai-job
-[ -x "$bin" ] || { echo "FAIL: $bin is not built"; exit 1; }
+need_built "$bin"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0

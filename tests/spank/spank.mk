@@ -12,5 +12,5 @@ $(BUILD)/tests/test_as_user: tests/spank/test_as_user.c tests/check.h $(call san
 	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin/spank -Ispank_plugin/jobfile -Icommon -o $@ $(filter %.c %.o %.a,$^) \
 	    $(JOBLIB_LIBS) -lm
 
-TEST_BINS += $(BUILD)/tests/test_as_user
+TEST_BINS += $(if $(JOBLIB_OK),$(BUILD)/tests/test_as_user)
 TESTS += $(BUILD)/tests/test_as_user

@@ -24,7 +24,7 @@
 #include "cuda/kernels_cuda.h"
 #include "io/keras_h5.h"
 #include "core/rng.h"
-#include "run/train.h"
+#include "run/step_core.h"
 
 static const struct kernels *const CPU = &kernels_cpu, *const GPU = &kernels_cuda;
 static int failures;

@@ -33,7 +33,7 @@ done
 echo "2-rank cifar-train ok"
 
 # On one host each rank updates its slice of the one node-shared copy of the parameters as its gradients are
-# reduced (train.c); with COLL_SHM=0 each rank reduces through MPI and updates a copy of its own. The
+# reduced (run/step_core.c); with COLL_SHM=0 each rank reduces through MPI and updates a copy of its own. The
 # weights and RMSprop accumulators must be the same, bit for bit.
 need_python h5py numpy
 (cd "$work" && COLL_SHM=0 $mpi "$bin" --device cpu --data "$data" --dir private --checkpoint-dir private --epochs 2 \

@@ -13,7 +13,7 @@
 
 #include "collective.h"
 #include "core/rng.h"
-#include "run/train.h"
+#include "run/step_core.h"
 
 enum { B = 4, STEPS = 3 };
 

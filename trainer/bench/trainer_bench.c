@@ -22,7 +22,7 @@
 #include "run/draws.h"
 #include "run/progress.h"
 #include "core/rng.h"
-#include "run/train.h"
+#include "run/step_core.h"
 
 enum { WARMUP_STEPS = 5, MAX_GROUPS = 32 };
 

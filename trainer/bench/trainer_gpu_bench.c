@@ -17,7 +17,7 @@
 #include "run/progress.h"
 #include "core/rng.h"
 #include "run/draws.h"
-#include "run/train.h"
+#include "run/step_core.h"
 
 int main(int argc, char **argv)
 {

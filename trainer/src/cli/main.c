@@ -10,6 +10,8 @@
 #include "io/cifar_data.h"
 #include "collective.h"
 #include "cuda/cuda_plugin.h"
+#include "run/evaluate.h"
+#include "run/stop_signals.h"
 #include "run/train.h"
 
 /* Under Batch AI (the plugin's AZ_BATCHAI_* variables are set), what the options default to. */

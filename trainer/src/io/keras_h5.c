@@ -5,6 +5,7 @@
 #include "io/atomic_file.h"
 #include "core/model.h"
 #include "sha256.h" /* the project's one SHA-256 */
+#include "strbuf.h"
 #include "write_all.h"
 
 #include <errno.h>
@@ -47,44 +48,9 @@ static void fail(struct ctx *c, const char *fmt, ...)
 
 /* ---- JSON of model_config and training_config ---- */
 
-struct buf {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
-
-static void put(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(struct buf *b, const char *fmt, ...)
-{
-    if (b->oom)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->oom = 1;
-            return;
-        }
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap ? b->cap * 2 : 4096) + (size_t)n;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->oom = 1;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
 /* A double as Python's repr() prints it (shortest text that reads back to the same value, ".0" on
  * integral values), which is what json.dumps writes for floats. */
-static void put_pyfloat(struct buf *b, double v)
+static void put_pyfloat(struct sbuf *b, double v)
 {
     char t[40];
     for (int prec = 1; prec <= 17; prec++) {
@@ -92,44 +58,44 @@ static void put_pyfloat(struct buf *b, double v)
         if (strtod(t, NULL) == v)
             break;
     }
-    put(b, "%s%s", t, strpbrk(t, ".e") ? "" : ".0");
+    sb_printf(b, "%s%s", t, strpbrk(t, ".e") ? "" : ".0");
 }
 
-static void json_text(void *b, const char *t) { put(b, "%s", t); }
+static void json_text(void *b, const char *t) { sb_puts(b, t); }
 static void json_pyfloat(void *b, double v) { put_pyfloat(b, v); }
 
 /* {"class_name": "Sequential", "config": [...]}: Keras 2.1.6's Sequential.get_config() is the list of
  * {"class_name", "config"} of its layers; each config starts with Layer's name and trainable (plus
  * batch_input_shape and dtype on the input layer), then the class's own keys in Keras's order. */
-static void model_config_json(struct buf *b)
+static void model_config_json(struct sbuf *b)
 {
-    put(b, "{\"class_name\": \"Sequential\", \"config\": [");
+    sb_printf(b, "{\"class_name\": \"Sequential\", \"config\": [");
     for (int i = 0; i < model_nlayers(); i++) {
         const struct model_layer *L = model_layer(i);
-        put(b, "%s{\"class_name\": \"%s\", \"config\": {\"name\": \"%s\", \"trainable\": true", i ? ", " : "",
+        sb_printf(b, "%s{\"class_name\": \"%s\", \"config\": {\"name\": \"%s\", \"trainable\": true", i ? ", " : "",
             L->keras_class, L->name);
         if (i == 0)
-            put(b, ", \"batch_input_shape\": [null, %d, %d, %d], \"dtype\": \"float32\"", MODEL_IN_H, MODEL_IN_W,
+            sb_printf(b, ", \"batch_input_shape\": [null, %d, %d, %d], \"dtype\": \"float32\"", MODEL_IN_H, MODEL_IN_W,
                 MODEL_IN_C);
         model_keras_config(L, &(struct model_json){json_text, json_pyfloat, b});
-        put(b, "}}");
+        sb_printf(b, "}}");
     }
-    put(b, "]}");
+    sb_printf(b, "]}");
 }
 
 /* Keras's optimizer.get_config() reads lr, rho and decay back from float32 backend variables, so the JSON
  * holds their float32 roundings; epsilon is a Python float. */
-static void training_config_json(struct buf *b, const struct keras_train_state *s)
+static void training_config_json(struct sbuf *b, const struct keras_train_state *s)
 {
-    put(b, "{\"optimizer_config\": {\"class_name\": \"RMSprop\", \"config\": {\"lr\": ");
+    sb_printf(b, "{\"optimizer_config\": {\"class_name\": \"RMSprop\", \"config\": {\"lr\": ");
     put_pyfloat(b, (double)(float)s->lr);
-    put(b, ", \"rho\": ");
+    sb_printf(b, ", \"rho\": ");
     put_pyfloat(b, (double)(float)s->rho);
-    put(b, ", \"decay\": ");
+    sb_printf(b, ", \"decay\": ");
     put_pyfloat(b, (double)(float)s->decay);
-    put(b, ", \"epsilon\": ");
+    sb_printf(b, ", \"epsilon\": ");
     put_pyfloat(b, s->epsilon);
-    put(b, "}}, \"loss\": \"categorical_crossentropy\", \"metrics\": [\"accuracy\"], \"sample_weight_mode\": null, "
+    sb_printf(b, "}}, \"loss\": \"categorical_crossentropy\", \"metrics\": [\"accuracy\"], \"sample_weight_mode\": null, "
            "\"loss_weights\": null}");
 }
 
@@ -370,10 +336,11 @@ int keras_save(const char *path, const float *params, const float *rms, const st
     if (atomic_file_begin(&af, path, err, errlen) != 0)
         return -1;
     struct quiet q = hdf5_quiet();
-    struct buf mc = {0}, tc = {0};
-    model_config_json(&mc);
-    training_config_json(&tc, state);
-    if (mc.oom || tc.oom)
+    struct sbuf mb = {0}, tb = {0};
+    model_config_json(&mb);
+    training_config_json(&tb, state);
+    char *mc = sb_finish(&mb), *tc = sb_finish(&tb);
+    if (!mc || !tc)
         fail(&c, "out of memory");
 
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -388,8 +355,8 @@ int keras_save(const char *path, const float *params, const float *rms, const st
     } else {
         attr_string(&c, file, "keras_version", KERAS_VERSION);
         attr_string(&c, file, "backend", "tensorflow");
-        attr_string(&c, file, "model_config", mc.s);
-        attr_string(&c, file, "training_config", tc.s);
+        attr_string(&c, file, "model_config", mc);
+        attr_string(&c, file, "training_config", tc);
         write_model_weights(&c, file, params);
         if (rms)
             write_optimizer_weights(&c, file, rms);
@@ -400,8 +367,8 @@ int keras_save(const char *path, const float *params, const float *rms, const st
         if (H5Fclose(file) < 0)
             fail(&c, "cannot close the HDF5 file in memory");
     }
-    free(mc.s);
-    free(tc.s);
+    free(mc);
+    free(tc);
     hdf5_restore(q);
     if (!c.failed && bai_write_all(af.fd, image, (size_t)size) != 0)
         fail(&c, "cannot write: %s", strerror(errno));

@@ -1,5 +1,5 @@
 /* draws: the random draws of a training run that are not inside a kernel, in one place so that the run
- * (train.c) and the statistical test of the random components (tests/trainer/test_random.sh) use the same
+ * (epoch.c) and the statistical test of the random components (tests/trainer/test_random.sh) use the same
  * code. Every draw is a pure function of a counter-based stream key (rng.h), so resuming stays exact.
  *
  *   draw_epoch_order: the sample order of one epoch on one rank, a Fisher-Yates shuffle of
