@@ -8,14 +8,15 @@ LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
 # CUDA headers as system headers: their own warnings are not ours to fix.
 libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-isystem $(CUDA_HOME)/include)
 
-LIBCOLL_SRCS := $(addprefix libcollective/src/,clock.c errors.c reduce.c env.c check.c device_choice.c timeline.c \
-                  mpi_backend.c device.c shm.c fusion.c coordinator.c stall.c hostctl.c progress.c watchdog.c \
+LIBCOLL_SRCS := $(addprefix libcollective/src/,clock.c errors.c reduce.c half.c env.c check.c device_choice.c timeline.c \
+                  mpi_backend.c device.c shm.c hier.c fusion.c coordinator.c stall.c hostctl.c progress.c watchdog.c \
                   queue.c init.c host_alloc.c)
 LIBCOLL_LIBS := $(MPI_LIBS) -lpthread -ldl -lm
-# The reduction loops (reduce.c's sum, mpi_backend.c's average over every gradient) are vectorised at -O3;
+# The reduction loops (reduce.c's sum, mpi_backend.c's average over every gradient, half.c's conversions
+# without F16C) are vectorised at -O3;
 # -O2 left the average one scalar divss per element. Results are the same: no fast-math, each element
 # rounded alike.
-$(call obj-of,libcollective/src/mpi_backend.c libcollective/src/reduce.c): OPT := -O3 -g
+$(call obj-of,libcollective/src/mpi_backend.c libcollective/src/reduce.c libcollective/src/half.c): OPT := -O3 -g
 LIBCOLL_A := $(BUILD)/lib/libcollective.a
 LIBCOLL_SO := $(BUILD)/lib/libcollective.so
 LIBCOLL_NCCL_SO := $(BUILD)/lib/libcollective_nccl.so

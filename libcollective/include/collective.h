@@ -59,6 +59,10 @@ enum coll_op { COLL_SUM, COLL_AVERAGE };
 
 struct coll_init_opts {
     int use_device; /* 1: pick the GPU of this local rank and set up NCCL; 0: host memory only */
+    /* 1: float32 allreduces of host memory that cross hosts travel as float16 (Horovod's Compression.fp16:
+     * rounded to nearest even, summed in float32, the result rounded to float16; README); 0: as
+     * COLL_COMPRESS says (none by default). Every rank must ask alike. */
+    int compress_fp16;
 };
 
 int coll_init(const struct coll_init_opts *opts); /* opts may be NULL: host only */
