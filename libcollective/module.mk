@@ -62,7 +62,7 @@ install-libcollective: $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH)
 # Tests: sanitizer builds of the library and the test programs, run under mpirun by the scripts.
 # The explicit pattern rule (shorter stem than the generic one) gives tests/collective/ the library's flags
 # without touching the tests/ directory's shared tests_CFLAGS.
-COLL_TEST_PROGS := test_collective test_faults test_device_pick test_timeline
+COLL_TEST_PROGS := test_collective test_faults test_device_pick test_timeline test_hier
 COLL_TEST_BINS := $(addprefix $(BUILD)/tests/collective/,$(COLL_TEST_PROGS))
 
 $(BUILD)/san/tests/collective/%.o: tests/collective/%.c
@@ -94,4 +94,4 @@ endif
 # Counted whether or not MPI is here: without it they skip, saying why (tests/collective/mpi-env.sh).
 TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_liveness.sh \
          tests/collective/test_nccl.sh tests/collective/test_device_pick.sh tests/collective/test_timeline.sh \
-         tests/collective/test_srun.sh
+         tests/collective/test_srun.sh tests/collective/test_hosts.sh

@@ -178,6 +178,9 @@ int coll_size(void) { return coll_world.size; }
 int coll_local_rank(void) { return coll_world.local_rank; }
 int coll_local_size(void) { return coll_world.local_size; }
 int coll_device(void) { return coll_world.device; }
+int coll_hosts(void) { return coll_world.initialised ? coll_world.hosts : -1; }
+int coll_hierarchical(void) { return coll_world.initialised && coll_world.hier; }
+int coll_compressed(void) { return coll_world.initialised && coll_world.compress; }
 
 static double thread_cpu(pthread_t t)
 {
