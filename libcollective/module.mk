@@ -87,11 +87,18 @@ $(COLL_NCCL_STUB): tests/collective/nccl_stub.c libcollective/src/nccl_plugin.h 
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(libcollective_CFLAGS) -fPIC -shared -o $@ $<
 
+# The float16 conversion alone, its results checked by numpy (test_half.sh).
+COLL_HALF_TEST := $(BUILD)/tests/collective/test_half
+$(COLL_HALF_TEST): $(BUILD)/san/tests/collective/test_half.o $(call san-of,libcollective/src/half.c)
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^
+
 ifneq ($(HAVE_MPI),)
-TEST_BINS += $(COLL_TEST_BINS) $(COLL_CHOICE_TEST) $(COLL_NCCL_STUB) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
+TEST_BINS += $(COLL_TEST_BINS) $(COLL_CHOICE_TEST) $(COLL_HALF_TEST) $(COLL_NCCL_STUB) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
 TESTS += $(COLL_CHOICE_TEST)
 endif
 # Counted whether or not MPI is here: without it they skip, saying why (tests/collective/mpi-env.sh).
 TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_liveness.sh \
          tests/collective/test_nccl.sh tests/collective/test_device_pick.sh tests/collective/test_timeline.sh \
-         tests/collective/test_srun.sh tests/collective/test_hosts.sh
+         tests/collective/test_srun.sh tests/collective/test_hosts.sh \
+         tests/collective/test_half.sh
