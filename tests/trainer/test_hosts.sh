@@ -17,7 +17,7 @@ need_data
 need_python h5py numpy
 command -v mpirun >/dev/null || { echo "SKIP(dep): mpirun not installed"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "SKIP(root): separate network hosts need root (namespaces)"; exit 77; }
-command -v ip >/dev/null && command -v nsenter >/dev/null || { echo "SKIP(dep): ip and nsenter are needed"; exit 77; }
+if ! command -v ip >/dev/null || ! command -v nsenter >/dev/null; then echo "SKIP(dep): ip and nsenter are needed"; exit 77; fi
 export ASAN_OPTIONS=detect_leaks=0 OMPI_MCA_mpi_yield_when_idle=1
 bin=$(cd "$BUILD/bin" && pwd)/cifar-train
 data=$(cd "$DATA" && pwd)
@@ -30,7 +30,7 @@ trap '"$hosts" down "$set"; rm -rf "$work"' EXIT
 "$hosts" up "$set" 2
 cd "$work"
 recipe=(--device cpu --data "$data" --epochs 1 --limit-train 256 --limit-test 64 --seed 3 --log-every 0)
-one_host=(env OMPI_MCA_btl=self,vader mpirun --allow-run-as-root --oversubscribe --bind-to none)
+one_host=(env "OMPI_MCA_btl=self,vader" mpirun --allow-run-as-root --oversubscribe --bind-to none)
 # run NAME [LAUNCHER...] -- OPTIONS...: the recipe with OPTIONS under LAUNCHER into NAME/, output in NAME.log
 run() {
     local name=$1 launcher=()
