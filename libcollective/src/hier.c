@@ -20,8 +20,8 @@
  * differs from the flat path's (((x_0 + x_1) + x_2) + x_3): equal where the sums are exact (integers,
  * two ranks), a few units in the last place apart otherwise. COLL_HIERARCHICAL=0 gives the flat order.
  *
- * A dead rank leaves its host's peers in a barrier, or the leaders in MPI: the watchdog ends the job as
- * for any collective stuck in MPI, naming the rank. */
+ * A dead or stopped rank leaves its host's peers in a barrier, or the leaders in MPI: the watchdog ends the
+ * job as for any collective stuck in MPI (which cannot tell it which rank stopped). */
 #include "hier.h"
 
 #include "clock.h"
