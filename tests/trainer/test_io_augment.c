@@ -175,7 +175,7 @@ static void test_params_and_batch(void)
         augment_batch(set, index, 4, params, batch);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    printf("augment_batch (sanitizer build): %.0f images/s\n", reps * 4 / s);
+    check_note("augment_batch (sanitizer build): %.0f images/s", reps * 4 / s);
     free(set);
     free(batch);
     free(one);
@@ -186,5 +186,5 @@ int main(void)
     test_exact_cases();
     test_random_against_reference();
     test_params_and_batch();
-    return finish("test_io_augment");
+    return check_exit("test_io_augment");
 }

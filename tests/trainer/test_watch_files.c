@@ -70,5 +70,5 @@ int main(void)
     CHECK(strstr(err, "not a cifar-train CSV log") != NULL, "error: %s", err);
     CHECK(strcmp(slurp(path), "time,value\r\n1,2\r\n") == 0, "the foreign CSV changed: [%s]", slurp(path));
     rm_rf(dir);
-    return test_failures ? 1 : 0;
+    return check_exit("test_watch_files");
 }
