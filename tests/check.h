@@ -8,6 +8,7 @@
  *                                   failure leaves nothing sane to go on with (a NULL, an MPI rank that
  *                                   would leave its peers waiting)
  *   check_note("fmt", ...)          a "# " comment line
+ *   check_tag("rank 2")             names the process in each failure's diagnostic
  *   return check_exit("name");      the trailing plan "1..N" and a tally; status 0 when nothing failed, else 1
  *   return check_skip("dep", "why") the TAP skip plan and the runner's "SKIP(dep): why"; status 77
  *
@@ -28,6 +29,7 @@ struct check_state {
     long evals;  /* checks evaluated, loop passes included */
     long failed; /* of those, failed */
     int quiet;
+    char tag[64]; /* who failed, where one program runs as several processes (an MPI rank) */
 };
 static struct check_state check_g;
 
@@ -42,7 +44,8 @@ __attribute__((format(printf, 7, 8), unused)) static void check_point_(int *seen
         *seen = 1;
     } else {
         check_g.failed++;
-        printf("not ok %d - %s\n# %s:%d: check failed\n", ++check_g.points, what, file, line);
+        printf("not ok %d - %s\n# %s:%d: check failed%s%s\n", ++check_g.points, what, file, line,
+               check_g.tag[0] ? " on " : "", check_g.tag);
         if (fmt[1]) { /* fmt is " " followed by the caller's message, if any */
             va_list ap;
             va_start(ap, fmt);
@@ -100,6 +103,11 @@ static inline void check_quiet(int quiet)
     check_g.quiet = quiet;
 }
 
+static inline void check_tag(const char *tag)
+{
+    snprintf(check_g.tag, sizeof check_g.tag, "%s", tag);
+}
+
 static inline long check_failures(void)
 {
     return check_g.failed;
@@ -109,7 +117,8 @@ static inline int check_exit(const char *name)
 {
     if (!check_g.quiet)
         printf("1..%d\n", check_g.points);
-    printf("# %s: %ld checks, %ld failed\n", name, check_g.evals, check_g.failed);
+    if (!check_g.quiet || check_g.failed)
+        printf("# %s: %ld checks, %ld failed\n", name, check_g.evals, check_g.failed);
     fflush(stdout);
     return check_g.failed ? 1 : 0;
 }
