@@ -8,14 +8,14 @@
  *                                   failure leaves nothing sane to go on with (a NULL, an MPI rank that
  *                                   would leave its peers waiting)
  *   check_note("fmt", ...)          a "# " comment line
- *   check_tag("rank 2")             names the process in each failure's diagnostic
+ *   check_tag("rank 2")             names the process in each failure's diagnostic; check_mpi_ranks() for MPI
  *   return check_exit("name");      the trailing plan "1..N" and a tally; status 0 when nothing failed, else 1
  *   return check_skip("dep", "why") the TAP skip plan and the runner's "SKIP(dep): why"; status 77
  *
  * A check inside a loop is one test point: its first pass prints one "ok" line and later passes only count,
  * so a check over a million elements keeps the log short; every failure prints its own "not ok". Failures do
  * not stop the program (except REQUIRE), so one run lists them all. check_quiet(1) drops the "ok" lines and
- * the plan, for the extra MPI ranks of one program, whose output mpirun interleaves with rank 0's. */
+ * the plan (check_mpi_ranks() does, on every rank but 0). */
 #ifndef TESTS_CHECK_H
 #define TESTS_CHECK_H
 
@@ -62,18 +62,21 @@ __attribute__((format(printf, 7, 8), unused)) static void check_point_(int *seen
     }
 }
 
-#define CHECK_AT_(fatal, cond, ...)                                                                            \
+/* Each expansion has its own check_seen_: the test point's "ok" is printed once. cond is named as written
+ * (stringified here, before its macros expand). */
+#define CHECK_POINT_(fatal, ok, what, ...)                                                                     \
     do {                                                                                                       \
         static int check_seen_;                                                                                \
-        check_point_(&check_seen_, (cond) ? 1 : 0, fatal, __FILE__, __LINE__, #cond, " " __VA_ARGS__);          \
+        check_point_(&check_seen_, ok, fatal, __FILE__, __LINE__, what, " " __VA_ARGS__);                      \
     } while (0)
-#define CHECK(...) CHECK_AT_(0, __VA_ARGS__)
-#define REQUIRE(...) CHECK_AT_(1, __VA_ARGS__)
+#define CHECK(cond, ...) CHECK_POINT_(0, (cond) ? 1 : 0, #cond, __VA_ARGS__)
+#define REQUIRE(cond, ...) CHECK_POINT_(1, (cond) ? 1 : 0, #cond, __VA_ARGS__)
 
 #define CHECK_INT(a, op, b)                                                                                    \
     do {                                                                                                       \
         long long check_a_ = (long long)(a), check_b_ = (long long)(b);                                        \
-        CHECK_AT_(0, check_a_ op check_b_, "%s is %lld, %s is %lld", #a, check_a_, #b, check_b_);              \
+        CHECK_POINT_(0, check_a_ op check_b_, #a " " #op " " #b, "%s is %lld, %s is %lld", #a, check_a_, #b,    \
+                     check_b_);                                                                                \
     } while (0)
 
 static inline int check_str_eq_(const char *a, const char *b)
@@ -83,8 +86,8 @@ static inline int check_str_eq_(const char *a, const char *b)
 #define CHECK_STR(a, b)                                                                                        \
     do {                                                                                                       \
         const char *check_a_ = (a), *check_b_ = (b);                                                           \
-        CHECK_AT_(0, check_str_eq_(check_a_, check_b_), "%s is \"%s\", %s is \"%s\"", #a,                       \
-                  check_a_ ? check_a_ : "(null)", #b, check_b_ ? check_b_ : "(null)");                         \
+        CHECK_POINT_(0, check_str_eq_(check_a_, check_b_), #a " equals " #b, "%s is \"%s\", %s is \"%s\"", #a,  \
+                     check_a_ ? check_a_ : "(null)", #b, check_b_ ? check_b_ : "(null)");                      \
     } while (0)
 
 __attribute__((format(printf, 1, 2), unused)) static void check_note(const char *fmt, ...)
@@ -106,6 +109,19 @@ static inline void check_quiet(int quiet)
 static inline void check_tag(const char *tag)
 {
     snprintf(check_g.tag, sizeof check_g.tag, "%s", tag);
+}
+
+/* A program that runs as MPI ranks (mpirun or srun), first thing in main: failures name their rank, and
+ * only rank 0 prints the passing checks and the plan, as mpirun interleaves the ranks' output. */
+static inline void check_mpi_ranks(void)
+{
+    const char *r = getenv("OMPI_COMM_WORLD_RANK") ? getenv("OMPI_COMM_WORLD_RANK")
+                    : getenv("PMIX_RANK")          ? getenv("PMIX_RANK")
+                                                   : getenv("SLURM_PROCID");
+    char tag[32];
+    snprintf(tag, sizeof tag, "rank %d", r ? atoi(r) : 0);
+    check_tag(tag);
+    check_quiet(r && atoi(r) != 0);
 }
 
 static inline long check_failures(void)

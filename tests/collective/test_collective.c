@@ -64,7 +64,7 @@ static void test_allreduce(void)
                     const char *out = inplace ? send : recv;
                     for (size_t i = 0; i < n; i++)
                         REQUIRE(same_as_expected(t, out, i, op), "allreduce %s type %d count %zu %s: element %zu wrong",
-                              op == COLL_SUM ? "sum" : "average", (int)t, n, inplace ? "in-place" : "out-of-place", i);
+                                op == COLL_SUM ? "sum" : "average", (int)t, n, inplace ? "in-place" : "out-of-place", i);
                     if (!inplace)
                         REQUIRE(!memcmp(keep, send, n * es), "out-of-place allreduce changed sendbuf");
                     free(send);
@@ -107,7 +107,7 @@ static void test_allgather(void)
             for (int r = 0; r < size; r++)
                 for (size_t i = 0; i < n; i++)
                     REQUIRE(recv[(size_t)r * n + i] == r * 100000 + (int32_t)i, "allgather %zu %s: rank %d element %zu",
-                          n, inplace ? "in-place" : "out-of-place", r, i);
+                            n, inplace ? "in-place" : "out-of-place", r, i);
             free(recv);
             free(send);
         }
@@ -141,7 +141,7 @@ static void test_fusion_identical(void)
             OK(coll_wait(h[k]));
         for (size_t k = 0; k < NGRADS; k++) {
             REQUIRE(!memcmp(alone[k], fused[k], grads[k] * sizeof(float)), "fused tensor %zu (%zu floats, %s) differs "
-                  "from reducing it alone", k, grads[k], op == COLL_SUM ? "sum" : "average");
+                    "from reducing it alone", k, grads[k], op == COLL_SUM ? "sum" : "average");
             REQUIRE(!memcmp(alone[k], inplace[k], grads[k] * sizeof(float)), "fused in-place tensor %zu differs", k);
             free(in[k]);
             free(alone[k]);
@@ -181,12 +181,12 @@ static void test_host_alloc(void)
     const int want_shared = size > 1 && !(shm_env && !strcmp(shm_env, "0")) && !getenv("TEST_SHM_PRIVATE");
     const int shared = coll_host_shared(g);
     REQUIRE(shared == want_shared, "coll_host_alloc's buffer is %s, expected %s", shared ? "node-shared" : "private",
-          want_shared ? "node-shared" : "private");
+            want_shared ? "node-shared" : "private");
     REQUIRE(coll_host_shared(g + off[NGRADS] - 1) == shared, "coll_host_shared differs at the buffer's last float");
     REQUIRE((coll_shm_find(g + off[3], grads[3] * sizeof *g, &id, &at) != NULL) == shared,
-          "coll_host_shared and the library's own lookup disagree on tensor 3");
+            "coll_host_shared and the library's own lookup disagree on tensor 3");
     REQUIRE(!shared || at == (int64_t)(off[3] * sizeof *g), "tensor 3 found at byte %lld, not %zu", (long long)at,
-          off[3] * sizeof *g);
+            off[3] * sizeof *g);
     if (rank == 0)
         printf("coll_host_alloc: %s\n", shared ? "node-shared" : "private");
     float *ref = test_alloc(off[NGRADS] * sizeof *ref);
@@ -202,8 +202,8 @@ static void test_host_alloc(void)
         OK(coll_wait_all());
         for (size_t k = 0; k < NGRADS; k++)
             REQUIRE(!memcmp(ref + off[k], g + off[k], grads[k] * sizeof *g),
-                  "coll_host_alloc tensor %zu (%zu floats, %s) differs from the MPI path's result", k, grads[k],
-                  op == COLL_SUM ? "sum" : "average");
+                    "coll_host_alloc tensor %zu (%zu floats, %s) differs from the MPI path's result", k, grads[k],
+                    op == COLL_SUM ? "sum" : "average");
     }
     /* Exact values, and the same buffer reduced again (the ranks' progress marks move on). */
     for (int round = 0; round < 3; round++) {
@@ -212,7 +212,7 @@ static void test_host_alloc(void)
         OK(coll_allreduce(g + off[9], g + off[9], off[NGRADS] - off[9], COLL_FLOAT32, COLL_AVERAGE));
         for (size_t i = off[9]; i < off[NGRADS]; i++)
             REQUIRE(g[i] == (float)((size + 1) * (int64_t)(i % 13 + 1)) / 2.0f,
-                  "round %d: averaged element %zu is %g", round, i, g[i]);
+                    "round %d: averaged element %zu is %g", round, i, g[i]);
         REQUIRE(g[0] == (float)(rank + 1), "an element outside the reduced range changed: %g", g[0]);
     }
     /* Out of place from the shared buffer: the MPI path, still right. */
@@ -268,7 +268,7 @@ static void test_apply(void)
     REQUIRE(!coll_host_peer(g, size) && !coll_host_peer(g, -1), "coll_host_peer of a rank that is not one");
     for (int r = 0; r < size; r++)
         REQUIRE((coll_host_peer(g + 7, r) != NULL) == (shared || r == rank), "coll_host_peer(g + 7, %d) is %p", r,
-              coll_host_peer(g + 7, r));
+                coll_host_peer(g + 7, r));
     struct apply_check c = {g, out, hits, shared ? 0 : rank, shared ? size : 1, 0};
     float *ref = test_alloc(total * sizeof *ref);
     for (int round = 0; round < 4; round++) {
@@ -285,15 +285,15 @@ static void test_apply(void)
         OK(coll_allreduce_async(g + off[NGRADS - 1], g + off[NGRADS - 1], votes, COLL_FLOAT32, op, &h));
         OK(coll_wait_all());
         REQUIRE(!c.wrong, "round %d: %d hand-overs named ranks other than %d + %d, or a copy out of reach", round,
-              c.wrong, c.first_rank, c.nranks);
+                c.wrong, c.first_rank, c.nranks);
         for (size_t i = 0; i < off[NGRADS - 1]; i++) {
             REQUIRE(hits[i] == 1.0f, "round %d: element %zu was handed over %g times for rank %d", round, i, hits[i],
-                  rank);
+                    rank);
             REQUIRE(!memcmp(&out[i], &ref[i], sizeof *out), "round %d: element %zu handed over as %.9g, not %.9g",
-                  round, i, out[i], ref[i]);
+                    round, i, out[i], ref[i]);
         }
         REQUIRE(!memcmp(g + off[NGRADS - 1], ref + off[NGRADS - 1], votes * sizeof *g),
-              "round %d: the plain allreduce after the applied ones is wrong", round);
+                "round %d: the plain allreduce after the applied ones is wrong", round);
         REQUIRE(hits[total - 1] == 0.0f, "round %d: the plain allreduce was handed over", round);
     }
     if (rank == 0)
@@ -313,8 +313,8 @@ static void test_control_block(void)
     const char *shm_env = getenv("COLL_SHM");
     const int want = size > 1 && !(shm_env && !strcmp(shm_env, "0")) && !getenv("TEST_CTL_PRIVATE");
     REQUIRE(coll_world.host_shared == want, "the ranks coordinate through %s, expected %s",
-          coll_world.host_shared ? "the node-shared control block" : "MPI messages",
-          want ? "the node-shared control block" : "MPI messages");
+            coll_world.host_shared ? "the node-shared control block" : "MPI messages",
+            want ? "the node-shared control block" : "MPI messages");
     if (rank == 0)
         printf("coordination: %s\n", coll_world.host_shared ? "node-shared control block" : "MPI messages");
 }
@@ -345,7 +345,7 @@ static void ragged_steps(float *g, const size_t *off, const char *memory)
             OK(coll_wait_all());
         for (size_t i = 0; i < off[NGRADS]; i++)
             REQUIRE(same_as_expected(COLL_FLOAT32, g, i, COLL_SUM), "ragged round %d (%s): element %zu is %g", round,
-                  memory, i, g[i]);
+                    memory, i, g[i]);
     }
     if (rank == 0)
         printf("ragged: 100 steps of %zu tensors, ranks 0-400 us apart, %s memory: exact\n", NGRADS, memory);
@@ -447,13 +447,13 @@ static void test_refusals(void)
     REQUIRE(coll_allreduce_async(f, f, 4, COLL_FLOAT32, COLL_SUM, NULL) == COLL_ERR_ARG, "NULL handle accepted");
     coll_handle handle;
     REQUIRE(coll_allreduce_apply_async(f, 4, COLL_SUM, NULL, NULL, &handle) == COLL_ERR_ARG,
-          "allreduce_apply without a function accepted");
+            "allreduce_apply without a function accepted");
     REQUIRE(coll_wait(NULL) == COLL_ERR_ARG, "wait(NULL) accepted");
 }
 
 int main(void)
 {
-    test_checks_by_rank();
+    check_mpi_ranks();
     float x = 1;
     REQUIRE(coll_allreduce(&x, &x, 1, COLL_FLOAT32, COLL_SUM) == COLL_ERR_STATE, "allreduce before init accepted");
     OK(coll_init(NULL));
@@ -468,7 +468,7 @@ int main(void)
         REQUIRE(ls == size && lr == rank, "under mpirun: local rank %d of %d", lr, ls);
     else if (getenv("SLURM_LOCALID"))
         REQUIRE(lr == atoi(getenv("SLURM_LOCALID")), "under srun: local rank %d, SLURM_LOCALID %s", lr,
-              getenv("SLURM_LOCALID"));
+                getenv("SLURM_LOCALID"));
     if (rank == 0)
         printf("rank 0 of %d, local rank %d of %d\n", size, lr, ls);
     REQUIRE(coll_device() == -1, "a device without asking for one");

@@ -6,7 +6,7 @@
 
 int main(void)
 {
-    test_checks_by_rank();
+    check_mpi_ranks();
     int rc = coll_init(&(struct coll_init_opts){.use_device = 1});
     if (rc != COLL_OK) {
         printf("refused: %s\n", coll_last_error());

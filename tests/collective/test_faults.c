@@ -62,7 +62,7 @@ static void expect_mismatch(int rc, const char *mine, const char *theirs)
     const char *e = coll_last_error();
     REQUIRE(rc == COLL_ERR_MISMATCH, "disagreeing collective returned %d (%s)", rc, e);
     REQUIRE(strstr(e, "differs across ranks") && strstr(e, mine) && strstr(e, theirs),
-          "mismatch message does not name both sides (\"%s\", \"%s\"): %s", mine, theirs, e);
+            "mismatch message does not name both sides (\"%s\", \"%s\"): %s", mine, theirs, e);
     if (rank == 0)
         printf("rank 0 got: %s\n", e);
 }
@@ -192,7 +192,7 @@ static void badenv(const char *text)
 
 int main(int argc, char **argv)
 {
-    test_checks_by_rank();
+    check_mpi_ranks();
     const char *mode = argc > 1 ? argv[1] : "";
     if (!strcmp(mode, "stall") && argc > 2)
         stall(atoi(argv[2]));

@@ -85,7 +85,7 @@ static void refused(const char *text)
 
 int main(int argc, char **argv)
 {
-    test_checks_by_rank();
+    check_mpi_ranks();
     const char *mode = argc > 2 ? argv[1] : "";
     if (!strcmp(mode, "steps"))
         steps(atol(argv[2]));

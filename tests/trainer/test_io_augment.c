@@ -161,7 +161,8 @@ static void test_params_and_batch(void)
     augment_convert_batch(set, index, 4, batch);
     for (int i = 0; i < 4; i++) {
         augment_convert(set + index[i] * CIFAR_IMAGE_BYTES, CIFAR_IMAGE_BYTES, one);
-        CHECK(memcmp(one, batch + i * CIFAR_IMAGE_BYTES, CIFAR_IMAGE_BYTES * sizeof(float)) == 0, "convert batch %d", i);
+        CHECK(memcmp(one, batch + i * CIFAR_IMAGE_BYTES, CIFAR_IMAGE_BYTES * sizeof(float)) == 0, "convert batch %d",
+              i);
     }
     augment_batch(set, NULL, 2, params, batch);
     augment_image(set + CIFAR_IMAGE_BYTES, 32, 32, 3, &params[1], one);

@@ -58,7 +58,8 @@ static void expect_load_error(const char *path, int want_rms, int want_state, co
     char err[1024] = "";
     int rc = keras_load(path, p, want_rms ? r : NULL, want_state ? &s : NULL, err, sizeof err);
     CHECK(rc == -1, "%s: accepted (wanted \"%s\")", path, want1);
-    CHECK(strstr(err, path) && strstr(err, want1) && (!want2 || strstr(err, want2)), "message \"%s\" lacks \"%s\"/\"%s\"",
+    CHECK(strstr(err, path) && strstr(err, want1) && (!want2 || strstr(err, want2)),
+          "message \"%s\" lacks \"%s\"/\"%s\"",
           err, want1, want2 ? want2 : "");
     free(p);
     free(r);

@@ -44,7 +44,8 @@ int main(void)
     for (size_t i = 0; i < sizeof reprs / sizeof reprs[0]; i++) {
         char out[40];
         csv_log_number(out, sizeof out, reprs[i].v);
-        CHECK(strcmp(out, reprs[i].repr) == 0, "%.17g written as %s, Python's repr: %s", reprs[i].v, out, reprs[i].repr);
+        CHECK(strcmp(out, reprs[i].repr) == 0, "%.17g written as %s, Python's repr: %s", reprs[i].v, out,
+              reprs[i].repr);
     }
 
     char *dir = make_temp_dir("test_watch_files"), path[4200], err[4400];
