@@ -2,6 +2,8 @@
 #   make              build everything that can be built here into build/
 #   make check        install what is missing, then the whole test suite (closing line: N passed, N failed,
 #                     N skipped); make check-run runs the suite alone
+#   make check-unit   the tests that need no Slurm cluster and no Slurm build (tests/README.md)
+#   make test T=NAME  the tests whose file is NAME or NAME.sh, on this machine's Slurm (tests/README.md)
 #   make bench        benchmarks (numbers, not assertions)
 #   make demo         install deps, build, start a throwaway Slurm cluster, run the tutorial's job
 #   make install      PREFIX=/usr/local LIBDIR=$(PREFIX)/lib MANDIR=$(PREFIX)/share/man DESTDIR= (mk/config.mk)
@@ -9,6 +11,7 @@
 # Each component describes itself in its module.mk by adding to these lists:
 #   ALL      files `make` builds          TEST_BINS  files `make check` builds first
 #   TESTS    test programs the runner runs (exit 0 pass, 77 skip, else fail)
+#   CLUSTER_USERS  tests outside tests/cluster/ that start a Slurm cluster (left out of check-unit)
 #   BENCHES  benchmark programs `make bench` runs    INSTALL_RULES  targets `make install` runs
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
@@ -19,13 +22,14 @@ include mk/rules.mk
 ALL :=
 TEST_BINS :=
 TESTS :=
+CLUSTER_USERS :=
 BENCHES :=
 INSTALL_RULES :=
 
 include $(sort $(wildcard */module.mk))
 include tests/structure/structure.mk
 
-.PHONY: all check check-run bench install deps fuzz clean config demo demo-stop
+.PHONY: all check check-run check-unit test bench install deps fuzz clean config demo demo-stop
 all: $(ALL)
 
 # The dependencies found, what each is for and the Debian package that provides it.
@@ -40,6 +44,19 @@ check:
 
 check-run: all $(TEST_BINS)
 	@BUILD=$(BUILD) tests/run-tests $(TESTS)
+
+# Without a cluster or a Slurm build: tests/cluster/*, their runs on other releases and CLUSTER_USERS are left
+# out, and so is building those releases' plugins.
+UNIT_TESTS = $(filter-out tests/cluster/% $(BUILD)/slurm-% $(CLUSTER_USERS),$(TESTS))
+UNIT_BINS = $(filter-out $(BUILD)/slurm-%,$(TEST_BINS))
+check-unit: all $(UNIT_BINS)
+	@BUILD=$(BUILD) tests/run-tests $(UNIT_TESTS)
+
+# One test (or a few) by name: T=test_io_cifar, T=mount, T="mount secrets".
+test: all $(UNIT_BINS)
+	@tests=($(foreach t,$(T),$(filter %/$(t) %/$(t).sh,$(filter-out $(BUILD)/slurm-%,$(TESTS))))); \
+	[ $${#tests[@]} -gt 0 ] || { echo "make test T=NAME: no test named '$(T)' (the names are the files in TESTS)" >&2; exit 2; }; \
+	BUILD=$(BUILD) tests/run-tests "$${tests[@]}"
 
 # The benchmarks compare against peers (PyTorch, hyperfine): install them first.
 bench: all $(TEST_BINS)

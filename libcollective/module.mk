@@ -94,3 +94,4 @@ endif
 TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_liveness.sh \
          tests/collective/test_nccl.sh tests/collective/test_device_pick.sh tests/collective/test_timeline.sh \
          tests/collective/test_srun.sh
+CLUSTER_USERS += tests/collective/test_srun.sh
