@@ -2,6 +2,7 @@
 # The settings sections of spank_batchai(8) and spank_plugin/README.md are what settings-doc prints from the
 # settings table (spank_plugin/jobfile/settings.c): a key, default or help changed in one place only fails
 # here with the diff. UPDATE_DOCS=1 (make settings-doc) rewrites the sections instead.
+# run-tests: parallel
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}

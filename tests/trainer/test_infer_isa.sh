@@ -10,6 +10,7 @@
 # the same inputs bit for bit, and the loss, every gradient, the update and the inference losses within
 # 1e-4 relative, the tolerance each is held to against numpy (test_step.sh). They are not bit-identical:
 # oneDNN's kernels for each instruction set sum in their own order.
+# run-tests: parallel
 set -e
 BUILD=${BUILD:-build}
 [ -x "$BUILD/tests/trainer/test_infer" ] && [ -x "$BUILD/tests/trainer/step_dump" ] || { echo "SKIP(dep): the trainer is not built (make config says what it lacks)"; exit 77; }
