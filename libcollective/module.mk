@@ -98,3 +98,4 @@ TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh te
          tests/collective/test_nccl.sh tests/collective/test_device_pick.sh tests/collective/test_timeline.sh \
          tests/collective/test_srun.sh tests/collective/test_hosts.sh \
          tests/collective/test_half.sh
+CLUSTER_USERS += tests/collective/test_srun.sh

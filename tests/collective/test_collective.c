@@ -26,7 +26,7 @@ static void put(enum coll_dtype t, void *buf, size_t i, int64_t v)
     case COLL_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
     case COLL_INT64: ((int64_t *)buf)[i] = v; break;
     case COLL_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-    default: CHECK(0, "type %d not tested on host", (int)t);
+    default: REQUIRE(0, "type %d not tested on host", (int)t);
     }
 }
 
@@ -63,10 +63,10 @@ static void test_allreduce(void)
                     OK(coll_allreduce(send, inplace ? send : recv, n, t, op));
                     const char *out = inplace ? send : recv;
                     for (size_t i = 0; i < n; i++)
-                        CHECK(same_as_expected(t, out, i, op), "allreduce %s type %d count %zu %s: element %zu wrong",
-                              op == COLL_SUM ? "sum" : "average", (int)t, n, inplace ? "in-place" : "out-of-place", i);
+                        REQUIRE(same_as_expected(t, out, i, op), "allreduce %s type %d count %zu %s: element %zu wrong",
+                                op == COLL_SUM ? "sum" : "average", (int)t, n, inplace ? "in-place" : "out-of-place", i);
                     if (!inplace)
-                        CHECK(!memcmp(keep, send, n * es), "out-of-place allreduce changed sendbuf");
+                        REQUIRE(!memcmp(keep, send, n * es), "out-of-place allreduce changed sendbuf");
                     free(send);
                     free(recv);
                     free(keep);
@@ -88,7 +88,7 @@ static void test_broadcast(void)
                 else
                     memset(buf, 0xcd, n * es);
                 OK(coll_broadcast(buf, n, t, root));
-                CHECK(!memcmp(buf, want, n * es), "broadcast from root %d of %zu x type %d differs", root, n, (int)t);
+                REQUIRE(!memcmp(buf, want, n * es), "broadcast from root %d of %zu x type %d differs", root, n, (int)t);
                 free(buf);
                 free(want);
             }
@@ -106,8 +106,8 @@ static void test_allgather(void)
             OK(coll_allgather(mine, recv, n, COLL_INT32));
             for (int r = 0; r < size; r++)
                 for (size_t i = 0; i < n; i++)
-                    CHECK(recv[(size_t)r * n + i] == r * 100000 + (int32_t)i, "allgather %zu %s: rank %d element %zu",
-                          n, inplace ? "in-place" : "out-of-place", r, i);
+                    REQUIRE(recv[(size_t)r * n + i] == r * 100000 + (int32_t)i, "allgather %zu %s: rank %d element %zu",
+                            n, inplace ? "in-place" : "out-of-place", r, i);
             free(recv);
             free(send);
         }
@@ -140,9 +140,9 @@ static void test_fusion_identical(void)
         for (size_t k = NGRADS; k-- > 0;) /* waited in reverse, as backward finishes layers */
             OK(coll_wait(h[k]));
         for (size_t k = 0; k < NGRADS; k++) {
-            CHECK(!memcmp(alone[k], fused[k], grads[k] * sizeof(float)), "fused tensor %zu (%zu floats, %s) differs "
-                  "from reducing it alone", k, grads[k], op == COLL_SUM ? "sum" : "average");
-            CHECK(!memcmp(alone[k], inplace[k], grads[k] * sizeof(float)), "fused in-place tensor %zu differs", k);
+            REQUIRE(!memcmp(alone[k], fused[k], grads[k] * sizeof(float)), "fused tensor %zu (%zu floats, %s) differs "
+                    "from reducing it alone", k, grads[k], op == COLL_SUM ? "sum" : "average");
+            REQUIRE(!memcmp(alone[k], inplace[k], grads[k] * sizeof(float)), "fused in-place tensor %zu differs", k);
             free(in[k]);
             free(alone[k]);
             free(fused[k]);
@@ -159,7 +159,7 @@ static float *host_grads(size_t *off)
     for (size_t k = 0; k < NGRADS; k++)
         off[k + 1] = off[k] + grads[k];
     float *g = coll_host_alloc(off[NGRADS] * sizeof *g);
-    CHECK(g, "coll_host_alloc of %zu floats failed: %s", off[NGRADS], coll_last_error());
+    REQUIRE(g, "coll_host_alloc of %zu floats failed: %s", off[NGRADS], coll_last_error());
     return g;
 }
 
@@ -173,24 +173,24 @@ static void test_host_alloc(void)
 {
     size_t off[NGRADS + 1];
     float *g = host_grads(off);
-    CHECK(((uintptr_t)g & 4095) == 0, "coll_host_alloc's memory is not page-aligned: %p", (void *)g);
+    REQUIRE(((uintptr_t)g & 4095) == 0, "coll_host_alloc's memory is not page-aligned: %p", (void *)g);
     for (size_t i = 0; i < off[NGRADS]; i++)
-        CHECK(g[i] == 0.0f, "coll_host_alloc's memory is not zeroed at %zu", i);
+        REQUIRE(g[i] == 0.0f, "coll_host_alloc's memory is not zeroed at %zu", i);
     int64_t id, at;
     const char *shm_env = getenv("COLL_SHM");
     const int want_shared = size > 1 && !(shm_env && !strcmp(shm_env, "0")) && !getenv("TEST_SHM_PRIVATE");
     const int shared = coll_host_shared(g);
-    CHECK(shared == want_shared, "coll_host_alloc's buffer is %s, expected %s", shared ? "node-shared" : "private",
-          want_shared ? "node-shared" : "private");
-    CHECK(coll_host_shared(g + off[NGRADS] - 1) == shared, "coll_host_shared differs at the buffer's last float");
-    CHECK((coll_shm_find(g + off[3], grads[3] * sizeof *g, &id, &at) != NULL) == shared,
-          "coll_host_shared and the library's own lookup disagree on tensor 3");
-    CHECK(!shared || at == (int64_t)(off[3] * sizeof *g), "tensor 3 found at byte %lld, not %zu", (long long)at,
-          off[3] * sizeof *g);
+    REQUIRE(shared == want_shared, "coll_host_alloc's buffer is %s, expected %s", shared ? "node-shared" : "private",
+            want_shared ? "node-shared" : "private");
+    REQUIRE(coll_host_shared(g + off[NGRADS] - 1) == shared, "coll_host_shared differs at the buffer's last float");
+    REQUIRE((coll_shm_find(g + off[3], grads[3] * sizeof *g, &id, &at) != NULL) == shared,
+            "coll_host_shared and the library's own lookup disagree on tensor 3");
+    REQUIRE(!shared || at == (int64_t)(off[3] * sizeof *g), "tensor 3 found at byte %lld, not %zu", (long long)at,
+            off[3] * sizeof *g);
     if (rank == 0)
         printf("coll_host_alloc: %s\n", shared ? "node-shared" : "private");
     float *ref = test_alloc(off[NGRADS] * sizeof *ref);
-    CHECK(!coll_host_shared(ref) && !coll_host_shared(NULL), "coll_host_shared says malloc's memory is node-shared");
+    REQUIRE(!coll_host_shared(ref) && !coll_host_shared(NULL), "coll_host_shared says malloc's memory is node-shared");
     for (int op = COLL_SUM; op <= COLL_AVERAGE; op++) {
         coll_handle h[NGRADS];
         test_random_floats(g, off[NGRADS], (unsigned)(rank * 7 + op));
@@ -201,9 +201,9 @@ static void test_host_alloc(void)
             OK(coll_allreduce_async(g + off[k], g + off[k], grads[k], COLL_FLOAT32, op, &h[k]));
         OK(coll_wait_all());
         for (size_t k = 0; k < NGRADS; k++)
-            CHECK(!memcmp(ref + off[k], g + off[k], grads[k] * sizeof *g),
-                  "coll_host_alloc tensor %zu (%zu floats, %s) differs from the MPI path's result", k, grads[k],
-                  op == COLL_SUM ? "sum" : "average");
+            REQUIRE(!memcmp(ref + off[k], g + off[k], grads[k] * sizeof *g),
+                    "coll_host_alloc tensor %zu (%zu floats, %s) differs from the MPI path's result", k, grads[k],
+                    op == COLL_SUM ? "sum" : "average");
     }
     /* Exact values, and the same buffer reduced again (the ranks' progress marks move on). */
     for (int round = 0; round < 3; round++) {
@@ -211,16 +211,16 @@ static void test_host_alloc(void)
             put(COLL_FLOAT32, g, i, (int64_t)(rank + 1) * (int64_t)(i % 13 + 1));
         OK(coll_allreduce(g + off[9], g + off[9], off[NGRADS] - off[9], COLL_FLOAT32, COLL_AVERAGE));
         for (size_t i = off[9]; i < off[NGRADS]; i++)
-            CHECK(g[i] == (float)((size + 1) * (int64_t)(i % 13 + 1)) / 2.0f,
-                  "round %d: averaged element %zu is %g", round, i, g[i]);
-        CHECK(g[0] == (float)(rank + 1), "an element outside the reduced range changed: %g", g[0]);
+            REQUIRE(g[i] == (float)((size + 1) * (int64_t)(i % 13 + 1)) / 2.0f,
+                    "round %d: averaged element %zu is %g", round, i, g[i]);
+        REQUIRE(g[0] == (float)(rank + 1), "an element outside the reduced range changed: %g", g[0]);
     }
     /* Out of place from the shared buffer: the MPI path, still right. */
     OK(coll_allreduce(g, ref, grads[0], COLL_FLOAT32, COLL_SUM));
     for (size_t i = 0; i < grads[0]; i++)
-        CHECK(same_as_expected(COLL_FLOAT32, ref, i, COLL_SUM), "out-of-place from coll_host_alloc, element %zu", i);
+        REQUIRE(same_as_expected(COLL_FLOAT32, ref, i, COLL_SUM), "out-of-place from coll_host_alloc, element %zu", i);
     OK(coll_host_free(g));
-    CHECK(coll_host_free(ref) == COLL_ERR_ARG, "coll_host_free accepted memory it did not allocate");
+    REQUIRE(coll_host_free(ref) == COLL_ERR_ARG, "coll_host_free accepted memory it did not allocate");
     free(ref);
 }
 
@@ -263,12 +263,12 @@ static void test_apply(void)
     float *g = host_grads(off), *out = host_grads(off), *hits = host_grads(off);
     const size_t total = off[NGRADS], votes = grads[NGRADS - 1];
     const int shared = coll_host_shared(g);
-    CHECK(coll_host_shared(out) == shared && coll_host_shared(hits) == shared, "coll_host_alloc mixed kinds");
-    CHECK(coll_host_peer(g, rank) == g && coll_host_peer(g + 5, rank) == g + 5, "coll_host_peer of this rank");
-    CHECK(!coll_host_peer(g, size) && !coll_host_peer(g, -1), "coll_host_peer of a rank that is not one");
+    REQUIRE(coll_host_shared(out) == shared && coll_host_shared(hits) == shared, "coll_host_alloc mixed kinds");
+    REQUIRE(coll_host_peer(g, rank) == g && coll_host_peer(g + 5, rank) == g + 5, "coll_host_peer of this rank");
+    REQUIRE(!coll_host_peer(g, size) && !coll_host_peer(g, -1), "coll_host_peer of a rank that is not one");
     for (int r = 0; r < size; r++)
-        CHECK((coll_host_peer(g + 7, r) != NULL) == (shared || r == rank), "coll_host_peer(g + 7, %d) is %p", r,
-              coll_host_peer(g + 7, r));
+        REQUIRE((coll_host_peer(g + 7, r) != NULL) == (shared || r == rank), "coll_host_peer(g + 7, %d) is %p", r,
+                coll_host_peer(g + 7, r));
     struct apply_check c = {g, out, hits, shared ? 0 : rank, shared ? size : 1, 0};
     float *ref = test_alloc(total * sizeof *ref);
     for (int round = 0; round < 4; round++) {
@@ -284,17 +284,17 @@ static void test_apply(void)
             OK(coll_allreduce_apply_async(g + off[k], grads[k], op, apply_record, &c, &h));
         OK(coll_allreduce_async(g + off[NGRADS - 1], g + off[NGRADS - 1], votes, COLL_FLOAT32, op, &h));
         OK(coll_wait_all());
-        CHECK(!c.wrong, "round %d: %d hand-overs named ranks other than %d + %d, or a copy out of reach", round,
-              c.wrong, c.first_rank, c.nranks);
+        REQUIRE(!c.wrong, "round %d: %d hand-overs named ranks other than %d + %d, or a copy out of reach", round,
+                c.wrong, c.first_rank, c.nranks);
         for (size_t i = 0; i < off[NGRADS - 1]; i++) {
-            CHECK(hits[i] == 1.0f, "round %d: element %zu was handed over %g times for rank %d", round, i, hits[i],
-                  rank);
-            CHECK(!memcmp(&out[i], &ref[i], sizeof *out), "round %d: element %zu handed over as %.9g, not %.9g",
-                  round, i, out[i], ref[i]);
+            REQUIRE(hits[i] == 1.0f, "round %d: element %zu was handed over %g times for rank %d", round, i, hits[i],
+                    rank);
+            REQUIRE(!memcmp(&out[i], &ref[i], sizeof *out), "round %d: element %zu handed over as %.9g, not %.9g",
+                    round, i, out[i], ref[i]);
         }
-        CHECK(!memcmp(g + off[NGRADS - 1], ref + off[NGRADS - 1], votes * sizeof *g),
-              "round %d: the plain allreduce after the applied ones is wrong", round);
-        CHECK(hits[total - 1] == 0.0f, "round %d: the plain allreduce was handed over", round);
+        REQUIRE(!memcmp(g + off[NGRADS - 1], ref + off[NGRADS - 1], votes * sizeof *g),
+                "round %d: the plain allreduce after the applied ones is wrong", round);
+        REQUIRE(hits[total - 1] == 0.0f, "round %d: the plain allreduce was handed over", round);
     }
     if (rank == 0)
         printf("allreduce_apply: %zu tensors, 4 rounds, %s memory: each element handed over once per rank, "
@@ -312,9 +312,9 @@ static void test_control_block(void)
 {
     const char *shm_env = getenv("COLL_SHM");
     const int want = size > 1 && !(shm_env && !strcmp(shm_env, "0")) && !getenv("TEST_CTL_PRIVATE");
-    CHECK(coll_world.host_shared == want, "the ranks coordinate through %s, expected %s",
-          coll_world.host_shared ? "the node-shared control block" : "MPI messages",
-          want ? "the node-shared control block" : "MPI messages");
+    REQUIRE(coll_world.host_shared == want, "the ranks coordinate through %s, expected %s",
+            coll_world.host_shared ? "the node-shared control block" : "MPI messages",
+            want ? "the node-shared control block" : "MPI messages");
     if (rank == 0)
         printf("coordination: %s\n", coll_world.host_shared ? "node-shared control block" : "MPI messages");
 }
@@ -344,8 +344,8 @@ static void ragged_steps(float *g, const size_t *off, const char *memory)
         else
             OK(coll_wait_all());
         for (size_t i = 0; i < off[NGRADS]; i++)
-            CHECK(same_as_expected(COLL_FLOAT32, g, i, COLL_SUM), "ragged round %d (%s): element %zu is %g", round,
-                  memory, i, g[i]);
+            REQUIRE(same_as_expected(COLL_FLOAT32, g, i, COLL_SUM), "ragged round %d (%s): element %zu is %g", round,
+                    memory, i, g[i]);
     }
     if (rank == 0)
         printf("ragged: 100 steps of %zu tensors, ranks 0-400 us apart, %s memory: exact\n", NGRADS, memory);
@@ -375,7 +375,7 @@ static void test_many_queued(void)
     }
     OK(coll_wait_all());
     for (int i = 0; i < N; i++)
-        CHECK(same_as_expected(COLL_INT32, v, (size_t)i, COLL_SUM), "request %d of %d queued: %d", i, N, v[i]);
+        REQUIRE(same_as_expected(COLL_INT32, v, (size_t)i, COLL_SUM), "request %d of %d queued: %d", i, N, v[i]);
     free(v);
     free(h);
 }
@@ -399,9 +399,9 @@ static void test_async_mixed(void)
     OK(coll_wait(ha));
     OK(coll_wait(hb));
     for (size_t i = 0; i < n; i++) {
-        CHECK(same_as_expected(COLL_FLOAT32, a, i, COLL_SUM), "mixed async: allreduce element %zu", i);
-        CHECK(b[i] == (float)i, "mixed async: broadcast element %zu", i);
-        CHECK(same_as_expected(COLL_INT64, c, i, COLL_AVERAGE), "mixed async: int64 average element %zu", i);
+        REQUIRE(same_as_expected(COLL_FLOAT32, a, i, COLL_SUM), "mixed async: allreduce element %zu", i);
+        REQUIRE(b[i] == (float)i, "mixed async: broadcast element %zu", i);
+        REQUIRE(same_as_expected(COLL_INT64, c, i, COLL_AVERAGE), "mixed async: int64 average element %zu", i);
     }
     free(a);
     free(b);
@@ -424,11 +424,11 @@ static void test_overlap(void)
             work[i] = work[i] * 0.5f + (float)i;
         rounds++;
         OK(coll_test(h, &done));
-        CHECK(done || time(NULL) - start < 120, "async allreduce made no progress in 120 s without a wait");
+        REQUIRE(done || time(NULL) - start < 120, "async allreduce made no progress in 120 s without a wait");
     }
     OK(coll_wait(h));
     for (size_t i = 0; i < n; i++)
-        CHECK(same_as_expected(COLL_FLOAT32, g, i, COLL_AVERAGE), "overlapped allreduce element %zu", i);
+        REQUIRE(same_as_expected(COLL_FLOAT32, g, i, COLL_AVERAGE), "overlapped allreduce element %zu", i);
     if (rank == 0)
         printf("overlap: a 4 MiB allreduce completed in the background after %zu compute rounds\n", rounds);
     free(g);
@@ -439,40 +439,41 @@ static void test_refusals(void)
 {
     uint16_t h[4] = {0};
     float f[4] = {0};
-    CHECK(coll_allreduce(h, h, 4, COLL_FLOAT16, COLL_SUM) == COLL_ERR_UNSUPPORTED, "float16 on host accepted");
-    CHECK(strstr(coll_last_error(), "float16"), "float16 refusal does not say why: %s", coll_last_error());
-    CHECK(coll_allreduce(NULL, f, 4, COLL_FLOAT32, COLL_SUM) == COLL_ERR_ARG, "NULL sendbuf accepted");
-    CHECK(coll_allreduce(f, f, 4, COLL_FLOAT32, (enum coll_op)7) == COLL_ERR_ARG, "unknown op accepted");
-    CHECK(coll_broadcast(f, 4, COLL_FLOAT32, size) == COLL_ERR_ARG, "root out of range accepted");
-    CHECK(coll_allreduce_async(f, f, 4, COLL_FLOAT32, COLL_SUM, NULL) == COLL_ERR_ARG, "NULL handle accepted");
+    REQUIRE(coll_allreduce(h, h, 4, COLL_FLOAT16, COLL_SUM) == COLL_ERR_UNSUPPORTED, "float16 on host accepted");
+    REQUIRE(strstr(coll_last_error(), "float16"), "float16 refusal does not say why: %s", coll_last_error());
+    REQUIRE(coll_allreduce(NULL, f, 4, COLL_FLOAT32, COLL_SUM) == COLL_ERR_ARG, "NULL sendbuf accepted");
+    REQUIRE(coll_allreduce(f, f, 4, COLL_FLOAT32, (enum coll_op)7) == COLL_ERR_ARG, "unknown op accepted");
+    REQUIRE(coll_broadcast(f, 4, COLL_FLOAT32, size) == COLL_ERR_ARG, "root out of range accepted");
+    REQUIRE(coll_allreduce_async(f, f, 4, COLL_FLOAT32, COLL_SUM, NULL) == COLL_ERR_ARG, "NULL handle accepted");
     coll_handle handle;
-    CHECK(coll_allreduce_apply_async(f, 4, COLL_SUM, NULL, NULL, &handle) == COLL_ERR_ARG,
-          "allreduce_apply without a function accepted");
-    CHECK(coll_wait(NULL) == COLL_ERR_ARG, "wait(NULL) accepted");
+    REQUIRE(coll_allreduce_apply_async(f, 4, COLL_SUM, NULL, NULL, &handle) == COLL_ERR_ARG,
+            "allreduce_apply without a function accepted");
+    REQUIRE(coll_wait(NULL) == COLL_ERR_ARG, "wait(NULL) accepted");
 }
 
 int main(void)
 {
+    check_mpi_ranks();
     float x = 1;
-    CHECK(coll_allreduce(&x, &x, 1, COLL_FLOAT32, COLL_SUM) == COLL_ERR_STATE, "allreduce before init accepted");
+    REQUIRE(coll_allreduce(&x, &x, 1, COLL_FLOAT32, COLL_SUM) == COLL_ERR_STATE, "allreduce before init accepted");
     OK(coll_init(NULL));
     rank = coll_rank();
     size = coll_size();
     const char *world = getenv("OMPI_COMM_WORLD_SIZE") ? getenv("OMPI_COMM_WORLD_SIZE") : getenv("SLURM_STEP_NUM_TASKS");
-    CHECK(size == (world ? atoi(world) : 1), "size %d, launcher says %s", size, world ? world : "(no launcher)");
-    CHECK(rank >= 0 && rank < size, "rank %d of %d", rank, size);
+    REQUIRE(size == (world ? atoi(world) : 1), "size %d, launcher says %s", size, world ? world : "(no launcher)");
+    REQUIRE(rank >= 0 && rank < size, "rank %d of %d", rank, size);
     int lr = coll_local_rank(), ls = coll_local_size();
-    CHECK(lr >= 0 && lr < ls && ls <= size, "local rank %d of %d", lr, ls);
+    REQUIRE(lr >= 0 && lr < ls && ls <= size, "local rank %d of %d", lr, ls);
     const int hosts = getenv("TEST_HOSTS") ? atoi(getenv("TEST_HOSTS")) : 1; /* mpirun-hosts.sh: by slot */
     if (getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) /* mpirun starts size / hosts ranks on each host */
-        CHECK(ls == size / hosts && lr == rank % ls, "under mpirun on %d host(s): local rank %d of %d", hosts, lr,
-              ls);
+        REQUIRE(ls == size / hosts && lr == rank % ls, "under mpirun on %d host(s): local rank %d of %d", hosts, lr,
+                ls);
     else if (getenv("SLURM_LOCALID"))
-        CHECK(lr == atoi(getenv("SLURM_LOCALID")), "under srun: local rank %d, SLURM_LOCALID %s", lr,
-              getenv("SLURM_LOCALID"));
+        REQUIRE(lr == atoi(getenv("SLURM_LOCALID")), "under srun: local rank %d, SLURM_LOCALID %s", lr,
+                getenv("SLURM_LOCALID"));
     if (rank == 0)
         printf("rank 0 of %d, local rank %d of %d\n", size, lr, ls);
-    CHECK(coll_device() == -1, "a device without asking for one");
+    REQUIRE(coll_device() == -1, "a device without asking for one");
 
     test_refusals();
     test_allreduce();
@@ -489,8 +490,8 @@ int main(void)
     test_apply();
     OK(coll_barrier());
     OK(coll_finalize());
-    CHECK(coll_barrier() == COLL_ERR_STATE, "barrier after finalize accepted");
+    REQUIRE(coll_barrier() == COLL_ERR_STATE, "barrier after finalize accepted");
     if (rank == 0)
         printf("test_collective: %d rank%s passed\n", size, size == 1 ? "" : "s");
-    return 0;
+    return check_exit("test_collective");
 }

@@ -6,14 +6,16 @@
 
 int main(void)
 {
+    check_mpi_ranks();
+    check_quiet(1); /* test_device_pick.sh reads every line: only a failure adds its own */
     int rc = coll_init(&(struct coll_init_opts){.use_device = 1});
     if (rc != COLL_OK) {
         printf("refused: %s\n", coll_last_error());
         OK(coll_init(NULL)); /* MPI stays up after a refusal: host memory only, then a clean end */
         OK(coll_finalize());
-        return 0;
+        return check_exit("test_device_pick");
     }
     printf("rank %d local %d device %d\n", coll_rank(), coll_local_rank(), coll_device());
     OK(coll_finalize());
-    return 0;
+    return check_exit("test_device_pick");
 }

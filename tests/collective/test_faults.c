@@ -36,7 +36,7 @@ static void agreeing_allreduce(void)
     float x[3] = {1, 2, 3};
     OK(coll_allreduce(x, x, 3, COLL_FLOAT32, COLL_SUM));
     for (int i = 0; i < 3; i++)
-        CHECK(x[i] == (float)((i + 1) * size), "allreduce after the fault: element %d is %g", i, x[i]);
+        REQUIRE(x[i] == (float)((i + 1) * size), "allreduce after the fault: element %d is %g", i, x[i]);
 }
 
 static void stall(int sleeper)
@@ -54,15 +54,15 @@ static void stall_abort(void)
     if (rank == size - 1)
         sleep(120);
     agreeing_allreduce();
-    CHECK(0, "the job was not aborted");
+    REQUIRE(0, "the job was not aborted");
 }
 
 static void expect_mismatch(int rc, const char *mine, const char *theirs)
 {
     const char *e = coll_last_error();
-    CHECK(rc == COLL_ERR_MISMATCH, "disagreeing collective returned %d (%s)", rc, e);
-    CHECK(strstr(e, "differs across ranks") && strstr(e, mine) && strstr(e, theirs),
-          "mismatch message does not name both sides (\"%s\", \"%s\"): %s", mine, theirs, e);
+    REQUIRE(rc == COLL_ERR_MISMATCH, "disagreeing collective returned %d (%s)", rc, e);
+    REQUIRE(strstr(e, "differs across ranks") && strstr(e, mine) && strstr(e, theirs),
+            "mismatch message does not name both sides (\"%s\", \"%s\"): %s", mine, theirs, e);
     if (rank == 0)
         printf("rank 0 got: %s\n", e);
 }
@@ -76,7 +76,7 @@ static void count_hand_overs(void *ctx, float *at, size_t n, const float *reduce
 static void mismatch(void)
 {
     start();
-    CHECK(size >= 2, "mismatch needs two ranks or more");
+    REQUIRE(size >= 2, "mismatch needs two ranks or more");
     int odd = rank == size - 1;
     float f[11] = {0};
     char theirs[160];
@@ -97,7 +97,7 @@ static void mismatch(void)
     snprintf(theirs, sizeof theirs, "rank %d called broadcast of 10 x float32 from root 1", size - 1);
     expect_mismatch(coll_wait(b), "from root 0", theirs);
     OK(coll_wait(c));
-    CHECK(x[0] == (float)size && y[3] == 2.0f, "collectives around the refused one: %g %g", x[0], y[3]);
+    REQUIRE(x[0] == (float)size && y[3] == 2.0f, "collectives around the refused one: %g %g", x[0], y[3]);
 
     /* An allreduce applied on some ranks and plain on another: on one host the plain one would never get
      * the values handed to the others' function. Refused everywhere, and no function is called. */
@@ -108,17 +108,17 @@ static void mismatch(void)
         OK(coll_allreduce_apply_async(f, 10, COLL_SUM, count_hand_overs, &applied, &a));
     snprintf(theirs, sizeof theirs, "rank %d called allreduce sum of 10 x float32 in host memory", size - 1);
     expect_mismatch(coll_wait(a), "called allreduce-apply sum of 10 x float32 in host memory", theirs);
-    CHECK(!applied, "a refused allreduce_apply handed its values over %d times", applied);
+    REQUIRE(!applied, "a refused allreduce_apply handed its values over %d times", applied);
 
     /* coll_host_alloc: the size is agreed everywhere; a tensor's place only where the memory is shared. */
     float *s = coll_host_alloc(odd ? 128 : 64);
-    CHECK(!s, "coll_host_alloc of different sizes succeeded");
+    REQUIRE(!s, "coll_host_alloc of different sizes succeeded");
     snprintf(theirs, sizeof theirs, "rank %d for 128", size - 1);
-    CHECK(strstr(coll_last_error(), "coll_host_alloc #0 differs across ranks: rank 0 asked for 64 bytes") &&
+    REQUIRE(strstr(coll_last_error(), "coll_host_alloc #0 differs across ranks: rank 0 asked for 64 bytes") &&
               strstr(coll_last_error(), theirs), "size mismatch not named: %s", coll_last_error());
     if (rank == 0)
         printf("rank 0 got: %s\n", coll_last_error());
-    CHECK((s = coll_host_alloc(64 * sizeof *s)), "coll_host_alloc: %s", coll_last_error());
+    REQUIRE((s = coll_host_alloc(64 * sizeof *s)), "coll_host_alloc: %s", coll_last_error());
     if (coll_host_shared(s)) {
         snprintf(theirs, sizeof theirs, "rank %d called allreduce sum of 8 x float32 in node-shared memory "
                  "(coll_host_alloc #1, byte 64)", size - 1);
@@ -137,11 +137,11 @@ static void loop(const char *dir)
     char path[4096];
     snprintf(path, sizeof path, "%s/rank.%d", dir, rank);
     FILE *f = fopen(path, "w");
-    CHECK(f && fprintf(f, "%ld\n", (long)getpid()) > 0 && fclose(f) == 0, "cannot write %s", path);
+    REQUIRE(f && fprintf(f, "%ld\n", (long)getpid()) > 0 && fclose(f) == 0, "cannot write %s", path);
     enum { N = 1 << 18 };
     const char *shared = getenv("TEST_LOOP_SHARED");
     float *g = shared && !strcmp(shared, "1") ? coll_host_alloc(N * sizeof *g) : test_alloc(N * sizeof *g);
-    CHECK(g, "coll_host_alloc: %s", coll_last_error());
+    REQUIRE(g, "coll_host_alloc: %s", coll_last_error());
     for (;;) {
         coll_handle h[4];
         for (int i = 0; i < 4; i++)
@@ -161,7 +161,7 @@ static void diverge(void)
         float x = 1;
         coll_allreduce(&x, &x, 1, COLL_FLOAT32, COLL_SUM);
     }
-    CHECK(0, "rank %d returned from a diverged collective: the job was not aborted", rank);
+    REQUIRE(0, "rank %d returned from a diverged collective: the job was not aborted", rank);
 }
 
 static void nodevice(void)
@@ -173,10 +173,10 @@ static void nodevice(void)
         OK(coll_finalize());
         return;
     }
-    CHECK(rc == COLL_ERR_UNSUPPORTED, "use_device=1 without a GPU returned %d: %s", rc, coll_last_error());
-    CHECK(strlen(coll_last_error()) > 20, "no message for the refused device: '%s'", coll_last_error());
+    REQUIRE(rc == COLL_ERR_UNSUPPORTED, "use_device=1 without a GPU returned %d: %s", rc, coll_last_error());
+    REQUIRE(strlen(coll_last_error()) > 20, "no message for the refused device: '%s'", coll_last_error());
     printf("use_device=1 refused: %s\n", coll_last_error());
-    CHECK(coll_rank() == -1, "rank %d after a failed coll_init", coll_rank());
+    REQUIRE(coll_rank() == -1, "rank %d after a failed coll_init", coll_rank());
     start();
     agreeing_allreduce();
     OK(coll_finalize());
@@ -185,13 +185,14 @@ static void nodevice(void)
 static void badenv(const char *text)
 {
     int rc = coll_init(NULL);
-    CHECK(rc == COLL_ERR_ARG, "a malformed setting was accepted (%d), expected: %s", rc, text);
-    CHECK(strstr(coll_last_error(), text), "message does not say \"%s\": %s", text, coll_last_error());
+    REQUIRE(rc == COLL_ERR_ARG, "a malformed setting was accepted (%d), expected: %s", rc, text);
+    REQUIRE(strstr(coll_last_error(), text), "message does not say \"%s\": %s", text, coll_last_error());
     printf("refused: %s\n", coll_last_error());
 }
 
 int main(int argc, char **argv)
 {
+    check_mpi_ranks();
     const char *mode = argc > 1 ? argv[1] : "";
     if (!strcmp(mode, "stall") && argc > 2)
         stall(atoi(argv[2]));
@@ -213,5 +214,5 @@ int main(int argc, char **argv)
     }
     if (rank == 0)
         printf("test_faults %s: passed\n", mode);
-    return 0;
+    return check_exit("test_faults");
 }

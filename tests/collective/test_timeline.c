@@ -53,7 +53,7 @@ static void loop(const char *dir)
     char path[4096];
     snprintf(path, sizeof path, "%s/rank.%d", dir, coll_rank());
     FILE *f = fopen(path, "w");
-    CHECK(f && fprintf(f, "%ld\n", (long)getpid()) > 0 && fclose(f) == 0, "cannot write %s", path);
+    REQUIRE(f && fprintf(f, "%ld\n", (long)getpid()) > 0 && fclose(f) == 0, "cannot write %s", path);
     const char *v = getenv("TEST_SLEEP_AFTER");
     const long sleep_after = v ? atol(v) : -1;
     for (long s = 0;; s++) {
@@ -68,12 +68,12 @@ static void loop(const char *dir)
 static void refused(const char *text)
 {
     int rc = coll_init(NULL);
-    CHECK(rc == COLL_ERR_ARG, "coll_init returned %d with COLL_TIMELINE=%s", rc, getenv("COLL_TIMELINE"));
+    REQUIRE(rc == COLL_ERR_ARG, "coll_init returned %d with COLL_TIMELINE=%s", rc, getenv("COLL_TIMELINE"));
     const char *e = coll_last_error();
-    CHECK(strlen(e) > 20, "no message: '%s'", e);
+    REQUIRE(strlen(e) > 20, "no message: '%s'", e);
     const char *rank = getenv("OMPI_COMM_WORLD_RANK"); /* coll_rank() is -1 after a failed coll_init */
     if (!rank || !strcmp(rank, "0"))
-        CHECK(strstr(e, text), "rank 0's message does not say \"%s\": %s", text, e);
+        REQUIRE(strstr(e, text), "rank 0's message does not say \"%s\": %s", text, e);
     printf("refused: %s\n", e);
     /* MPI stays up after a failed coll_init: without the timeline the program can go on. */
     unsetenv("COLL_TIMELINE");
@@ -85,6 +85,7 @@ static void refused(const char *text)
 
 int main(int argc, char **argv)
 {
+    check_mpi_ranks();
     const char *mode = argc > 2 ? argv[1] : "";
     if (!strcmp(mode, "steps"))
         steps(atol(argv[2]));
@@ -96,5 +97,5 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_timeline steps N | loop DIR | refused TEXT\n");
         return 2;
     }
-    return 0;
+    return check_exit("test_timeline");
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzz the job-file parser for FUZZ_SECONDS (default 20 in make check; `make fuzz` runs 600), starting from
 # every job file the project knows, job.json and Azure ML YAML. Fails on any crash, leak or sanitizer report.
+# run-tests: parallel
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/jobfile/jobfile-env.sh

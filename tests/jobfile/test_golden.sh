@@ -15,6 +15,7 @@
 # allow_mount_command=no a mountCommand is refused, and under container_runtime=none a container, by validate
 # and translate alike.
 # UPDATE_GOLDEN=1 rewrites the golden files instead of comparing (review the diff).
+# run-tests: parallel
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . tests/jobfile/jobfile-env.sh

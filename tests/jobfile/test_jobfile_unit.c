@@ -40,18 +40,18 @@ static bool diag_has(const struct bai_diag *d, const char *needle)
 
 static void test_durations(void)
 {
-    CHECK(bai_parse_duration("7.00:00:00") == 7 * 86400);
-    CHECK(bai_parse_duration("01:30:00") == 5400);
-    CHECK(bai_parse_duration("1:30:00") == 5400);
-    CHECK(bai_parse_duration("0.00:00:01") == 1);
-    CHECK(bai_parse_duration("00:00:00") == -1);
-    CHECK(bai_parse_duration("24:00:00") == -1);
-    CHECK(bai_parse_duration("1.00:60:00") == -1);
-    CHECK(bai_parse_duration("99999.00:00:00") == -1);
-    CHECK(bai_parse_duration("P1D") == -1);
-    CHECK(bai_parse_duration("") == -1);
-    CHECK(bai_parse_duration("1.") == -1);
-    CHECK(bai_parse_duration("-1.00:00:00") == -1);
+    CHECK_INT(bai_parse_duration("7.00:00:00"), ==, 7 * 86400);
+    CHECK_INT(bai_parse_duration("01:30:00"), ==, 5400);
+    CHECK_INT(bai_parse_duration("1:30:00"), ==, 5400);
+    CHECK_INT(bai_parse_duration("0.00:00:01"), ==, 1);
+    CHECK_INT(bai_parse_duration("00:00:00"), ==, -1);
+    CHECK_INT(bai_parse_duration("24:00:00"), ==, -1);
+    CHECK_INT(bai_parse_duration("1.00:60:00"), ==, -1);
+    CHECK_INT(bai_parse_duration("99999.00:00:00"), ==, -1);
+    CHECK_INT(bai_parse_duration("P1D"), ==, -1);
+    CHECK_INT(bai_parse_duration(""), ==, -1);
+    CHECK_INT(bai_parse_duration("1."), ==, -1);
+    CHECK_INT(bai_parse_duration("-1.00:00:00"), ==, -1);
 }
 
 /* FIPS 180-2's test vectors (one block, empty, the padding spilling into a second block) and a million 'a's. */
@@ -66,14 +66,14 @@ static void test_sha256(void)
     char hex[BAI_SHA256_HEX_LEN + 1];
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
         bai_sha256_hex(v[i].in, strlen(v[i].in), hex);
-        CHECK(strcmp(hex, v[i].hex) == 0);
+        CHECK_STR(hex, v[i].hex);
     }
     char *a = malloc(1000000);
     CHECK(a != NULL);
     if (a) {
         memset(a, 'a', 1000000);
         bai_sha256_hex(a, 1000000, hex);
-        CHECK(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0);
+        CHECK_STR(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
         free(a);
     }
 }
@@ -83,9 +83,9 @@ static void test_format_and_expand(void)
     char buf[32], *s;
 
     bai_format_time(7 * 86400, buf, sizeof buf);
-    CHECK(strcmp(buf, "7-00:00:00") == 0);
+    CHECK_STR(buf, "7-00:00:00");
     bai_format_time(5400, buf, sizeof buf);
-    CHECK(strcmp(buf, "01:30:00") == 0);
+    CHECK_STR(buf, "01:30:00");
     s = bai_expand_jobid("/a/%j/b%j", "42");
     CHECK(s && strcmp(s, "/a/42/b42") == 0);
     free(s);
@@ -374,9 +374,9 @@ static void test_translation(void)
     CHECK(bai_settings_init(&s) == 0);
     CHECK(bai_job_parse(minimal, strlen(minimal), &job, &d) == 0);
     CHECK(bai_translate(&job, &s, &opts, &plan, &d) == 0);
-    CHECK(strcmp(plan.job_name, "my_job") == 0);
+    CHECK_STR(plan.job_name, "my_job");
     CHECK(plan.nodes == 2 && plan.ntasks == 2);
-    CHECK(strcmp(plan.log_dir, "/srv/batchai/shares/logs/my_job/%j/stdouterr") == 0);
+    CHECK_STR(plan.log_dir, "/srv/batchai/shares/logs/my_job/%j/stdouterr");
     for (size_t i = 0; i < plan.n_env; i++)
         if (strcmp(plan.env[i].name, "API_TOKEN") == 0)
             secret_seen = plan.env[i].secret && strcmp(plan.env[i].value, "s3cr3t-value") == 0;

@@ -5,6 +5,7 @@
 # "the job preparation finished on 1 of 2 nodes (attempt 2)", exits 1 and never logs "main step started";
 # when both did, the main step runs. Attempt 2 (SLURM_RESTART_COUNT=1) with attempt 1's lines already in
 # the logs checks that an earlier attempt's success does not count.
+# run-tests: parallel
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/jobfile/jobfile-env.sh

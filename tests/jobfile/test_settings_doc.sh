@@ -3,6 +3,7 @@
 # (spank_plugin/jobfile/settings.c): a key, default or help changed in one place only fails here with the
 # diff. UPDATE_DOCS=1 (make settings-doc) rewrites the section instead. (spank_plugin/README.md points to
 # the manual page rather than holding a copy.)
+# run-tests: parallel
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . tests/jobfile/jobfile-env.sh

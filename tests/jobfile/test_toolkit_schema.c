@@ -8,7 +8,6 @@
  * USERS) is a key of some row, of that kind: a misspelt name would read as "not given" and never fail. Run
  * from the repository root. */
 #include <cjson/cJSON.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,16 +62,8 @@ static bool in_string_array(const cJSON *array, const char *s)
     return false;
 }
 
-__attribute__((format(printf, 2, 3))) static void fault(const char *property, const char *fmt, ...)
-{
-    va_list ap;
-    failures++;
-    fprintf(stderr, SCHEMA ": %s: ", property);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, " (the table is spank_plugin/jobfile/toolkits.c)\n");
-}
+/* A check that the schema and the table (spank_plugin/jobfile/toolkits.c) agree on `property`. */
+#define AGREE(cond, property, fmt, ...) CHECK(cond, SCHEMA ": %s: " fmt, property, __VA_ARGS__)
 
 /* Does the schema's property `p` take the kind of value `value`? */
 static bool same_kind(const cJSON *p, enum bai_toolkit_value value)
@@ -92,42 +83,30 @@ static bool same_kind(const cJSON *p, enum bai_toolkit_value value)
 static void check_toolkit(const cJSON *defs, const cJSON *job, const struct bai_toolkit *tk)
 {
     const cJSON *def = deref(defs, get(get(job, "properties"), tk->property));
-    checks++;
-    if (!def) {
-        fault(tk->property, "%s is a toolkit of the table but no property of Job with a $ref to its definition",
-              tk->property);
+    AGREE(def, tk->property, "%s is a toolkit of the table but no property of Job with a $ref to its definition",
+          tk->property);
+    if (!def)
         return;
-    }
-    checks++;
-    if (!cJSON_IsFalse(get(def, "additionalProperties")))
-        fault(tk->property, "%s", "its definition is not closed (additionalProperties: false)");
+    AGREE(cJSON_IsFalse(get(def, "additionalProperties")), tk->property, "%s",
+          "its definition is not closed (additionalProperties: false)");
     const cJSON *props = get(def, "properties"), *required = get(def, "required"), *p;
     size_t n = 0;
     for (const struct bai_toolkit_key *k = tk->keys; k->name; k++, n++) {
-        checks += 3;
-        if (!(p = get(props, k->name))) {
-            fault(tk->property, "key %s is in the table, not in the schema", k->name);
+        p = get(props, k->name);
+        AGREE(p, tk->property, "key %s is in the table, not in the schema", k->name);
+        if (!p)
             continue;
-        }
-        if (k->required != in_string_array(required, k->name))
-            fault(tk->property, k->required ? "key %s is required in the table, not in the schema"
-                                            : "key %s is required in the schema, not in the table", k->name);
-        if (!same_kind(p, k->value))
-            fault(tk->property, "key %s takes another kind of value in the schema than in the table", k->name);
+        AGREE(k->required == in_string_array(required, k->name), tk->property, "key %s is required in the %s only",
+              k->name, k->required ? "table" : "schema");
+        AGREE(same_kind(p, k->value), tk->property, "key %s takes another kind of value in the schema than in the table",
+              k->name);
     }
-    checks++;
-    if (n > BAI_TOOLKIT_MAX_KEYS)
-        fault(tk->property, "%s", "takes more keys than BAI_TOOLKIT_MAX_KEYS (job.h)");
-    cJSON_ArrayForEach(p, props) {
-        checks++;
-        if (!row_key(tk, p->string))
-            fault(tk->property, "key %s is in the schema, not in the table", p->string);
-    }
-    cJSON_ArrayForEach(p, required) {
-        checks++;
-        if (cJSON_IsString(p) && !row_key(tk, p->valuestring))
-            fault(tk->property, "required key %s is in the schema, not in the table", p->valuestring);
-    }
+    AGREE(n <= BAI_TOOLKIT_MAX_KEYS, tk->property, "%s", "takes more keys than BAI_TOOLKIT_MAX_KEYS (job.h)");
+    cJSON_ArrayForEach(p, props)
+        AGREE(row_key(tk, p->string), tk->property, "key %s is in the schema, not in the table", p->string);
+    cJSON_ArrayForEach(p, required)
+        AGREE(!cJSON_IsString(p) || row_key(tk, p->valuestring), tk->property,
+              "required key %s is in the schema, not in the table", p->valuestring);
 }
 
 /* Is `name` a key of some row, taking a count (want_int) or a string? */
@@ -147,11 +126,11 @@ static void check_key_reads(const char *path)
     struct bai_diag diag = {0};
     char *text = NULL;
     size_t len = 0, reads = 0;
-    checks++;
-    if (bai_job_read(path, &text, &len, &diag) != 0) {
+    int read = bai_job_read(path, &text, &len, &diag);
+    CHECK(read == 0, "%s cannot be read", path);
+    if (read != 0) {
         bai_diag_print(&diag, stderr, "");
         bai_diag_free(&diag);
-        failures++;
         return;
     }
     for (const char *p = text; (p = strstr(p, "bai_toolkit_")) != NULL; p++) {
@@ -169,15 +148,11 @@ static void check_key_reads(const char *path)
             continue; /* a key passed in a variable */
         char name[64];
         snprintf(name, sizeof name, "%.*s", (int)(end - q - 1), q + 1);
-        checks++;
         reads++;
-        if (!declared(name, is_int)) {
-            failures++;
-            fprintf(stderr, "%s: reads the toolkit key \"%s\" as a %s, which no row of the table "
-                    "(spank_plugin/jobfile/toolkits.c) declares so\n", path, name, is_int ? "count" : "string");
-        }
+        CHECK(declared(name, is_int), "%s: reads the toolkit key \"%s\" as a %s, which no row of the table "
+              "(spank_plugin/jobfile/toolkits.c) declares so", path, name, is_int ? "count" : "string");
     }
-    printf("toolkit_schema: %zu key reads by name in %s\n", reads, path);
+    check_note("toolkit_schema: %zu key reads by name in %s", reads, path);
     free(text);
 }
 
@@ -205,45 +180,35 @@ int main(void)
     size_t listed = 0;
     cJSON_ArrayForEach(choice, get(job, "oneOf")) {
         const cJSON *req = get(choice, "required");
-        checks++;
-        if (cJSON_GetArraySize(req) != 1 || !cJSON_IsString(cJSON_GetArrayItem(req, 0))) {
-            fault("Job.oneOf", "%s", "an entry is not {\"required\": [one toolkit]}");
+        bool one = cJSON_GetArraySize(req) == 1 && cJSON_IsString(cJSON_GetArrayItem(req, 0));
+        AGREE(one, "Job.oneOf", "%s", "an entry is not {\"required\": [one toolkit]}");
+        if (!one)
             continue;
-        }
         const char *property = cJSON_GetArrayItem(req, 0)->valuestring;
         listed++;
-        if (!row(property))
-            fault(property, "%s is a toolkit of the schema (Job.oneOf), not of the table", property);
+        AGREE(row(property), property, "%s is a toolkit of the schema (Job.oneOf), not of the table", property);
     }
     /* JobPropertyName, which the top level's propertyNames use, names every property of Job and no other. */
     const cJSON *names = get(get(defs, "JobPropertyName"), "enum"), *p;
-    cJSON_ArrayForEach(p, get(job, "properties")) {
-        checks++;
-        if (!in_string_array(names, p->string))
-            fault("JobPropertyName", "%s is a property of Job, not in JobPropertyName", p->string);
-    }
-    cJSON_ArrayForEach(p, names) {
-        checks++;
-        if (!cJSON_IsString(p) || !get(get(job, "properties"), p->valuestring))
-            fault("JobPropertyName", "%s is in JobPropertyName, not a property of Job",
-                  cJSON_IsString(p) ? p->valuestring : "an entry that is not a string");
-    }
+    cJSON_ArrayForEach(p, get(job, "properties"))
+        AGREE(in_string_array(names, p->string), "JobPropertyName", "%s is a property of Job, not in JobPropertyName",
+              p->string);
+    cJSON_ArrayForEach(p, names)
+        AGREE(cJSON_IsString(p) && get(get(job, "properties"), p->valuestring), "JobPropertyName",
+              "%s is in JobPropertyName, not a property of Job",
+              cJSON_IsString(p) ? p->valuestring : "an entry that is not a string");
     for (size_t i = 0; i < bai_toolkit_count; i++) {
-        checks++;
         bool in_one_of = false;
         cJSON_ArrayForEach(choice, get(job, "oneOf"))
             in_one_of = in_one_of || in_string_array(get(choice, "required"), bai_toolkits[i].property);
-        if (!in_one_of)
-            fault(bai_toolkits[i].property, "%s is a toolkit of the table, not in the schema's Job.oneOf",
-                  bai_toolkits[i].property);
+        AGREE(in_one_of, bai_toolkits[i].property, "%s is a toolkit of the table, not in the schema's Job.oneOf",
+              bai_toolkits[i].property);
         check_toolkit(defs, job, &bai_toolkits[i]);
     }
-    checks++;
-    if (bai_toolkit_count > BAI_TOOLKIT_MAX)
-        fault("bai_toolkits", "%s", "has more rows than BAI_TOOLKIT_MAX (toolkits.h)");
+    AGREE(bai_toolkit_count <= BAI_TOOLKIT_MAX, "bai_toolkits", "%s", "has more rows than BAI_TOOLKIT_MAX (toolkits.h)");
     for (size_t i = 0; i < sizeof USERS / sizeof USERS[0]; i++)
         check_key_reads(USERS[i]);
-    printf("toolkit_schema: %zu toolkits in the table, %zu in the schema\n", bai_toolkit_count, listed);
+    check_note("toolkit_schema: %zu toolkits in the table, %zu in the schema", bai_toolkit_count, listed);
     cJSON_Delete(schema);
     return check_exit("toolkit_schema");
 }

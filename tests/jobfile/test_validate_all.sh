@@ -3,6 +3,7 @@
 # containers, with a share this host does not have, gives both faults in one run (the share's naming the
 # setting that maps it), and sbatch's plugin, which opens files the same way (load.h), would give the same.
 # A user's own share map (--share, sbatch's --batchai-share): bad words, the off switch, the script.
+# run-tests: parallel
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 . tests/jobfile/jobfile-env.sh

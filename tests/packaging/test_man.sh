@@ -2,6 +2,7 @@
 # Manual pages: each passes `mandoc -T lint` without a warning and renders with man-db's `man -l` (groff)
 # with nothing on stderr; every option a program's --help prints (--long and -x) is in its rendered page,
 # and every key of the settings table (spank_plugin/jobfile/settings.c) is in spank_batchai(8).
+# run-tests: parallel
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}

@@ -12,6 +12,7 @@
 #   4. the feature test for slurm_spank_init_failure_mode: against the real headers of 26.05.3 (from the
 #      archive in ../shared/vendor/slurm) the plugin exports it set to ESPANK_NODE_FAILURE; against 22.05's
 #      headers it has no such symbol.
+# run-tests: parallel
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ -e /usr/include/slurm/spank.h ] || { echo "SKIP(dep): no Slurm headers (libslurm-dev)"; exit 77; }

@@ -9,6 +9,7 @@
 # Then schemas/azureml-command-job.schema.json (the Azure ML subset we run) on every file
 # tests/jobfiles/azureml/verdicts.txt names, read by python3-yaml (tests/schema/check_azureml.py).
 # One line per file, then a summary. Exit 0 pass, 1 fail, 77 when /usr/bin/python3 has no jsonschema or yaml.
+# run-tests: parallel
 set -u
 orphans=0
 repo=$(cd "$(dirname "$0")/../.." && pwd)

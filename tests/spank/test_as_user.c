@@ -93,7 +93,7 @@ static void test_identity(const char *name)
 {
     struct passwd *pw = getpwnam(name);
     if (!pw) {
-        printf("test_as_user: no user %s here, its identity is not checked\n", name);
+        check_note("test_as_user: no user %s here, its identity is not checked", name);
         return;
     }
     uid_t uid = pw->pw_uid;
@@ -113,7 +113,7 @@ static void test_identity(const char *name)
     CHECK(r.own_session);
     CHECK(r.null_012);
     CHECK(r.other_fds == 0);
-    printf("test_as_user: %s: uid %u gid %u, %d groups\n", name, (unsigned)uid, (unsigned)gid, r.ngroups);
+    check_note("test_as_user: %s: uid %u gid %u, %d groups", name, (unsigned)uid, (unsigned)gid, r.ngroups);
 }
 
 /* The first user but root in more than one group, or NULL. */
@@ -344,8 +344,7 @@ static void test_collect(void)
 int main(void)
 {
     if (geteuid() != 0) {
-        printf("SKIP(root): becomes uid %d and other users to check the child's identity\n", USER_UID);
-        return 77;
+        return check_skip("root", "becomes uid %d and other users to check the child's identity", USER_UID);
     }
     /* Orphans of the children come to this process, so the test can see how they ended. */
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {
@@ -363,7 +362,7 @@ int main(void)
     if (grouped)
         test_identity(grouped);
     else
-        printf("test_as_user: no user here has supplementary groups; only nobody's single group is checked\n");
+        check_note("test_as_user: no user here has supplementary groups; only nobody's single group is checked");
     test_keep_identity();
     test_exit_status();
     test_deadline();

@@ -8,6 +8,7 @@
 # Violations still being worked off are listed in known-violations; the check fails on any violation not
 # listed there, and on a listed one that is gone (so the list only shrinks). Prints what it found.
 # STRUCTURE_ROOT: the tree to check (default: this checkout).
+# run-tests: parallel
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=${STRUCTURE_ROOT:-$(cd "$here/../.." && pwd)}

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
+
 #include "input/augment.h"
 #include "io/cifar_data.h"
 #include "input/input_ring.h"
@@ -27,7 +29,6 @@
 #include "run/step_core.h"
 
 static const struct kernels *const CPU = &kernels_cpu, *const GPU = &kernels_cuda;
-static int failures;
 
 static void *xmalloc(size_t bytes)
 {
@@ -86,12 +87,9 @@ static void compare(const char *what, const float *cpu, const float *gpu, size_t
     }
     const double rel = scale > 0 ? err / scale : err;
     const int ok = !nan && (tol == 0.0 ? err == 0.0 : rel <= tol);
-    printf("%s %-44s n=%-8zu max |diff| %.3g (%.3g of max %.3g; limit %s%.0e)\n", ok ? "ok  " : "FAIL", what, n,
-           err, rel, scale, tol == 0.0 ? "exact " : "", tol);
-    if (!ok) {
-        printf("     at %zu: cpu %.9g gpu %.9g%s\n", worst, cpu[worst], gpu[worst], nan ? " (NaN mismatch)" : "");
-        failures++;
-    }
+    check_note("%-44s n=%-8zu max |diff| %.3g (%.3g of max %.3g; limit %s%.0e)", what, n, err, rel, scale,
+               tol == 0.0 ? "exact " : "", tol);
+    CHECK(ok, "%s: at %zu: cpu %.9g gpu %.9g%s", what, worst, cpu[worst], gpu[worst], nan ? " (NaN mismatch)" : "");
 }
 
 static void compare_bytes(const char *what, const uint8_t *cpu, const uint8_t *gpu, size_t n)
@@ -99,8 +97,7 @@ static void compare_bytes(const char *what, const uint8_t *cpu, const uint8_t *g
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
         bad += cpu[i] != gpu[i];
-    printf("%s %-44s n=%-8zu %zu differ\n", bad ? "FAIL" : "ok  ", what, n, bad);
-    failures += bad != 0;
+    CHECK(bad == 0, "%s: %zu of %zu bytes differ", what, bad, n);
 }
 
 /* One float input on both tables, the same operation applied, one float output compared. */
@@ -146,9 +143,8 @@ static void check_alloc(void)
     for (int i = 0; i < 1000; i++)
         nonzero += h[i] != 0;
     void *empty = GPU->alloc(0);
-    printf("%s alloc: zero-filled (%zu nonzero bytes), alloc(0) %s\n", nonzero || !empty ? "FAIL" : "ok  ", nonzero,
-           empty ? "is a buffer" : "returned NULL");
-    failures += nonzero || !empty;
+    CHECK(!nonzero && empty, "alloc: zero-filled (%zu nonzero bytes), alloc(0) %s", nonzero,
+          empty ? "is a buffer" : "returned NULL");
     GPU->release(d);
     GPU->release(empty);
     free(h);
@@ -232,9 +228,8 @@ static void check_softmax(int B, float spread)
     snprintf(what, sizeof what, "softmax_xent dlogits B=%d spread %g", B, spread);
     check_pair(what, dz, 1e-5);
     const int ok = fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c) && right_c == right_g;
-    printf("%s softmax_xent loss/correct B=%d spread %g: cpu %.9g / %d, gpu %.9g / %d\n", ok ? "ok  " : "FAIL", B,
-           spread, loss_c, right_c, loss_g, right_g);
-    failures += !ok;
+    CHECK(ok, "softmax_xent loss/correct B=%d spread %g: cpu %.9g / %d, gpu %.9g / %d", B, spread, loss_c, right_c,
+          loss_g, right_g);
     /* Inference form: no probs, no dlogits. */
     CPU->upload(sc, zero, sizeof zero);
     GPU->upload(sg, zero, sizeof zero);
@@ -245,9 +240,7 @@ static void check_softmax(int B, float spread)
     const double l2c = got_c[0], l2g = got_g[0];
     const int r2c = (int)got_c[1], r2g = (int)got_g[1];
     const int ok2 = fabs(l2g - l2c) <= 1e-5 * fabs(l2c) && r2c == r2g;
-    printf("%s softmax_xent inference B=%d: cpu %.9g / %d, gpu %.9g / %d\n", ok2 ? "ok  " : "FAIL", B, l2c, r2c, l2g,
-           r2g);
-    failures += !ok2;
+    CHECK(ok2, "softmax_xent inference B=%d: cpu %.9g / %d, gpu %.9g / %d", B, l2c, r2c, l2g, r2g);
     CPU->release(lc);
     GPU->release(lg);
     CPU->release(sc);
@@ -378,11 +371,10 @@ static void check_augment(int B, int batches)
                                                           rng_uniform(key, 3 * (uint64_t)i + 2), CIFAR_H, CIFAR_W);
         }
         const int aug = n != 1; /* batch 1: --no-augmentation's conversion */
-        if (input_ring_feed(&ring, set, index, labels, B, aug ? params : NULL, &m) != 0) {
-            printf("FAIL input_ring_feed refused batch %d\n", n);
-            failures++;
+        const int fed = input_ring_feed(&ring, set, index, labels, B, aug ? params : NULL, &m) == 0;
+        CHECK(fed, "input_ring_feed refused batch %d", n);
+        if (!fed)
             continue;
-        }
         if (aug)
             augment_batch(set, index, B, params, want);
         else
@@ -429,9 +421,7 @@ static void check_step(int B)
     model_read_sums(&c.model, &loss_c, &right_c);
     model_read_sums(&g.model, &loss_g, &right_g);
     const int ok = fabs(loss_g - loss_c) <= 1e-5 * fabs(loss_c) && right_c == right_g;
-    printf("%s step B=%d loss/correct: cpu %.9g / %d, gpu %.9g / %d\n", ok ? "ok  " : "FAIL", B, loss_c, right_c,
-           loss_g, right_g);
-    failures += !ok;
+    CHECK(ok, "step B=%d loss/correct: cpu %.9g / %d, gpu %.9g / %d", B, loss_c, right_c, loss_g, right_g);
     float *gc = back(CPU, c.model.grads, MODEL_NPARAMS * sizeof(float));
     float *gg = back(GPU, g.model.grads, MODEL_NPARAMS * sizeof(float));
     for (int t = 0; t < model_ntensors(); t++) {
@@ -454,9 +444,9 @@ static void check_step(int B)
             worst = isnan(pg[i]) ? INFINITY : d, at = i;
     }
     const int ok2 = worst <= lr / 4;
-    printf("%s step B=%d weights after RMSprop: max |diff| %.3g at %zu (limit %.3g), %zu of %zu moved on the CPU\n",
-           ok2 ? "ok  " : "FAIL", B, worst, at, lr / 4, moved, MODEL_NPARAMS);
-    failures += !ok2;
+    check_note("step B=%d weights after RMSprop: max |diff| %.3g at %zu (limit %.3g), %zu of %zu moved on the CPU", B,
+               worst, at, lr / 4, moved, (size_t)MODEL_NPARAMS);
+    CHECK(ok2, "step B=%d weights after RMSprop: max |diff| %.3g at %zu over the limit %.3g", B, worst, at, lr / 4);
     free(gc), free(gg), free(pc), free(pg), free(params), free(x), free(labels);
     step_core_destroy(&c);
     step_core_destroy(&g);
@@ -499,18 +489,14 @@ static void check_graph(int B)
     }
     /* A graph exists after steps 3-4 (b's) and 7-10 (B's, kept over the partial batch): 6. */
     const int ok = captured == 6 && graph.opt.iterations == plain.opt.iterations;
-    printf("%s graph B=%d/%d: a graph existed after %d of 10 steps (6 expected), iterations %llu / %llu\n",
-           ok ? "ok  " : "FAIL", b, B, captured, (unsigned long long)plain.opt.iterations,
-           (unsigned long long)graph.opt.iterations);
-    failures += !ok;
+    CHECK(ok, "graph B=%d/%d: a graph existed after %d of 10 steps (6 expected), iterations %llu / %llu", b, B,
+          captured, (unsigned long long)plain.opt.iterations, (unsigned long long)graph.opt.iterations);
     double lp, lg;
     int rp, rg;
     model_read_sums(&plain.model, &lp, &rp);
     model_read_sums(&graph.model, &lg, &rg);
     const int ok2 = lp == lg && rp == rg;
-    printf("%s graph B=%d/%d loss/correct over 10 steps: plain %.17g / %d, graph %.17g / %d\n", ok2 ? "ok  " : "FAIL",
-           b, B, lp, rp, lg, rg);
-    failures += !ok2;
+    CHECK(ok2, "graph B=%d/%d loss/correct over 10 steps: plain %.17g / %d, graph %.17g / %d", b, B, lp, rp, lg, rg);
     float *pp = back(GPU, plain.model.params, MODEL_NPARAMS * sizeof(float));
     float *pg = back(GPU, graph.model.params, MODEL_NPARAMS * sizeof(float));
     compare("graph vs plain: weights after 10 steps", pp, pg, MODEL_NPARAMS, 0);
@@ -529,11 +515,10 @@ static void check_graph(int B)
 static void check_describe(int count)
 {
     char out[512], uuid[64] = "", bus[64] = "";
-    if (kernels_cuda_describe(0, out, sizeof out) != 0) {
-        printf("describe: FAIL: device 0: %s\n", out);
-        failures++;
+    const int named = kernels_cuda_describe(0, out, sizeof out) == 0;
+    CHECK(named, "describe: device 0: %s", out);
+    if (!named)
         return;
-    }
     printf("describe: device 0: %s\n", out);
     const char *u = strstr(out, ", GPU-"), *p = strstr(out, ", PCI ");
     unsigned dom, b, dev, fn;
@@ -542,14 +527,9 @@ static void check_describe(int count)
              strlen(uuid) == 40 && strspn(uuid + 4, "0123456789abcdef-") == 36 && uuid[12] == '-' &&
              uuid[17] == '-' && uuid[22] == '-' && uuid[27] == '-' &&
              sscanf(bus, "%x:%x:%x.%x%c", &dom, &b, &dev, &fn, &end) == 4;
-    if (!ok) {
-        printf("describe: FAIL: '%s' has no GPU-<uuid> and PCI <domain:bus:device.function>\n", out);
-        failures++;
-    }
-    if (kernels_cuda_describe(count, out, sizeof out) == 0) {
-        printf("describe: FAIL: device %d of %d is named: %s\n", count, count, out);
-        failures++;
-    }
+    CHECK(ok, "describe: '%s' has no GPU-<uuid> and PCI <domain:bus:device.function>", out);
+    CHECK(kernels_cuda_describe(count, out, sizeof out) != 0, "describe: device %d of %d is named: %s", count, count,
+          out);
 }
 
 int main(int argc, char **argv)
@@ -561,8 +541,10 @@ int main(int argc, char **argv)
         const int none = glob("/dev/nvidia*", 0, NULL, &nodes) != 0;
         if (!none)
             globfree(&nodes);
-        printf(none ? "SKIP(gpu): no /dev/nvidia* (%s)\n" : "cuda_check: FAILED: /dev/nvidia* exists but %s\n", why);
-        return none ? 77 : 1;
+        if (none)
+            return check_skip("gpu", "no /dev/nvidia* (%s)", why);
+        printf("cuda_check: FAILED: /dev/nvidia* exists but %s\n", why);
+        return 1;
     }
     if (kernels_cuda_open(0, why, sizeof why) != 0) {
         fprintf(stderr, "cuda_check: %s\n", why);
@@ -590,6 +572,5 @@ int main(int argc, char **argv)
         check_step(7);
     check_graph(small ? 5 : 32);
     kernels_cuda_close();
-    printf("%s\n", failures ? "cuda_check: FAILED" : "cuda_check: GPU table equals the CPU table");
-    return failures ? 1 : 0;
+    return check_exit("cuda_check");
 }

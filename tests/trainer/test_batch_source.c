@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
+
 #include "core/kernels.h"
 #include "core/model.h"
 #include "core/rng.h"
@@ -16,13 +18,6 @@
 
 enum { SET = 9, MAX_B = 4 };
 
-static int failures;
-
-static void expect(int ok, const char *what)
-{
-    printf("%-72s %s\n", what, ok ? "ok" : "FAIL");
-    failures += !ok;
-}
 
 int main(void)
 {
@@ -49,32 +44,30 @@ int main(void)
     }
     const size_t floats = (size_t)MAX_B * CIFAR_IMAGE_BYTES;
 
-    expect(batch_source_load(&src, set, index, labels, MAX_B, params) == 0, "augmented batch accepted");
+    CHECK(batch_source_load(&src, set, index, labels, MAX_B, params) == 0, "augmented batch accepted");
     augment_batch(set, index, MAX_B, params, want);
-    expect(memcmp(m.x, want, floats * sizeof(float)) == 0, "augmented batch in m->x, as augment_batch makes it");
-    expect(memcmp(m.labels, labels, MAX_B) == 0, "its labels in m->labels");
+    CHECK(memcmp(m.x, want, floats * sizeof(float)) == 0, "augmented batch in m->x, as augment_batch makes it");
+    CHECK(memcmp(m.labels, labels, MAX_B) == 0, "its labels in m->labels");
 
-    expect(batch_source_load(&src, set, index, labels, 3, NULL) == 0, "plain batch of 3 accepted");
+    CHECK(batch_source_load(&src, set, index, labels, 3, NULL) == 0, "plain batch of 3 accepted");
     augment_convert_batch(set, index, 3, want);
-    expect(memcmp(m.x, want, 3 * CIFAR_IMAGE_BYTES * sizeof(float)) == 0,
-           "plain batch in m->x, as augment_convert_batch makes it");
+    CHECK(memcmp(m.x, want, 3 * CIFAR_IMAGE_BYTES * sizeof(float)) == 0,
+          "plain batch in m->x, as augment_convert_batch makes it");
 
-    expect(batch_source_load(&src, set + CIFAR_IMAGE_BYTES, NULL, set_labels + 1, 2, NULL) == 0,
-           "index NULL accepted");
+    CHECK(batch_source_load(&src, set + CIFAR_IMAGE_BYTES, NULL, set_labels + 1, 2, NULL) == 0, "index NULL accepted");
     augment_convert(set + CIFAR_IMAGE_BYTES, 2 * CIFAR_IMAGE_BYTES, want);
-    expect(memcmp(m.x, want, 2 * CIFAR_IMAGE_BYTES * sizeof(float)) == 0 && memcmp(m.labels, set_labels + 1, 2) == 0,
-           "index NULL: the first B images of the set and their labels");
+    CHECK(memcmp(m.x, want, 2 * CIFAR_IMAGE_BYTES * sizeof(float)) == 0 && memcmp(m.labels, set_labels + 1, 2) == 0,
+          "index NULL: the first B images of the set and their labels");
 
     float *before = malloc(floats * sizeof(float));
     memcpy(before, m.x, floats * sizeof(float));
     const uint32_t big[MAX_B + 1] = {0, 1, 2, 3, 4};
     uint8_t big_labels[MAX_B + 1] = {0};
-    expect(batch_source_load(&src, set, big, big_labels, MAX_B + 1, NULL) != 0, "a batch larger than the model refused");
-    expect(memcmp(m.x, before, floats * sizeof(float)) == 0, "the refused batch left the input as it was");
+    CHECK(batch_source_load(&src, set, big, big_labels, MAX_B + 1, NULL) != 0, "a batch larger than the model refused");
+    CHECK(memcmp(m.x, before, floats * sizeof(float)) == 0, "the refused batch left the input as it was");
 
     free(before);
     batch_source_destroy(&src);
     model_destroy(&m);
-    printf("%s\n", failures ? "FAILED" : "the batch source leaves each batch where the model reads it");
-    return failures ? 1 : 0;
+    return check_exit("test_batch_source");
 }

@@ -33,7 +33,7 @@ static void expect(const char *const *env, int n, const char *said)
     if (k != n || strcmp(got, said) != 0)
         fprintf(stderr, "%s...: %d '%s', want %d '%s'\n", env[0] ? env[0] : "(none)", k, got, n, said);
     CHECK(k == n);
-    CHECK(strcmp(got, said) == 0);
+    CHECK_STR(got, said);
 }
 
 #define ENV(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -68,6 +68,6 @@ int main(void)
     char small[12];
     environment(ENV("CUDA_VISIBLE_DEVICES=0", "SLURM_GPUS_ON_NODE=1"));
     CHECK(gpu_grant(small, sizeof small) == 2);
-    CHECK(strcmp(small, "CUDA_VISIBL") == 0);
+    CHECK_STR(small, "CUDA_VISIBL");
     return check_exit("test_gpu_grant");
 }

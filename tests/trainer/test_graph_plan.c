@@ -3,9 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "run/graph_plan.h"
+#include "../check.h"
 
-static int failures;
+#include "run/graph_plan.h"
 
 /* Runs sizes[] through the plan and compares the actions with the letters of want: R run, C capture
  * (reported ok unless fail_capture), P replay, I invalidated. */
@@ -21,9 +21,7 @@ static void run(const char *name, int warmup, int disabled, const int *sizes, in
         if (a == GRAPH_CAPTURE)
             graph_plan_captured(&p, !fail_capture);
     }
-    const int ok = strcmp(got, want) == 0;
-    printf("%s %-40s %s%s%s\n", ok ? "ok  " : "FAIL", name, got, ok ? "" : " wanted ", ok ? "" : want);
-    failures += !ok;
+    CHECK(strcmp(got, want) == 0, "%s: %s, wanted %s", name, got, want);
 }
 
 int main(void)
@@ -43,6 +41,5 @@ int main(void)
     run("capture fails", 2, 0, epochs, 10, "RRCRRRRRRR", 1);
     run("graphs off", 2, 1, epochs, 10, "RRRRRRRRRR", 0);
     run("empty batch", 1, 0, (const int[]){0, 5, 5, 5}, 4, "RRCP", 0);
-    printf("%s\n", failures ? "test_graph_plan: FAILED" : "test_graph_plan: ok");
-    return failures ? 1 : 0;
+    return check_exit("test_graph_plan");
 }

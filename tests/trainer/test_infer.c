@@ -8,19 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
+
 #include "cpu/cpu_conv.h"
 #include "cpu/cpu_infer.h"
 #include "core/kernels.h"
 #include "core/model.h"
 #include "core/rng.h"
 
-static int failures;
-
-static void expect(int ok, const char *what)
-{
-    printf("%-64s %s\n", what, ok ? "ok" : "FAIL");
-    failures += !ok;
-}
 
 static double rel_diff(const float *a, const float *b, size_t n)
 {
@@ -54,11 +49,11 @@ int main(void)
      * engine stands aside for the row-by-row pass (cpu_infer.h); test_wino and test_step check that. */
     const int own = cpu_conv3x3_forward_on_wino(32, 32, 32, 0, 32, 1);
     if (own) {
-        expect(cpu_infer.rows() == 0, "the engine takes no rows where the row-by-row pass has our Winograd");
-        printf("%s\n", failures ? "FAILED" : "all passed (the engine is not used on this CPU)");
-        return failures != 0;
+        CHECK(cpu_infer.rows() == 0, "the engine takes no rows where the row-by-row pass has our Winograd");
+        check_note("the engine is not used on this CPU");
+        return check_exit("test_infer");
     }
-    expect(cpu_infer.rows() == flatten + 1, "the engine takes the rows up to and with the Flatten");
+    CHECK(cpu_infer.rows() == flatten + 1, "the engine takes the rows up to and with the Flatten");
     const struct model_layer *F = model_layer(flatten);
     const size_t feat = (size_t)F->h * F->w * F->c;
 
@@ -90,16 +85,16 @@ int main(void)
             const double d = rel_diff(model_output(&eng, flatten), model_output(&ref, flatten), batch * feat);
             snprintf(what, sizeof what, "%s kernels, batch %d: features within 1e-5 (%.1e)",
                      round ? "changed" : "first", batch, d);
-            expect(d <= 1e-5, what);
+            CHECK(d <= 1e-5, "%s", what);
             snprintf(what, sizeof what, "%s kernels, batch %d: loss within 1e-5 (%.6f, %.6f)",
                      round ? "changed" : "first", batch, le, lr);
-            expect(fabs(le - lr) <= 1e-5 * fabs(lr), what);
+            CHECK(fabs(le - lr) <= 1e-5 * fabs(lr), "%s", what);
             memcpy(one, model_output(&eng, flatten), batch * feat * sizeof *one);
             kernels_cpu.set_threads(1);
             loss_of(&eng, x, labels, batch);
             snprintf(what, sizeof what, "%s kernels, batch %d: the same bits at 1 and 2 threads",
                      round ? "changed" : "first", batch);
-            expect(memcmp(one, model_output(&eng, flatten), batch * feat * sizeof *one) == 0, what);
+            CHECK(memcmp(one, model_output(&eng, flatten), batch * feat * sizeof *one) == 0, "%s", what);
         }
         /* New kernels for every convolution, as after a training step: the engine must not keep the old. */
         for (int t = 0; t < model_ntensors(); t++)
@@ -110,6 +105,5 @@ int main(void)
     model_destroy(&eng);
     model_destroy(&ref);
     free(p), free(x), free(one);
-    printf("%s\n", failures ? "FAILED" : "all passed");
-    return failures != 0;
+    return check_exit("test_infer");
 }

@@ -12,21 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
+
 #include "io/cifar_data.h"
 #include "input/input_ring.h"
 #include "core/model.h"
 #include "core/rng.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                                                      \
-    do {                                                                                                      \
-        if (!(cond)) {                                                                                        \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                       \
-            printf(__VA_ARGS__);                                                                              \
-            printf("\n");                                                                                     \
-            failures++;                                                                                       \
-        }                                                                                                     \
-    } while (0)
 
 /* The fake device: "device memory" is host memory; an upload is only recorded (pending) and lands when
  * the compute side waits for it, as a copy stream would complete it by then at the latest. A slot's
@@ -124,10 +116,7 @@ int main(void)
 {
     struct input_ring r;
     const int max = 5;
-    if (input_ring_create(&r, &fake, &kernels_cpu, max) != 0) {
-        printf("FAIL: input_ring_create\n");
-        return 1;
-    }
+    REQUIRE(input_ring_create(&r, &fake, &kernels_cpu, max) == 0, "input_ring_create refused");
     struct input_batch view, *b;
 
     /* Out of order: nothing to take yet; done without take does nothing. */
@@ -216,8 +205,8 @@ int main(void)
     /* Destroy with consumption marks outstanding: it waits for them before freeing. */
     input_ring_destroy(&r);
     CHECK(!dev.consume_pending[0] && !dev.consume_pending[1], "destroy freed slots the device may still read");
-    CHECK(dev.host_allocs == INPUT_RING_SLOTS && dev.host_frees == INPUT_RING_SLOTS, "pinned buffers: %d allocated, %d freed",
+    CHECK(dev.host_allocs == INPUT_RING_SLOTS && dev.host_frees == INPUT_RING_SLOTS,
+          "pinned buffers: %d allocated, %d freed",
           dev.host_allocs, dev.host_frees);
-    printf("%s\n", failures ? "test_input_ring: FAILED" : "test_input_ring: ok");
-    return failures ? 1 : 0;
+    return check_exit("test_input_ring");
 }

@@ -77,7 +77,7 @@ static void test_kill_loop(const char *dir)
     CHECK(keras_save(probe, buf, buf, &state0, err, sizeof err) == 0, "%s", err);
     double one_write = now() - t0;
     unlink(probe);
-    printf("one checkpoint write: %.1f ms\n", one_write * 1e3);
+    check_note("one checkpoint write: %.1f ms", one_write * 1e3);
 
     char cmd[8192];
     int off = snprintf(cmd, sizeof cmd, "/usr/bin/python3 " TEST_SRC_DIR "/test_io_h5check.py check-uniform");
@@ -124,7 +124,7 @@ static void test_kill_loop(const char *dir)
         CHECK(removed == leaked && count_temps(dir, "checkpoint-1.h5") == 0, "round %d: %d temps, %d removed",
               round, leaked, removed);
     }
-    printf("%d rounds: %d with a complete target, %d killed mid-write (temporary file left, then cleaned)\n",
+    check_note("%d rounds: %d with a complete target, %d killed mid-write (temporary file left, then cleaned)",
            ROUNDS, survivors, leaked_total);
     if (survivors > 0)
         CHECK(system(cmd) == 0, "h5py rejected a surviving file");
@@ -196,12 +196,11 @@ int main(void)
 {
     /* Every surviving file is opened with h5py, the independent reader: no h5py, no test. */
     if (system("/usr/bin/python3 -c 'import h5py' 2>/dev/null") != 0) {
-        printf("SKIP(dep): Debian's python3-h5py is needed (contrib/install-deps.sh)\n");
-        return 77;
+        return check_skip("dep", "Debian's python3-h5py is needed (contrib/install-deps.sh)");
     }
     char *dir = make_temp_dir("atomic");
     test_kill_loop(dir);
     test_cleanup_rules(dir);
     rm_rf(dir);
-    return finish("test_io_atomic");
+    return check_exit("test_io_atomic");
 }

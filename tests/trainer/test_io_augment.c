@@ -161,7 +161,8 @@ static void test_params_and_batch(void)
     augment_convert_batch(set, index, 4, batch);
     for (int i = 0; i < 4; i++) {
         augment_convert(set + index[i] * CIFAR_IMAGE_BYTES, CIFAR_IMAGE_BYTES, one);
-        CHECK(memcmp(one, batch + i * CIFAR_IMAGE_BYTES, CIFAR_IMAGE_BYTES * sizeof(float)) == 0, "convert batch %d", i);
+        CHECK(memcmp(one, batch + i * CIFAR_IMAGE_BYTES, CIFAR_IMAGE_BYTES * sizeof(float)) == 0, "convert batch %d",
+              i);
     }
     augment_batch(set, NULL, 2, params, batch);
     augment_image(set + CIFAR_IMAGE_BYTES, 32, 32, 3, &params[1], one);
@@ -175,7 +176,7 @@ static void test_params_and_batch(void)
         augment_batch(set, index, 4, params, batch);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-    printf("augment_batch (sanitizer build): %.0f images/s\n", reps * 4 / s);
+    check_note("augment_batch (sanitizer build): %.0f images/s", reps * 4 / s);
     free(set);
     free(batch);
     free(one);
@@ -186,5 +187,5 @@ int main(void)
     test_exact_cases();
     test_random_against_reference();
     test_params_and_batch();
-    return finish("test_io_augment");
+    return check_exit("test_io_augment");
 }

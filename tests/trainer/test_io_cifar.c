@@ -27,7 +27,7 @@ static void test_real_subset(void)
     char err[512];
     CHECK(cifar_load_train(SUBSET, 0, &tr, err, sizeof err) == 0, "%s", err);
     CHECK(cifar_load_test(SUBSET, 0, &te, err, sizeof err) == 0, "%s", err);
-    if (test_failures)
+    if (check_failures())
         return;
     CHECK(tr.n == 5085, "train n = %zu", tr.n);
     CHECK(te.n == 1017, "test n = %zu", te.n);
@@ -265,18 +265,16 @@ static void test_download(void)
 int main(void)
 {
     if (access(SUBSET "/data_batch_1.bin", R_OK) != 0) {
-        printf("SKIP(shared): %s not found (run from the repository root beside ../shared)\n", SUBSET);
-        return 77;
+        return check_skip("shared", "%s not found (run from the repository root beside ../shared)", SUBSET);
     }
     /* --download fetches with curl (wget cannot read the file:// archive the test serves): no curl, no test. */
     if (system("command -v curl >/dev/null 2>&1") != 0) {
-        printf("SKIP(dep): curl is needed for the --download tests (contrib/install-deps.sh)\n");
-        return 77;
+        return check_skip("dep", "curl is needed for the --download tests (contrib/install-deps.sh)");
     }
     test_real_subset();
     test_damaged();
     test_md5();
     test_verify();
     test_download();
-    return finish("test_io_cifar");
+    return check_exit("test_io_cifar");
 }

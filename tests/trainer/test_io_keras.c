@@ -58,7 +58,8 @@ static void expect_load_error(const char *path, int want_rms, int want_state, co
     char err[1024] = "";
     int rc = keras_load(path, p, want_rms ? r : NULL, want_state ? &s : NULL, err, sizeof err);
     CHECK(rc == -1, "%s: accepted (wanted \"%s\")", path, want1);
-    CHECK(strstr(err, path) && strstr(err, want1) && (!want2 || strstr(err, want2)), "message \"%s\" lacks \"%s\"/\"%s\"",
+    CHECK(strstr(err, path) && strstr(err, want1) && (!want2 || strstr(err, want2)),
+          "message \"%s\" lacks \"%s\"/\"%s\"",
           err, want1, want2 ? want2 : "");
     free(p);
     free(r);
@@ -137,7 +138,7 @@ static void test_damaged(const char *dir)
     snprintf(bad, sizeof bad, "%s/damaged.h5", dir);
     struct stat st;
     CHECK(stat(good, &st) == 0, "no file to damage");
-    if (test_failures)
+    if (check_failures())
         return;
     size_t size = (size_t)st.st_size;
 
@@ -188,7 +189,7 @@ static void test_damaged(const char *dir)
         CHECK(py("damage", bad, "nan") == 0, "damage nan");
         expect_load_error(bad, 0, 0, "model_weights/dense_1/dense_1/kernel:0: non-finite value nan at index 0", NULL);
     }
-    printf("corrupted copies: %d of %d rejected, the rest loaded (bytes that carry no checked structure)\n",
+    check_note("corrupted copies: %d of %d rejected, the rest loaded (bytes that carry no checked structure)",
            rejected, runs);
     unlink(bad);
 }
@@ -198,13 +199,12 @@ int main(void)
     /* h5py is the independent reader the layout is checked against: without it this test proves little. */
     have_h5py = system("/usr/bin/python3 -c 'import h5py, numpy' 2>/dev/null") == 0;
     if (!have_h5py) {
-        printf("SKIP(dep): Debian's python3-h5py and python3-numpy are needed (contrib/install-deps.sh)\n");
-        return 77;
+        return check_skip("dep", "Debian's python3-h5py and python3-numpy are needed (contrib/install-deps.sh)");
     }
     char *dir = make_temp_dir("keras-h5");
     test_table();
     test_round_trip(dir);
     test_damaged(dir);
     rm_rf(dir);
-    return finish("test_io_keras");
+    return check_exit("test_io_keras");
 }

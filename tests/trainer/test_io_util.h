@@ -1,5 +1,5 @@
-/* Small helpers shared by the trainer I/O tests: a failure counter with file:line, temp directories,
- * file copies and the path of this directory (for the h5py scripts beside the tests). */
+/* Small helpers shared by the trainer I/O tests: temp directories, file copies and the path of this directory
+ * (for the h5py scripts beside the tests). Their assertions are tests/check.h's. */
 #ifndef TEST_IO_UTIL_H
 #define TEST_IO_UTIL_H
 
@@ -9,17 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int test_failures;
-
-#define CHECK(cond, ...)                                                                                       \
-    do {                                                                                                       \
-        if (!(cond)) {                                                                                         \
-            test_failures++;                                                                                   \
-            fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);                           \
-            fprintf(stderr, __VA_ARGS__);                                                                      \
-            fputc('\n', stderr);                                                                               \
-        }                                                                                                      \
-    } while (0)
+#include "../check.h"
 
 /* mkdtemp under $TMPDIR (or /tmp); the caller removes it (and frees the name) with rm_rf(). */
 static inline char *make_temp_dir(const char *tag)
@@ -74,15 +64,5 @@ static inline void poke(const char *path, long at, unsigned char value)
 
 /* The directory holding this test's sources (tests run from the repository root, as `make check` does). */
 #define TEST_SRC_DIR "tests/trainer"
-
-static inline int finish(const char *name)
-{
-    if (test_failures) {
-        fprintf(stderr, "%s: %d check(s) failed\n", name, test_failures);
-        return 1;
-    }
-    printf("%s: all checks passed\n", name);
-    return 0;
-}
 
 #endif

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
+
 #include "core/kernels.h"
 #include "core/rng.h"
 
 static const struct kernels *K = &kernels_cpu;
-static int failures;
 static uint64_t draw_counter;
 
 static float urand(float lo, float hi)
@@ -63,10 +64,8 @@ static void check(const char *name, forward_fn f, void *ctx, float *v, size_t nv
     }
     f(ctx, y);
     free(y);
-    printf("%-32s %6zu values  worst error %.2e at %zu  %s\n", name, nv, worst, worst_i,
-           worst <= tol ? "ok" : "FAIL");
-    if (worst > tol)
-        failures++;
+    check_note("%-32s %6zu values  worst error %.2e at %zu", name, nv, worst, worst_i);
+    CHECK(worst <= tol, "%s: worst error %.2e at %zu, tolerance %.1e", name, worst, worst_i, tol);
 }
 
 /* ---- convolution ---- */
@@ -176,7 +175,7 @@ static void test_act(float rate)
     size_t kept = 0;
     for (size_t i = 0; i < n; i++)
         kept += y[i] != 0.0f;
-    printf("  (%zu of %zu units nonzero)\n", kept, n);
+    check_note("  (%zu of %zu units nonzero)", kept, n);
     free(c.x), free(c.eye), free(c.b), free(r), free(y), free(dy), free(db), free(dx), free(dw);
 }
 
@@ -238,11 +237,8 @@ static void test_pool_inference(void)
                         m = fmaxf(m, x[(((size_t)b * H + 2 * oy + k / 2) * W + 2 * ox + k % 2) * C + c]);
                     bad += y[(((size_t)b * OH + oy) * OW + ox) * C + c] != m;
                 }
-    printf("maxpool 2x2 at inference (no argmax, 7x6x37 input with ties): %d of %zu outputs differ\n", bad, ny);
-    if (bad) {
-        printf("FAIL: maxpool at inference\n");
-        failures++;
-    }
+    CHECK(bad == 0, "maxpool 2x2 at inference (no argmax, 7x6x37 input with ties): %d of %zu outputs differ", bad,
+          ny);
     free(x), free(y);
 }
 
@@ -281,11 +277,8 @@ static void test_xent(void)
     struct xent_ctx one_row = {1, 10, c.z + 30, labels + 3};
     float l3;
     xent_fwd(&one_row, &l3);
-    printf("clipped row: loss %.6f (expected %.6f), |gradient| %.1e\n", l3, row3, clipped);
-    if (clipped != 0.0 || fabs(l3 - row3) > 1e-4) {
-        printf("FAIL: clipping\n");
-        failures++;
-    }
+    CHECK(clipped == 0.0 && fabs(l3 - row3) <= 1e-4, "clipped row: loss %.6f (expected %.6f), |gradient| %.1e", l3,
+          row3, clipped);
     free(c.z), free(dz);
 }
 
@@ -301,6 +294,5 @@ int main(void)
     test_pool(0.25f);
     test_pool_inference();
     test_xent();
-    printf("%s\n", failures ? "FAILED" : "all layer gradients match finite differences");
-    return failures ? 1 : 0;
+    return check_exit("test_layers");
 }

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
+
 #include "collective.h"
 #include "core/rng.h"
 #include "run/step_core.h"
@@ -28,44 +30,30 @@ static void batch_of(int rank, int step, float *x, uint8_t *labels)
 
 int main(void)
 {
-    if (coll_init(NULL) != COLL_OK) {
-        fprintf(stderr, "coll_init: %s\n", coll_last_error());
-        return 1;
-    }
+    check_mpi_ranks();
+    REQUIRE(coll_init(NULL) == COLL_OK, "coll_init: %s", coll_last_error());
     const int rank = coll_rank(), size = coll_size();
-    int fails = 0;
     kernels_cpu.set_threads(1);
     float *p = malloc(MODEL_NPARAMS * 4), *all = malloc((size_t)size * MODEL_NPARAMS * 4), *x = malloc(B * 3072 * 4);
     uint8_t labels[B];
     struct step_core c;
-    if (size != 2 || step_core_create(&c, &kernels_cpu, B, 1e-3, size) != 0) {
-        fprintf(stderr, "needs exactly 2 ranks (got %d) and memory\n", size);
-        return 1;
-    }
+    REQUIRE(size == 2, "needs exactly 2 ranks, got %d", size);
+    REQUIRE(step_core_create(&c, &kernels_cpu, B, 1e-3, size) == 0, "out of memory");
     model_init_params(p, 100 + rank);
-    if (coll_broadcast(p, MODEL_NPARAMS, COLL_FLOAT32, 0) != COLL_OK)
-        return 1;
+    REQUIRE(coll_broadcast(p, MODEL_NPARAMS, COLL_FLOAT32, 0) == COLL_OK, "broadcast: %s", coll_last_error());
     float *p0 = malloc(MODEL_NPARAMS * 4);
     model_init_params(p0, 100);
-    if (memcmp(p, p0, MODEL_NPARAMS * 4) != 0) {
-        printf("rank %d: FAIL: weights after broadcast differ from rank 0's\n", rank);
-        fails++;
-    }
+    CHECK(memcmp(p, p0, MODEL_NPARAMS * 4) == 0, "weights after broadcast differ from rank 0's");
     model_set_params(&c.model, p);
     for (int s = 0; s < STEPS; s++) {
         batch_of(rank, s, x, labels);
         model_load(&c.model, x, labels, B);
-        if (step_core_step(&c, B, rng_key(9, 0, s, rank, RNG_DROPOUT)) != 0)
-            return 1;
+        REQUIRE(step_core_step(&c, B, rng_key(9, 0, s, rank, RNG_DROPOUT)) == 0, "step %d failed", s);
     }
     model_get_params(&c.model, p);
-    if (coll_allgather(p, all, MODEL_NPARAMS, COLL_FLOAT32) != COLL_OK)
-        return 1;
-    if (memcmp(all, all + MODEL_NPARAMS, MODEL_NPARAMS * 4) != 0) {
-        printf("rank %d: FAIL: ranks hold different weights after %d steps\n", rank, STEPS);
-        fails++;
-    } else if (rank == 0)
-        printf("ranks hold identical weights after %d steps\n", STEPS);
+    REQUIRE(coll_allgather(p, all, MODEL_NPARAMS, COLL_FLOAT32) == COLL_OK, "allgather: %s", coll_last_error());
+    CHECK(memcmp(all, all + MODEL_NPARAMS, MODEL_NPARAMS * 4) == 0, "ranks hold different weights after %d steps",
+          STEPS);
 
     if (rank == 0) {
         /* The single-process reference: same two batches per step, gradients averaged by hand. */
@@ -92,20 +80,17 @@ int main(void)
             worst = fmax(worst, fabs((double)ref.model.params[i] - p[i]));
             scale = fmax(scale, fabs((double)ref.model.params[i] - p0[i]));
         }
-        printf("2 ranks vs 1 process averaging the same batches: max |diff| %.3e (update size %.3e)\n", worst, scale);
-        if (!(worst <= 1e-4 * scale)) {
-            printf("FAIL: the 2-rank run differs from the averaged single-process run\n");
-            fails++;
-        }
+        CHECK(worst <= 1e-4 * scale,
+              "the 2-rank run differs from the averaged single-process run: max |diff| %.3e (update size %.3e)", worst,
+              scale);
         step_core_destroy(&ref);
         free(g);
     }
-    int total = fails;
+    int total = (int)check_failures(); /* every rank fails when one did */
     coll_allreduce(&total, &total, 1, COLL_INT32, COLL_SUM);
     step_core_destroy(&c);
     free(p), free(p0), free(all), free(x);
     coll_finalize();
-    if (rank == 0)
-        printf("%s\n", total ? "FAILED" : "ok");
-    return total ? 1 : 0;
+    const int rc = check_exit("test_mpi_dist");
+    return total ? 1 : rc;
 }

@@ -3,15 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../check.h"
+
 #include "run/recipe.h"
-
-static int failures;
-
-static void check(int ok, const char *what, const char *got)
-{
-    printf("%s %s%s%s\n", ok ? "ok  " : "FAIL", what, got ? ": " : "", got ? got : "");
-    failures += !ok;
-}
 
 int main(void)
 {
@@ -27,15 +21,15 @@ int main(void)
     recipe_of(&all[0], &o, 3, &train, &test);
     recipe_of(&all[1], &o, 3, &train, &test);
     recipe_of(&all[2], &o, 3, &train, &test);
-    check(recipe_compare(all, 3, msg, sizeof msg) == 0 && !msg[0], "identical recipes agree", msg);
-    check(all[0].v[RECIPE_EPOCHS] == 34, "epochs default to ceil(100 / 3)", NULL);
+    CHECK(recipe_compare(all, 3, msg, sizeof msg) == 0 && !msg[0], "identical recipes agree: %s", msg);
+    CHECK(all[0].v[RECIPE_EPOCHS] == 34, "epochs default to ceil(100 / 3)");
 
     o.batch = 64;
     o.lr = 0.5;
     recipe_of(&all[2], &o, 3, &train, &test);
     int n = recipe_compare(all, 3, msg, sizeof msg);
-    check(n == 1 && !strcmp(msg, "rank 2: batch_size 64 (rank 0: 32), lr 0.5 (rank 0: default)"),
-          "batch and lr of rank 2", msg);
+    CHECK(n == 1 && !strcmp(msg, "rank 2: batch_size 64 (rank 0: 32), lr 0.5 (rank 0: default)"),
+          "batch and lr of rank 2: %s", msg);
 
     o = defaults;
     recipe_of(&all[1], &o, 3, &fewer, &test);
@@ -43,12 +37,12 @@ int main(void)
     recipe_of(&all[2], &o, 3, &train, &test);
     images[5] ^= 1;
     n = recipe_compare(all, 3, msg, sizeof msg);
-    check(n == 2 && strstr(msg, "rank 1: train_images 3 (rank 0: 4), train_data ") &&
+    CHECK(n == 2 && strstr(msg, "rank 1: train_images 3 (rank 0: 4), train_data ") &&
               strstr(msg, "\nrank 2: train_data ") && strstr(msg, ", test_data ") && !strstr(msg, "rank 1: test"),
-          "fewer images on rank 1, a changed pixel on rank 2 (in both sets)", msg);
+          "fewer images on rank 1, a changed pixel on rank 2 (in both sets): %s", msg);
 
     char tiny[24];
     n = recipe_compare(all, 3, tiny, sizeof tiny);
-    check(n == 2 && strlen(tiny) == sizeof tiny - 1, "a short buffer is cut, the count stays", tiny);
-    return failures ? 1 : 0;
+    CHECK(n == 2 && strlen(tiny) == sizeof tiny - 1, "a short buffer is cut, the count stays: %s", tiny);
+    return check_exit("test_recipe_compare");
 }

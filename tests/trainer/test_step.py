@@ -4,7 +4,9 @@ trainer's (tests/trainer/step_dump.c) to 1e-4 relative: loss, every gradient, up
 accumulators. Written from trainer.md's recipe, not from the C code: Keras layers in NHWC, 'same'/'valid'
 3x3 convolutions, 2x2 max-pooling (floor), inverted dropout with the given masks, softmax + categorical
 cross-entropy with Keras's clipping, RMSprop with Keras 2.x's decay; and the losses of the inference pass
-(no dropout) on the weights before the step, image by image and for the batch. Usage: test_step.py DUMP.bin"""
+(no dropout) on the weights before the step, image by image and for the batch. Usage: test_step.py DUMP.bin
+With --against REF.bin: DUMP.bin's step (another instruction set's) against REF.bin's instead, its inputs
+bit for bit and every result within 1e-4 relative, the tolerance both are held to against numpy here."""
 import sys
 import numpy as np
 
@@ -80,26 +82,65 @@ def forward(W, x, labels, s1, s2, s3):
     return locals()
 
 
-def main():
-    raw = open(sys.argv[1], "rb").read()
-    B, N = np.frombuffer(raw[:8], dtype=np.int32)
-    f = np.frombuffer(raw[8:], dtype=np.float32).astype(np.float64)
-    at = 0
+TOL = 1e-4
 
-    def take(n):
-        nonlocal at
+
+def rel(name, ours, ref):
+    err = np.abs(ours - ref).max() / max(np.abs(ref).max(), 1e-30)
+    print("%-22s max|diff|/max|ref| = %.2e %s" % (name, err, "ok" if err <= TOL else "FAIL"))
+    return err <= TOL
+
+
+def read_dump(path):
+    """step_dump's file as named float64 arrays (step_dump.c gives the layout)."""
+    raw = open(path, "rb").read()
+    B, N = (int(v) for v in np.frombuffer(raw[:8], dtype=np.int32))
+    f = np.frombuffer(raw[8:], dtype=np.float32).astype(np.float64)
+    d, at = {"B": B, "N": N}, 0
+    for name, n in (("p0", N), ("a0", N), ("x", B * 3072), ("labels", B), ("m1", B * 15 * 15 * 32),
+                    ("m2", B * 6 * 6 * 64), ("m3", B * 512), ("scalars", 4), ("grad", N), ("p1", N), ("a1", N),
+                    ("infer", B), ("infer_sum", 1)):
+        d[name] = f[at:at + n]
         at += n
-        return f[at - n:at]
-    p0, a0 = take(N), take(N)
-    x = take(B * 3072).reshape(B, 32, 32, 3)
-    labels = take(B).astype(int)
-    m1 = take(B * 15 * 15 * 32).reshape(B, 15, 15, 32)
-    m2 = take(B * 6 * 6 * 64).reshape(B, 6, 6, 64)
-    m3 = take(B * 512).reshape(B, 512)
-    lr_t, rho, eps, c_loss = take(4)
-    c_grad, c_p1, c_a1 = take(N), take(N), take(N)
-    c_infer, c_infer_sum = take(B), take(1)
-    assert at == f.size
+    assert at == f.size, "%s: %d floats, not step_dump's %d" % (path, f.size, at)
+    return d
+
+
+def against(ref_path, path):
+    """Two runs of step_dump (two instruction sets): the same inputs, results within TOL."""
+    ref, ours = read_dump(ref_path), read_dump(path)
+    ok = True
+    for k in ("B", "N", "p0", "a0", "x", "labels", "m1", "m2", "m3"):
+        same = np.array_equal(ref[k], ours[k])
+        print("%-22s %s" % ("input " + k, "bit-identical" if same else "DIFFERS (FAIL)"))
+        ok &= same
+    ok &= np.array_equal(ref["scalars"][:3], ours["scalars"][:3])
+    ok &= rel("loss", ours["scalars"][3:], ref["scalars"][3:])
+    cg, rg = split(ours["grad"]), split(ref["grad"])
+    for n, _ in SHAPES:
+        for t in ("kernel", "bias"):
+            ok &= rel("grad " + n + "/" + t, cg[n + "/" + t], rg[n + "/" + t])
+    ok &= rel("accumulators", ours["a1"], ref["a1"])
+    ok &= rel("update (p1 - p0)", ours["p1"] - ours["p0"], ref["p1"] - ref["p0"])
+    ok &= rel("inference, each image", ours["infer"], ref["infer"])
+    ok &= rel("inference, the batch", ours["infer_sum"], ref["infer_sum"])
+    sys.exit(0 if ok else 1)
+
+
+def main():
+    if sys.argv[1] == "--against":
+        against(sys.argv[2], sys.argv[3])
+    d = read_dump(sys.argv[1])
+    B, N = d["B"], d["N"]
+    p0, a0 = d["p0"], d["a0"]
+    x = d["x"].reshape(B, 32, 32, 3)
+    labels = d["labels"].astype(int)
+    m1 = d["m1"].reshape(B, 15, 15, 32)
+    m2 = d["m2"].reshape(B, 6, 6, 64)
+    m3 = d["m3"].reshape(B, 512)
+    lr_t, rho, eps, c_loss = d["scalars"]
+    c_grad, c_p1, c_a1 = d["grad"], d["p1"], d["a1"]
+    c_infer, c_infer_sum = d["infer"], d["infer_sum"]
     W = split(p0)
     v = forward(W, x, labels, m1 / 0.75, m2 / 0.75, m3 / 0.5)
     bw1, bw2, bw3, bw4, bwp1, bwp2 = v["bw1"], v["bw2"], v["bw3"], v["bw4"], v["bwp1"], v["bwp2"]
@@ -126,10 +167,6 @@ def main():
     a1 = rho * a0 + (1 - rho) * grad ** 2
     p1 = p0 - lr_t * grad / (np.sqrt(a1) + eps)
 
-    def rel(name, ours, ref):
-        err = np.abs(ours - ref).max() / max(np.abs(ref).max(), 1e-30)
-        print("%-22s max|diff|/max|ref| = %.2e %s" % (name, err, "ok" if err <= 1e-4 else "FAIL"))
-        return err <= 1e-4
     ok = rel("loss", np.array([c_loss]), np.array([loss]))
     cg, rg = split(c_grad), split(grad)
     for n, _ in SHAPES:

@@ -3,6 +3,7 @@
 # relative), twice: with everything this CPU has, then with oneDNN held to AVX2, where oneDNN has no
 # Winograd and the forward and input-gradient passes of conv2d_2..4 run our own (cpu_wino.h) on a CPU with
 # AVX-512 too (DNNL_MAX_CPU_ISA takes effect at the first oneDNN call, hence one process each).
+# run-tests: parallel
 set -e
 BUILD=${BUILD:-build}
 [ -x "$BUILD/tests/trainer/step_dump" ] || { echo "SKIP(dep): the trainer is not built (make config says what it lacks)"; exit 77; }

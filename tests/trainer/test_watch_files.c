@@ -44,7 +44,8 @@ int main(void)
     for (size_t i = 0; i < sizeof reprs / sizeof reprs[0]; i++) {
         char out[40];
         csv_log_number(out, sizeof out, reprs[i].v);
-        CHECK(strcmp(out, reprs[i].repr) == 0, "%.17g written as %s, Python's repr: %s", reprs[i].v, out, reprs[i].repr);
+        CHECK(strcmp(out, reprs[i].repr) == 0, "%.17g written as %s, Python's repr: %s", reprs[i].v, out,
+              reprs[i].repr);
     }
 
     char *dir = make_temp_dir("test_watch_files"), path[4200], err[4400];
@@ -70,5 +71,5 @@ int main(void)
     CHECK(strstr(err, "not a cifar-train CSV log") != NULL, "error: %s", err);
     CHECK(strcmp(slurp(path), "time,value\r\n1,2\r\n") == 0, "the foreign CSV changed: [%s]", slurp(path));
     rm_rf(dir);
-    return test_failures ? 1 : 0;
+    return check_exit("test_watch_files");
 }

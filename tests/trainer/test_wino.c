@@ -8,16 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../check.h"
+
 #include "cpu/cpu_wino.h"
 #include "core/rng.h"
 
-static int failures;
-
-static void expect(int ok, const char *what)
-{
-    printf("%-72s %s\n", what, ok ? "ok" : "FAIL");
-    failures += !ok;
-}
 
 static void fill(float *a, size_t n, uint64_t key)
 {
@@ -110,11 +105,11 @@ static void check_shape(int B, int H, int W, int C, int pad, int K)
         const double e = rel_err(y, ry, ny);
         snprintf(what, sizeof what, "forward %dx%dx%dx%d pad %d -> %d%s: rel err %.1e", B, H, W, C, pad, K,
                  relu ? " relu" : "", e);
-        expect(e < TOL, what);
+        CHECK(e < TOL, "%s", what);
         omp_set_num_threads(1);
         cpu_wino_forward(x, B, H, W, C, pad, k, bias, K, relu, y2);
         snprintf(what, sizeof what, "  the same bits at 1 and 2 threads");
-        expect(memcmp(y, y2, ny * sizeof *y) == 0, what);
+        CHECK(memcmp(y, y2, ny * sizeof *y) == 0, "%s", what);
     }
     if (pad <= 1 && cpu_wino_shape_ok(K, C)) {
         omp_set_num_threads(2);
@@ -122,10 +117,10 @@ static void check_shape(int B, int H, int W, int C, int pad, int K)
         ref_grad_input(dy, k, B, H, W, C, pad, K, rdx);
         const double e = rel_err(dx, rdx, nx);
         snprintf(what, sizeof what, "grad_input %dx%dx%dx%d pad %d <- %d: rel err %.1e", B, H, W, C, pad, K, e);
-        expect(e < TOL, what);
+        CHECK(e < TOL, "%s", what);
         omp_set_num_threads(1);
         cpu_wino_grad_input(dy, k, B, H, W, C, pad, K, dx2);
-        expect(memcmp(dx, dx2, nx * sizeof *dx) == 0, "  the same bits at 1 and 2 threads");
+        CHECK(memcmp(dx, dx2, nx * sizeof *dx) == 0, "  the same bits at 1 and 2 threads");
     }
     free(x), free(k), free(bias), free(y), free(y2), free(dy), free(dx), free(dx2), free(ry), free(rdx);
 }
@@ -142,18 +137,16 @@ static void check_new_kernel(void)
     fill(k, nk, 7);
     cpu_wino_forward(x, B, H, W, C, 1, k, NULL, K, 0, y);
     ref_forward(x, B, H, W, C, 1, k, NULL, K, 0, ry);
-    expect(rel_err(y, ry, ny) < TOL, "a new kernel of the same shape is used");
+    CHECK(rel_err(y, ry, ny) < TOL, "a new kernel of the same shape is used");
 }
 
 int main(void)
 {
     if (!cpu_wino_supported()) {
-        printf("SKIP: this CPU has no AVX2 + FMA, which cpu_wino needs (cpu_conv.c never calls it here)\n");
-        return 77;
+        return check_skip("dep", "this CPU has no AVX2 + FMA, which cpu_wino needs (cpu_conv.c never calls it here)");
     }
-    expect(cpu_wino_shape_ok(32, 64) && cpu_wino_shape_ok(64, 32) && !cpu_wino_shape_ok(3, 32) &&
-               !cpu_wino_shape_ok(32, 8),
-           "channel counts taken: in 8k, out 16k");
+    CHECK(cpu_wino_shape_ok(32, 64) && cpu_wino_shape_ok(64, 32) && !cpu_wino_shape_ok(3, 32) &&
+               !cpu_wino_shape_ok(32, 8), "channel counts taken: in 8k, out 16k");
     /* the model's layers conv2d_2..4 (forward, and their input gradients), two images */
     check_shape(2, 32, 32, 32, 0, 32);
     check_shape(2, 15, 15, 32, 1, 64);
@@ -163,5 +156,5 @@ int main(void)
     check_shape(5, 6, 5, 16, 0, 32);
     check_shape(1, 5, 6, 8, 2, 16);
     check_new_kernel();
-    return failures ? 1 : 0;
+    return check_exit("test_wino");
 }
