@@ -8,14 +8,15 @@ LIBCOLL_INCLUDE := -Ilibcollective/include -Ilibcollective/src
 # CUDA headers as system headers: their own warnings are not ours to fix.
 libcollective_CFLAGS := $(LIBCOLL_INCLUDE) $(MPI_CFLAGS) $(if $(HAVE_CUDA),-isystem $(CUDA_HOME)/include)
 
-LIBCOLL_SRCS := $(addprefix libcollective/src/,clock.c errors.c reduce.c env.c check.c device_choice.c timeline.c \
-                  mpi_backend.c device.c shm.c fusion.c coordinator.c stall.c hostctl.c progress.c watchdog.c \
+LIBCOLL_SRCS := $(addprefix libcollective/src/,clock.c errors.c reduce.c half.c env.c check.c device_choice.c timeline.c \
+                  mpi_backend.c device.c shm.c hier.c fusion.c coordinator.c stall.c hostctl.c progress.c watchdog.c \
                   queue.c init.c host_alloc.c)
 LIBCOLL_LIBS := $(MPI_LIBS) -lpthread -ldl -lm
-# The reduction loops (reduce.c's sum, mpi_backend.c's average over every gradient) are vectorised at -O3;
+# The reduction loops (reduce.c's sum, mpi_backend.c's average over every gradient, half.c's conversions
+# without F16C) are vectorised at -O3;
 # -O2 left the average one scalar divss per element. Results are the same: no fast-math, each element
 # rounded alike.
-$(call obj-of,libcollective/src/mpi_backend.c libcollective/src/reduce.c): OPT := -O3 -g
+$(call obj-of,libcollective/src/mpi_backend.c libcollective/src/reduce.c libcollective/src/half.c): OPT := -O3 -g
 LIBCOLL_A := $(BUILD)/lib/libcollective.a
 LIBCOLL_SO := $(BUILD)/lib/libcollective.so
 LIBCOLL_NCCL_SO := $(BUILD)/lib/libcollective_nccl.so
@@ -61,7 +62,7 @@ install-libcollective: $(LIBCOLL_A) $(LIBCOLL_SO) $(COLL_BENCH)
 # Tests: sanitizer builds of the library and the test programs, run under mpirun by the scripts.
 # The explicit pattern rule (shorter stem than the generic one) gives tests/collective/ the library's flags
 # without touching the tests/ directory's shared tests_CFLAGS.
-COLL_TEST_PROGS := test_collective test_faults test_device_pick test_timeline
+COLL_TEST_PROGS := test_collective test_faults test_device_pick test_timeline test_hier
 COLL_TEST_BINS := $(addprefix $(BUILD)/tests/collective/,$(COLL_TEST_PROGS))
 
 $(BUILD)/san/tests/collective/%.o: tests/collective/%.c
@@ -86,11 +87,18 @@ $(COLL_NCCL_STUB): tests/collective/nccl_stub.c libcollective/src/nccl_plugin.h 
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,CC)$(CC) $(BASE_CFLAGS) $(libcollective_CFLAGS) -fPIC -shared -o $@ $<
 
+# The float16 conversion alone, its results checked by numpy (test_half.sh).
+COLL_HALF_TEST := $(BUILD)/tests/collective/test_half
+$(COLL_HALF_TEST): $(BUILD)/san/tests/collective/test_half.o $(call san-of,libcollective/src/half.c)
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(SAN_FLAGS) -o $@ $^
+
 ifneq ($(HAVE_MPI),)
-TEST_BINS += $(COLL_TEST_BINS) $(COLL_CHOICE_TEST) $(COLL_NCCL_STUB) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
+TEST_BINS += $(COLL_TEST_BINS) $(COLL_CHOICE_TEST) $(COLL_HALF_TEST) $(COLL_NCCL_STUB) $(if $(HAVE_NCCL),$(LIBCOLL_NCCL_SO))
 TESTS += $(COLL_CHOICE_TEST)
 endif
 # Counted whether or not MPI is here: without it they skip, saying why (tests/collective/mpi-env.sh).
 TESTS += tests/collective/test_correctness.sh tests/collective/test_faults.sh tests/collective/test_liveness.sh \
          tests/collective/test_nccl.sh tests/collective/test_device_pick.sh tests/collective/test_timeline.sh \
-         tests/collective/test_srun.sh
+         tests/collective/test_srun.sh tests/collective/test_hosts.sh \
+         tests/collective/test_half.sh

@@ -59,6 +59,10 @@ enum coll_op { COLL_SUM, COLL_AVERAGE };
 
 struct coll_init_opts {
     int use_device; /* 1: pick the GPU of this local rank and set up NCCL; 0: host memory only */
+    /* 1: float32 allreduces of host memory that cross hosts travel as float16 (Horovod's Compression.fp16:
+     * rounded to nearest even, summed in float32, the result rounded to float16; README); 0: as
+     * COLL_COMPRESS says (none by default). Every rank must ask alike. */
+    int compress_fp16;
 };
 
 int coll_init(const struct coll_init_opts *opts); /* opts may be NULL: host only */
@@ -70,6 +74,12 @@ int coll_size(void);
 int coll_local_rank(void);
 int coll_local_size(void);
 int coll_device(void); /* the CUDA device of this rank, -1 when none */
+/* How the ranks spread (after coll_init): the hosts they span (by host key, README); 1 when float32
+ * allreduces of host memory go per host first (hierarchical), 1 when those crossing hosts travel as
+ * float16. */
+int coll_hosts(void);
+int coll_hierarchical(void);
+int coll_compressed(void);
 
 /* In-place when sendbuf == recvbuf. count is in elements. */
 int coll_allreduce(const void *sendbuf, void *recvbuf, size_t count, enum coll_dtype type, enum coll_op op);

@@ -68,6 +68,16 @@ static int env_host_id(char *out)
     return COLL_OK;
 }
 
+/* COLL_COMPRESS: none (or unset) or fp16. */
+static int env_compress(int *fp16)
+{
+    const char *v = getenv("COLL_COMPRESS");
+    *fp16 = v && !strcmp(v, "fp16");
+    if (v && *v && !*fp16 && strcmp(v, "none"))
+        return coll_fail(COLL_ERR_ARG, "libcollective: COLL_COMPRESS='%s' must be none or fp16", v);
+    return COLL_OK;
+}
+
 /* COLL_TIMELINE and COLL_TIMELINE_MAX_MB (timeline.h): read on every rank, used on rank 0. */
 static int env_timeline(struct coll_env *env)
 {
@@ -96,7 +106,8 @@ int coll_env_read(struct coll_env *env)
         (rc = env_number("COLL_STALL_ABORT_SEC", COLL_STALL_ABORT_DEFAULT, 0, &env->stall_abort_sec)) ||
         (rc = env_flag("COLL_CHECK", 1, &env->check)) ||
         (rc = env_flag("COLL_MISMATCH_ABORT", 1, &env->mismatch_abort)) ||
-        (rc = env_flag("COLL_SHM", 1, &env->shm)) || (rc = env_host_id(env->host_id)) ||
+        (rc = env_flag("COLL_SHM", 1, &env->shm)) || (rc = env_flag("COLL_HIERARCHICAL", 1, &env->hierarchical)) ||
+        (rc = env_compress(&env->compress_fp16)) || (rc = env_host_id(env->host_id)) ||
         (rc = env_timeline(env)))
         return rc;
     env->fusion_threshold = (size_t)threshold;

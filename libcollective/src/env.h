@@ -22,6 +22,8 @@ struct coll_env {
     int check;               /* COLL_CHECK */
     int mismatch_abort;      /* COLL_MISMATCH_ABORT: a detected mismatch aborts the job (1) or fails the call */
     int shm;                 /* COLL_SHM: coll_host_alloc() shares memory between the ranks of one host */
+    int hierarchical;        /* COLL_HIERARCHICAL: ranks spread over hosts reduce per host first (hier.c) */
+    int compress_fp16;       /* COLL_COMPRESS=fp16: float32 allreduces cross hosts as float16 (hier.h) */
     /* COLL_HOST_ID: hashed instead of this host's name and boot id into the host key that decides which
      * ranks share a host (shm.c); "" when unset. */
     char host_id[COLL_HOST_ID_MAX + 1];

@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "clock.h"
 #include "device.h"
+#include "hier.h"
 #include "mpi_backend.h"
 #include "timeline.h"
 #include "world.h"
@@ -29,7 +30,7 @@ static struct fusion_buf {
 /* The backend that runs collectives on this request's memory (backend.h). */
 static const struct coll_backend *backend_of(const struct coll_request *r)
 {
-    return r->d.device ? &coll_device_plugin()->ops : &coll_mpi_backend;
+    return r->d.device ? &coll_device_plugin()->ops : coll_world.hier ? &coll_hier_backend : &coll_mpi_backend;
 }
 
 void coll_fusion_release(void)

@@ -7,6 +7,7 @@
 #include "env.h"
 #include "errors.h"
 #include "fusion.h"
+#include "hier.h"
 #include "hostctl.h"
 #include "mpi_backend.h"
 #include "timeline.h"
@@ -128,10 +129,13 @@ int coll_init(const struct coll_init_opts *opts)
     if ((rc = coll_env_read(&coll_world.env)) || (rc = coll_launcher_detect(&launched)) ||
         (rc = start_mpi(launched)) || (rc = find_local()) ||
         (opts && opts->use_device && (rc = coll_device_open())) || (rc = coll_timeline_open()) ||
-        (rc = coll_hostctl_open()) || (rc = coll_progress_start())) {
+        (rc = coll_hostctl_open()) ||
+        (rc = coll_hier_open((opts && opts->compress_fp16) || coll_world.env.compress_fp16)) ||
+        (rc = coll_progress_start())) {
         char err[COLL_ERRLEN];
         snprintf(err, sizeof err, "%s", coll_last_error());
         coll_timeline_close();
+        coll_hier_close();
         coll_hostctl_close();
         coll_device_close();
         if (coll_world.use_mpi)
@@ -155,6 +159,7 @@ int coll_finalize(void)
     rc = rc ? rc : rc_all;
     coll_progress_stop();
     coll_timeline_close();
+    coll_hier_close();
     coll_hostctl_close();
     coll_fusion_release();
     coll_mpi_release();
@@ -173,6 +178,9 @@ int coll_size(void) { return coll_world.size; }
 int coll_local_rank(void) { return coll_world.local_rank; }
 int coll_local_size(void) { return coll_world.local_size; }
 int coll_device(void) { return coll_world.device; }
+int coll_hosts(void) { return coll_world.initialised ? coll_world.hosts : -1; }
+int coll_hierarchical(void) { return coll_world.initialised && coll_world.hier; }
+int coll_compressed(void) { return coll_world.initialised && coll_world.compress; }
 
 static double thread_cpu(pthread_t t)
 {

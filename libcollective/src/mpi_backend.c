@@ -1,10 +1,10 @@
 /* coll_mpi_backend (backend.h): host-memory collectives over MPI (coll_world.data), called from the progress
  * thread only (or the caller's thread in a process without MPI, where each is a local copy or nothing).
  *
- * Every collective is nonblocking, completed by wait_all() without spinning. A float32 allreduce is our own
- * reduce-scatter + allgather over point-to-point messages (split_allreduce_f32): each rank sums its 1/n of
- * the elements, adding the ranks' values of an element in rank order 0, 1, ..., n-1, divides them there for
- * COLL_AVERAGE, and sends the result to the others. An element's result thus depends only on the ranks'
+ * Every collective is nonblocking, completed by coll_mpi_wait() without spinning. A float32 allreduce is our
+ * own reduce-scatter + allgather over point-to-point messages (split_f32; split_f16 with COLL_COMPRESS=fp16):
+ * each rank sums its 1/n of the elements, adding the ranks' values of an element in rank order 0, 1, ..., n-1,
+ * divides them there for COLL_AVERAGE, and sends the result to the others. An element's result thus depends only on the ranks'
  * values of that element, never on the message size, so a fused buffer and the same tensor alone agree to
  * the bit (with two ranks a+b is exact in any order, and equal to what MPI_Allreduce gives). Why not
  * MPI_Iallreduce: with more than two ranks its order of addition depends on the message size (ring chunks,
@@ -17,6 +17,7 @@
 
 #include "clock.h"
 #include "errors.h"
+#include "half.h"
 #include "reduce.h"
 #include "world.h"
 
@@ -48,7 +49,7 @@ static MPI_Datatype mpi_type(enum coll_dtype dtype)
  * Open MPI's blocking collectives poll the shared-memory queues flat out while a peer is late, on the core that
  * this rank's compute thread needs (20-27% of it in top at 2 ranks x 1 thread). Testing and napping
  * (coll_nap) costs a few wake-ups per collective instead. */
-static int wait_all(int n, MPI_Request *reqs, const char *call, char *err)
+int coll_mpi_wait(int n, MPI_Request *reqs, const char *call, char *err)
 {
     double nap = 0;
     for (;;) {
@@ -68,7 +69,7 @@ static int wait_all(int n, MPI_Request *reqs, const char *call, char *err)
 
 static int finish(int rc, MPI_Request *req, const char *call, char *err)
 {
-    return rc != MPI_SUCCESS ? coll_mpi_error(err, call, rc) : wait_all(1, req, call, err);
+    return rc != MPI_SUCCESS ? coll_mpi_error(err, call, rc) : coll_mpi_wait(1, req, call, err);
 }
 
 static int scratch_reserve(size_t bytes, char *err)
@@ -104,68 +105,150 @@ static void divide(void *buf, size_t count, enum coll_dtype dtype, int n)
     }
 }
 
-/* Starts a nonblocking send (or receive) of n floats with `peer` on coll_world.data; n == 0 posts nothing. */
-static int post(int is_send, float *buf, int n, int peer, MPI_Request *reqs, int *nreq, char *err)
+/* Starts a nonblocking send (or receive) of n elements of `type` with `peer` on comm; n == 0 posts nothing. */
+static int post(int is_send, void *buf, int n, MPI_Datatype type, int peer, MPI_Comm comm, MPI_Request *reqs,
+                int *nreq, char *err)
 {
     if (!n)
         return COLL_OK;
-    int rc = is_send ? MPI_Isend(buf, n, MPI_FLOAT, peer, 0, coll_world.data, &reqs[*nreq])
-                     : MPI_Irecv(buf, n, MPI_FLOAT, peer, 0, coll_world.data, &reqs[*nreq]);
+    int rc = is_send ? MPI_Isend(buf, n, type, peer, 0, comm, &reqs[*nreq])
+                     : MPI_Irecv(buf, n, type, peer, 0, comm, &reqs[*nreq]);
     if (rc != MPI_SUCCESS)
         return coll_mpi_error(err, is_send ? "MPI_Isend (allreduce)" : "MPI_Irecv (allreduce)", rc);
     (*nreq)++;
     return COLL_OK;
 }
 
-/* Rank-ordered float32 allreduce of count (<= MPI_PIECE) elements, see the top of the file: a reduce-scatter
- * and an allgather, each of point-to-point messages straight between the ranks' buffers and a kept scratch. */
-static int split_allreduce_f32(const float *send, float *recv, size_t count, enum coll_op op, char *err)
+/* The split of count elements over n ranks: rank j owns [displs[j], displs[j] + counts[j]). */
+struct split {
+    int n, me, *counts, *displs;
+    MPI_Request *reqs;
+    const float **part;
+};
+
+static int split_new(struct split *sp, MPI_Comm comm, size_t count, char *err)
 {
-    const int n = coll_world.size, me = coll_world.rank;
-    int rc = COLL_OK, nreq = 0;
-    int *counts = malloc(2 * (size_t)n * sizeof(int));
-    MPI_Request *reqs = malloc(2 * (size_t)n * sizeof *reqs);
-    const float **part = malloc((size_t)n * sizeof *part);
-    if (!counts || !reqs || !part) {
+    MPI_Comm_rank(comm, &sp->me);
+    MPI_Comm_size(comm, &sp->n);
+    const int n = sp->n;
+    sp->counts = malloc(2 * (size_t)n * sizeof(int));
+    sp->reqs = malloc(2 * (size_t)n * sizeof *sp->reqs);
+    sp->part = malloc((size_t)n * sizeof *sp->part);
+    if (!sp->counts || !sp->reqs || !sp->part) {
         snprintf(err, COLL_ERRLEN, "libcollective: no memory for %d-rank allreduce tables", n);
-        rc = COLL_ERR_NOMEM;
-        goto out;
+        return COLL_ERR_NOMEM;
     }
-    int *displs = counts + n;
+    sp->displs = sp->counts + n;
     for (int j = 0; j < n; j++) {
-        displs[j] = (int)(count * (size_t)j / (size_t)n);
-        counts[j] = (int)(count * (size_t)(j + 1) / (size_t)n) - displs[j];
+        sp->displs[j] = (int)(count * (size_t)j / (size_t)n);
+        sp->counts[j] = (int)(count * (size_t)(j + 1) / (size_t)n) - sp->displs[j];
     }
-    const size_t mine = (size_t)counts[me];
+    return COLL_OK;
+}
+
+static void split_free(struct split *sp)
+{
+    free(sp->part);
+    free(sp->reqs);
+    free(sp->counts);
+}
+
+/* Rank-ordered float32 allreduce of count (<= MPI_PIECE) elements on comm, see the top of the file: a
+ * reduce-scatter and an allgather, each of point-to-point messages straight between the ranks' buffers
+ * and a kept scratch. */
+static int split_f32(MPI_Comm comm, const float *send, float *recv, size_t count, float divide, char *err)
+{
+    struct split sp = {0};
+    int rc = split_new(&sp, comm, count, err), nreq = 0;
+    if (rc)
+        goto out;
+    const int n = sp.n, me = sp.me;
+    const size_t mine = (size_t)sp.counts[me];
     if ((rc = scratch_reserve(mine * (size_t)n * sizeof(float), err)))
         goto out;
     /* Reduce-scatter: chunk j of this rank's data goes to rank j; chunk `me` of every rank comes here. */
     for (int i = 0; i < n && !rc; i++) {
-        part[i] = i == me ? send + displs[me] : (const float *)scratch + (size_t)i * mine;
-        if (i != me && !(rc = post(0, (float *)part[i], (int)mine, i, reqs, &nreq, err)))
-            rc = post(1, (float *)(send + displs[i]), counts[i], i, reqs, &nreq, err);
+        sp.part[i] = i == me ? send + sp.displs[me] : (const float *)scratch + (size_t)i * mine;
+        if (i != me && !(rc = post(0, (float *)sp.part[i], (int)mine, MPI_FLOAT, i, comm, sp.reqs, &nreq, err)))
+            rc = post(1, (float *)(send + sp.displs[i]), sp.counts[i], MPI_FLOAT, i, comm, sp.reqs, &nreq, err);
     }
-    if (rc || (rc = wait_all(nreq, reqs, "MPI_Isend/MPI_Irecv (allreduce)", err)))
+    if (rc || (rc = coll_mpi_wait(nreq, sp.reqs, "MPI_Isend/MPI_Irecv (allreduce)", err)))
         goto out;
-    float *own = recv + displs[me];
-    if (mine && me >= 2 && part[me] == own) { /* in place: coll_sum_f32 overwrites own before it adds part[me] */
-        part[me] = (const float *)scratch + (size_t)me * mine;
-        memcpy((float *)part[me], own, mine * sizeof(float));
+    float *own = recv + sp.displs[me];
+    if (mine && me >= 2 && sp.part[me] == own) { /* in place: coll_sum_f32 overwrites own before it adds part[me] */
+        sp.part[me] = (const float *)scratch + (size_t)me * mine;
+        memcpy((float *)sp.part[me], own, mine * sizeof(float));
     }
-    coll_sum_f32(own, part, n, mine, op == COLL_AVERAGE ? (float)n : 0.0f);
+    coll_sum_f32(own, sp.part, n, mine, divide);
     /* Allgather: the reduced chunk to every rank, theirs into recv (the sends above are complete, so an
      * in-place recv may now be written). */
     nreq = 0;
     for (int i = 0; i < n && !rc; i++)
-        if (i != me && !(rc = post(0, recv + displs[i], counts[i], i, reqs, &nreq, err)))
-            rc = post(1, own, (int)mine, i, reqs, &nreq, err);
+        if (i != me && !(rc = post(0, recv + sp.displs[i], sp.counts[i], MPI_FLOAT, i, comm, sp.reqs, &nreq, err)))
+            rc = post(1, own, (int)mine, MPI_FLOAT, i, comm, sp.reqs, &nreq, err);
     if (!rc)
-        rc = wait_all(nreq, reqs, "MPI_Isend/MPI_Irecv (allreduce)", err);
+        rc = coll_mpi_wait(nreq, sp.reqs, "MPI_Isend/MPI_Irecv (allreduce)", err);
 out:
-    free(part);
-    free(reqs);
-    free(counts);
+    split_free(&sp);
     return rc;
+}
+
+/* split_f32 with float16 on the wire (COLL_COMPRESS=fp16, hier.h): every rank's values rounded to float16
+ * (its own chunk too, so that an element's result does not depend on which rank owns it, and fused equals
+ * one by one), summed in float32 in rank order, divided, rounded to float16 once more and sent back so. The
+ * scratch holds the float32 parts, then this rank's whole buffer and the received chunks as float16. */
+static int split_f16(MPI_Comm comm, const float *send, float *recv, size_t count, float divide, char *err)
+{
+    struct split sp = {0};
+    int rc = split_new(&sp, comm, count, err), nreq = 0;
+    if (rc)
+        goto out;
+    const int n = sp.n, me = sp.me;
+    const size_t mine = (size_t)sp.counts[me];
+    if ((rc = scratch_reserve(mine * (size_t)n * (sizeof(float) + sizeof(uint16_t)) + count * sizeof(uint16_t),
+                              err)))
+        goto out;
+    float *f32 = scratch;
+    uint16_t *all16 = (uint16_t *)(f32 + mine * (size_t)n), *in16 = all16 + count;
+    coll_f32_to_f16(all16, send, count);
+    for (int i = 0; i < n && !rc; i++) {
+        sp.part[i] = f32 + (size_t)i * mine;
+        if (i != me && !(rc = post(0, in16 + (size_t)i * mine, (int)mine, MPI_UINT16_T, i, comm, sp.reqs, &nreq, err)))
+            rc = post(1, all16 + sp.displs[i], sp.counts[i], MPI_UINT16_T, i, comm, sp.reqs, &nreq, err);
+    }
+    if (rc || (rc = coll_mpi_wait(nreq, sp.reqs, "MPI_Isend/MPI_Irecv (allreduce)", err)))
+        goto out;
+    for (int i = 0; i < n; i++)
+        coll_f16_to_f32((float *)sp.part[i], i == me ? all16 + sp.displs[me] : in16 + (size_t)i * mine, mine);
+    float *own = recv + sp.displs[me];
+    coll_sum_f32(own, sp.part, n, mine, divide);
+    coll_f32_to_f16(all16 + sp.displs[me], own, mine); /* its sends are complete */
+    coll_f16_to_f32(own, all16 + sp.displs[me], mine);
+    nreq = 0;
+    for (int i = 0; i < n && !rc; i++)
+        if (i != me &&
+            !(rc = post(0, all16 + sp.displs[i], sp.counts[i], MPI_UINT16_T, i, comm, sp.reqs, &nreq, err)))
+            rc = post(1, all16 + sp.displs[me], (int)mine, MPI_UINT16_T, i, comm, sp.reqs, &nreq, err);
+    if (!rc)
+        rc = coll_mpi_wait(nreq, sp.reqs, "MPI_Isend/MPI_Irecv (allreduce)", err);
+    for (int i = 0; i < n && !rc; i++)
+        if (i != me)
+            coll_f16_to_f32(recv + sp.displs[i], all16 + sp.displs[i], (size_t)sp.counts[i]);
+out:
+    split_free(&sp);
+    return rc;
+}
+
+int coll_mpi_allreduce_f32(MPI_Comm comm, const float *send, float *recv, size_t count, float divide, int fp16,
+                           char *err)
+{
+    for (size_t off = 0; off < count; off += MPI_PIECE) {
+        size_t n = count - off < MPI_PIECE ? count - off : MPI_PIECE;
+        int rc = (fp16 ? split_f16 : split_f32)(comm, send + off, recv + off, n, divide, err);
+        if (rc)
+            return rc;
+    }
+    return COLL_OK;
 }
 
 static int allreduce(const void *send, void *recv, size_t count, enum coll_dtype dtype, enum coll_op op, char *err)
@@ -182,7 +265,9 @@ static int allreduce(const void *send, void *recv, size_t count, enum coll_dtype
         char *r = (char *)recv + off * es;
         int rc;
         if (dtype == COLL_FLOAT32 && coll_world.size > 1) {
-            if ((rc = split_allreduce_f32((const float *)s, (float *)r, n, op, err)))
+            const float divide = op == COLL_AVERAGE ? (float)coll_world.size : 0.0f;
+            if ((rc = (coll_world.compress ? split_f16 : split_f32)(coll_world.data, (const float *)s, (float *)r,
+                                                                     n, divide, err)))
                 return rc;
             continue;
         }

@@ -64,6 +64,7 @@ struct coll_shm_region {
     size_t map_bytes;  /* header + data, whole pages; shared regions only */
     char **map;        /* map[r]: rank r's object as mapped here (header first); NULL for private memory */
     const float **part; /* coll_shm_allreduce's scratch: one pointer per rank */
+    unsigned char *peers; /* which ranks map each other's objects (coll_shm_host_region); NULL: all */
 };
 
 static struct coll_shm_region *regions;
@@ -72,10 +73,13 @@ static int64_t next_id;
 static char *data_of(const struct coll_shm_region *g, int r) { return g->map[r] + HEAD_BYTES; }
 static struct shm_head *head_of(const struct coll_shm_region *g, int r) { return (struct shm_head *)g->map[r]; }
 
-/* id -1 is coll_shm_block's control block. */
+/* id -1 is coll_shm_block's control block, -2 coll_shm_host_region's. */
 static void object_name(char *buf, size_t len, const int64_t *stem, int64_t id, int rank)
 {
-    if (id < 0)
+    if (id == -2)
+        snprintf(buf, len, "/libcollective.%lld.%llx.host.%d", (long long)stem[0], (unsigned long long)stem[1],
+                 rank);
+    else if (id < 0)
         snprintf(buf, len, "/libcollective.%lld.%llx.ctl.%d", (long long)stem[0], (unsigned long long)stem[1],
                  rank);
     else
@@ -125,6 +129,7 @@ static void region_free(struct coll_shm_region *g)
         free(g->data);
     free(g->map);
     free(g->part);
+    free(g->peers);
     free(g);
 }
 
@@ -152,7 +157,7 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
 
 /* This host's key: COLL_HOST_ID when set, else the host name and the boot id, which tells apart machines
  * (containers) that share a name; without a readable boot id the name alone, as NCCL does. */
-static uint64_t host_key(void)
+uint64_t coll_shm_host_key(void)
 {
     const uint64_t basis = 0xcbf29ce484222325ULL;
     if (*coll_world.env.host_id)
@@ -183,7 +188,7 @@ int coll_shm_share(struct coll_shm_region *g, const int64_t *stem, const char *w
         bad = map_object(g, stem, me, why, sizeof why) != 0;
     int total = failures_everywhere(bad); /* every rank has created its object, or some could not */
     for (int r = 0; total == 0 && r < n; r++)
-        if (r != me && (bad = map_object(g, stem, r, why, sizeof why) != 0))
+        if (r != me && (!g->peers || g->peers[r]) && (bad = map_object(g, stem, r, why, sizeof why) != 0))
             break;
     if (total == 0)
         total = failures_everywhere(bad); /* every rank has mapped every object */
@@ -198,8 +203,9 @@ int coll_shm_share(struct coll_shm_region *g, const int64_t *stem, const char *w
     }
     if (bad)
         fprintf(stderr, "libcollective: rank %d: no node-shared memory for %s (%s); %s\n", me, what, why,
-                g->id < 0 ? "the ranks of this host coordinate and reduce through MPI"
-                          : "its allreduces go through MPI");
+                g->id == -1   ? "the ranks of this host coordinate and reduce through MPI"
+                : g->id == -2 ? "every rank reduces across hosts through MPI alone"
+                              : "its allreduces go through MPI");
     if (g->map)
         unmap_all(g);
     free(g->map);
@@ -217,7 +223,8 @@ int coll_shm_block(size_t bytes, struct coll_shm_region **out)
     /* Every rank takes part, COLL_SHM=0 or not, so that one rank's setting cannot leave the others in
      * this allgather: the block is shared only when every rank has rank 0's key and none said 0. */
     enum { WORDS = 4 };
-    int64_t mine[WORDS] = {(int64_t)getpid(), (int64_t)(coll_now() * 1e9), (int64_t)host_key(), coll_world.env.shm};
+    int64_t mine[WORDS] = {(int64_t)getpid(), (int64_t)(coll_now() * 1e9), (int64_t)coll_shm_host_key(),
+                             coll_world.env.shm};
     int64_t *all = malloc(WORDS * (size_t)n * sizeof *all);
     struct coll_shm_region *g = calloc(1, sizeof *g);
     if (!all || !g) {
@@ -243,6 +250,28 @@ int coll_shm_block(size_t bytes, struct coll_shm_region **out)
     }
     *out = g;
     return COLL_OK;
+}
+
+int coll_shm_host_region(size_t bytes, const int64_t *stem, const unsigned char *same_host,
+                         struct coll_shm_region **out)
+{
+    const size_t n = (size_t)coll_world.size;
+    struct coll_shm_region *g = calloc(1, sizeof *g);
+    *out = NULL;
+    if (!g || !(g->peers = malloc(n))) {
+        free(g);
+        coll_fail(COLL_ERR_NOMEM, "libcollective: no memory for the hosts' reduction scratch");
+        return -1;
+    }
+    memcpy(g->peers, same_host, n);
+    g->id = -2;
+    g->bytes = bytes;
+    int shared = coll_shm_share(g, stem, "the reduction across hosts", failures_mpi);
+    if (shared <= 0)
+        region_free(g);
+    else
+        *out = g;
+    return shared;
 }
 
 void coll_shm_block_free(struct coll_shm_region *g)

@@ -33,6 +33,13 @@ void *coll_shm_peer(const void *p, int rank); /* rank's copy of p, NULL when p i
  * the progress thread runs. coll_shm_rank_data gives rank r's part of a shared region as mapped here. */
 int coll_shm_block(size_t bytes, struct coll_shm_region **out);
 void coll_shm_block_free(struct coll_shm_region *g);
+/* This host's key: a hash of COLL_HOST_ID when set, else of the host name and boot id. */
+uint64_t coll_shm_host_key(void);
+/* Like the control block, for the ranks r with same_host[r] only (hier.c, at coll_init, collective over all
+ * ranks): 1 mapped (*out), 0 fall back (the failing rank says why), -1 a collective failed. Freed with
+ * coll_shm_block_free. */
+int coll_shm_host_region(size_t bytes, const int64_t *stem, const unsigned char *same_host,
+                         struct coll_shm_region **out);
 void *coll_shm_rank_data(const struct coll_shm_region *g, int r);
 
 /* How the reduction waits for the other ranks: the control block's bells (hostctl.h). ring_peers rings

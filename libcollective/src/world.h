@@ -16,6 +16,10 @@ struct coll_world {
     /* Every rank shares this host and the control block (hostctl.c) is mapped: the ranks coordinate
      * through it instead of MPI messages, and coll_host_alloc() shares memory. */
     int host_shared;
+    /* How the ranks spread over hosts (hier.c): hosts counted by host key (shm.c); hier: float32
+     * allreduces of host memory sum per host in node-shared memory, then across hosts between one leader
+     * per host; compress: those that cross hosts travel as float16 (hosts > 1 and asked for). */
+    int hosts, hier, compress;
     int mpi_owned; /* we called MPI_Init_thread, so we call MPI_Finalize */
     int timeline;  /* COLL_TIMELINE is on (rank 0's setting): every rank records its collectives' phases */
     MPI_Comm data; /* collectives */

@@ -1,6 +1,7 @@
 # Sourced by test_liveness.sh (mpirun) and test_srun.sh (srun on the test cluster): a rank is stopped,
 # killed or diverges, and the whole job must end, every rank with it, within COLL_STALL_ABORT_SEC + 10 s,
-# with a message naming the rank. Needs BIN (mpi-env.sh); the caller exports COLL_STALL_ABORT_SEC.
+# with a message naming the rank. Needs BIN (mpi-env.sh); the caller exports COLL_STALL_ABORT_SEC, and
+# COLL_TEST_TMP where the ranks do not share /tmp (the rank pid files go there).
 
 # Seconds since the epoch, fractional.
 now() { date +%s.%N; }
@@ -54,7 +55,7 @@ job_ends() {
 fault_case() {
     local sig=$1 victim=$2 pattern=$3 dir job i
     shift 3
-    dir=$(mktemp -d /tmp/coll-liveness.XXXXXX)
+    dir=$(mktemp -d "${COLL_TEST_TMP:-/tmp}/coll-liveness.XXXXXX")
     chmod 0777 "$dir"
     echo "== $sig on rank $victim: $*"
     "$@" "$BIN/test_faults" loop "$dir" >"$dir/out" 2>&1 &
@@ -75,7 +76,7 @@ fault_case() {
 # diverge_case LAUNCHER...: the last rank finalizes while rank 0 calls an allreduce.
 diverge_case() {
     local dir job
-    dir=$(mktemp -d /tmp/coll-liveness.XXXXXX)
+    dir=$(mktemp -d "${COLL_TEST_TMP:-/tmp}/coll-liveness.XXXXXX")
     echo "== diverged collectives: $*"
     "$@" "$BIN/test_faults" diverge >"$dir/out" 2>&1 &
     job=$!

@@ -463,8 +463,10 @@ int main(void)
     CHECK(rank >= 0 && rank < size, "rank %d of %d", rank, size);
     int lr = coll_local_rank(), ls = coll_local_size();
     CHECK(lr >= 0 && lr < ls && ls <= size, "local rank %d of %d", lr, ls);
-    if (getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) /* mpirun here starts every rank on this one host */
-        CHECK(ls == size && lr == rank, "under mpirun: local rank %d of %d", lr, ls);
+    const int hosts = getenv("TEST_HOSTS") ? atoi(getenv("TEST_HOSTS")) : 1; /* mpirun-hosts.sh: by slot */
+    if (getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) /* mpirun starts size / hosts ranks on each host */
+        CHECK(ls == size / hosts && lr == rank % ls, "under mpirun on %d host(s): local rank %d of %d", hosts, lr,
+              ls);
     else if (getenv("SLURM_LOCALID"))
         CHECK(lr == atoi(getenv("SLURM_LOCALID")), "under srun: local rank %d, SLURM_LOCALID %s", lr,
               getenv("SLURM_LOCALID"));

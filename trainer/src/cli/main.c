@@ -52,6 +52,9 @@ static const char usage[] =
     "  --limit-train N     use the first N training images\n"
     "  --limit-test N      use the first N test images\n"
     "  --shard             split the training set across processes (default: each walks all of it)\n"
+    "  --compress none|fp16\n"
+    "                      gradients that cross hosts travel as float16, summed in float32 (Horovod's\n"
+    "                      Compression.fp16; libcollective's COLL_COMPRESS). Default none\n"
     "  --checkpoint-dir D  where checkpoint-{epoch}.h5 go (default ., as the tutorial)\n"
     "  --keep-checkpoints N\n"
     "                      keep only the newest N checkpoint-{epoch}.h5 (0: all, the default; under\n"
@@ -158,25 +161,26 @@ static const struct kernels *choose_device(const struct device_request *r, int *
 /* coll_init for the chosen table. Where the GPU was only the default, not given by the launcher, and
  * libcollective cannot use it (no NCCL plugin, say), every rank fails alike and all fall back to the CPU,
  * saying so. */
-static int init_collectives(struct train_options *o, const struct device_request *r, int *status)
+static int init_collectives(struct train_options *o, const struct device_request *r, int fp16, int *status)
 {
     const int gpu = o->kernels->device;
+    const struct coll_init_opts host = {.compress_fp16 = fp16};
     *status = 1;
-    if (coll_init(&(struct coll_init_opts){.use_device = gpu}) == COLL_OK)
+    if (coll_init(&(struct coll_init_opts){.use_device = gpu, .compress_fp16 = fp16}) == COLL_OK)
         return 0;
     if (gpu && (r->want || r->granted)) {
         gpu_refused(r, coll_last_error());
         *status = EXIT_NO_GPU;
         /* Every rank failed alike (coll_init agrees on device failures): end MPI cleanly, so that the
          * launcher passes on this status instead of reporting ranks that left without finalising. */
-        if (coll_init(NULL) == COLL_OK)
+        if (coll_init(&host) == COLL_OK)
             coll_finalize();
         return -1;
     }
     if (gpu) {
         fprintf(stderr, "cifar-train: warning: computing on the CPU: %s\n", coll_last_error());
         o->kernels = &kernels_cpu;
-        if (coll_init(NULL) == COLL_OK)
+        if (coll_init(&host) == COLL_OK)
             return 0;
     }
     fprintf(stderr, "cifar-train: cannot initialise the collectives: %s\n", coll_last_error());
@@ -236,11 +240,11 @@ static void batchai_defaults(struct train_options *o, char *csv_path, size_t len
 }
 
 /* Returns 0, 1 on a usage error, 2 when --help/--version already answered. */
-static int parse(int argc, char **argv, struct train_options *o, const char **device, int *tf32)
+static int parse(int argc, char **argv, struct train_options *o, const char **device, int *tf32, int *fp16)
 {
     enum { O_DIR = 256, O_DATA, O_DOWNLOAD, O_EPOCHS, O_BATCH, O_LR, O_NOAUG, O_SEED, O_THREADS, O_RESUME,
            O_LTRAIN, O_LTEST, O_SHARD, O_JSON, O_EVERY, O_CKDIR, O_DEVICE, O_TF32, O_NOGRAPH, O_DSTEPS, O_DDIR, O_VERSION,
-           O_HELP, O_KEEP, O_KEEPBEST, O_CSV, O_TB };
+           O_HELP, O_KEEP, O_KEEPBEST, O_CSV, O_TB, O_COMPRESS };
     static const struct option opts[] = {
         {"dir", required_argument, 0, O_DIR},          {"data", required_argument, 0, O_DATA},
         {"download", no_argument, 0, O_DOWNLOAD},      {"epochs", required_argument, 0, O_EPOCHS},
@@ -256,6 +260,7 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         {"help", no_argument, 0, O_HELP},
         {"keep-checkpoints", required_argument, 0, O_KEEP}, {"keep-best", no_argument, 0, O_KEEPBEST},
         {"csv", required_argument, 0, O_CSV},          {"tensorboard", required_argument, 0, O_TB},
+        {"compress", required_argument, 0, O_COMPRESS},
         {"d", required_argument, 0, O_DIR}, /* the tutorial's -d */
         {0, 0, 0, 0},
     };
@@ -274,6 +279,13 @@ static int parse(int argc, char **argv, struct train_options *o, const char **de
         case O_CKDIR: o->checkpoint_dir = optarg; break;
         case O_DEVICE: *device = optarg; break;
         case O_TF32: *tf32 = 1; break;
+        case O_COMPRESS:
+            if (strcmp(optarg, "none") && strcmp(optarg, "fp16")) {
+                fprintf(stderr, "cifar-train: --compress: '%s' is not none or fp16\n", optarg);
+                return 1;
+            }
+            *fp16 = !strcmp(optarg, "fp16");
+            break;
         case O_NOGRAPH: o->graphs = 0; break;
         case O_DDIR: o->dump_dir = optarg; break;
         case O_KEEPBEST: o->keep_best = 1; break;
@@ -337,17 +349,17 @@ int main(int argc, char **argv)
         argv[0] = "cifar-train evaluate";
     }
     struct device_request req = {0};
-    int tf32 = 0, status;
+    int tf32 = 0, fp16 = 0, status;
     char csv_path[4096];
     o.keep_checkpoints = -1; /* not given: batchai_defaults decides */
-    int p = parse(argc, argv, &o, &req.want, &tf32);
+    int p = parse(argc, argv, &o, &req.want, &tf32, &fp16);
     if (p)
         return p == 2 ? 0 : 1;
     req.granted = gpu_grant(req.said, sizeof req.said) > 0;
     batchai_defaults(&o, csv_path, sizeof csv_path);
     if (!evaluate)
         train_catch_signals();
-    if (!(o.kernels = choose_device(&req, &status)) || init_collectives(&o, &req, &status) != 0)
+    if (!(o.kernels = choose_device(&req, &status)) || init_collectives(&o, &req, fp16, &status) != 0)
         return status;
     if (device_open(o.kernels, &req, tf32, &status) != 0) {
         coll_finalize();
