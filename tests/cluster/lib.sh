@@ -65,6 +65,16 @@ LC_OPTS=()
 [ "${BATCHAI_CGROUP:-0}" = 0 ] || LC_OPTS+=(--cgroup)
 echo "slurm: $(slurmctld -V) ($(command -v slurmctld)), plugin $PLUGIN, localcluster ${LC_OPTS[*]}"
 
+# on_host NODE CMD...: CMD (as root) on node NODE's host: there in hosts mode, else here. CTLD_HOST:
+# slurmctld's host as the nodes reach it.
+on_host() {
+    local node=$1
+    shift
+    if [ -n "${BATCHAI_HOSTS_SET:-}" ]; then "$HOSTNET" exec "$BATCHAI_HOSTS_SET" "$node" "$@"; else "$@"; fi
+}
+CTLD_HOST=localhost
+[ -z "${BATCHAI_HOSTS_SET:-}" ] || CTLD_HOST=ctl
+
 # lc_start ARGS...: localcluster start with the chosen Slurm and cgroup setting; ARGS as localcluster's.
 lc_start() { "$LC" start "${LC_OPTS[@]}" "$@"; }
 
