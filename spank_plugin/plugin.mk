@@ -62,6 +62,13 @@ install-spank-plugin: $(SPANK_SO)
 INSTALL_RULES += install-spank-plugin
 .PHONY: install-spank-plugin
 
+# `make bench-start` (outside `make bench`: a cluster of up to 32 separate network hosts, minutes): the
+# start time the plugin adds at N nodes, Batch AI job against a plain one (spank_plugin/bench/bench-start.sh;
+# HOSTS_COUNTS, RUNS override).
+.PHONY: bench-start
+bench-start: $(SPANK_SO) $(BUILD)/bin/batchai-job
+	BUILD=$(BUILD) spank_plugin/bench/bench-start.sh
+
 
 endif
 
