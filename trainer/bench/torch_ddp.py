@@ -18,6 +18,7 @@ done, waiting for the gradient allreduces. DDP's comm hook (the default allreduc
 bucket is handed to gloo; the last bucket is handed over when backward has computed the last gradient,
 and loss.backward() returns once every bucket is reduced.
 
+COMPRESS=fp16: DDP's fp16_compress_hook (gradients cross as float16), the peer of cifar-train --compress fp16.
 ALLREDUCE_ONLY=1: no training; rank 0 prints {"type": "allreduce", "ms": ...}, gloo's allreduce of one
 float tensor of the model's size alone on the link (3 rounds of 5 warm-up and 20 timed, the best round's
 mean, as coll-bench reports libcollective's), which make bench-scaling sets beside the wait."""
@@ -42,13 +43,16 @@ def world():
 
 
 def timed_allreduce(state, bucket):
-    """DDP's default hook, noting when backward hands each bucket over."""
+    """DDP's default hook (COMPRESS=fp16: its fp16_compress_hook), noting when backward hands each bucket
+    over."""
     state["handed"] = time.perf_counter()
+    if os.environ.get("COMPRESS") == "fp16":
+        return default_hooks.fp16_compress_hook(None, bucket)
     return default_hooks.allreduce_hook(None, bucket)
 
 
 def allreduce_alone(rank, nparams):
-    x, best = torch.ones(nparams), float("inf")
+    x, best = torch.ones(nparams, dtype=torch.half if os.environ.get("COMPRESS") == "fp16" else torch.float), float("inf")
     for _ in range(3):
         for _ in range(5):
             dist.all_reduce(x)
@@ -111,6 +115,7 @@ def main():
                 line["wait_seconds"] = round(wait, 4)
             print(json.dumps(line), flush=True)
     if size > 1:
+        dist.barrier()  # no rank tears gloo down while the other still reduces
         dist.destroy_process_group()
 
 
