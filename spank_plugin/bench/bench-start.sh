@@ -2,7 +2,7 @@
 # make bench-start: spank_plugin/bench/start-time.sh at each node count of HOSTS_COUNTS (default 2 8 32),
 # every node a separate network host; then the table: medians of RUNS (default 5) alternating jobs per N,
 # the plugin's added start time and its growth per node.
-set -eu
+set -eu -o pipefail
 cd "$(dirname "$0")/../.."
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) cores; load $(cut -d' ' -f1-3 /proc/loadavg)"
 out=$(mktemp)
