@@ -17,6 +17,6 @@ grep '^start ' "$out" | /usr/bin/python3 -c '
 import sys
 rows = [tuple(map(int, l.split()[1:])) for l in sys.stdin]
 print("%6s %12s %12s %12s %14s" % ("nodes", "batchai ms", "plain ms", "added ms", "added/node ms"))
-for n, a, b in rows:
+for n, a, b in sorted(rows):
     print("%6d %12d %12d %12d %14.1f" % (n, a, b, a - b, (a - b) / n))
 print("submission to the last task of the main step started, medians; added = batchai - plain")'
