@@ -146,7 +146,7 @@ run() {
         rm -f "$work/log.json"
         cmd=("$bin" --device cpu --threads $threads --data "$data" --epochs "$EPOCHS" --limit-test 64 --log-every 0
              --log-json "$work/log.json" --dir "$work/run" --checkpoint-dir "$work/run")
-        [ $compress = none ] || cmd+=(--compress $compress)
+        [ "$compress" = none ] || cmd+=(--compress "$compress")
     else
         cmd=(/usr/bin/python3 "$TOP/trainer/bench/torch_ddp.py" "$data" $threads "$EPOCHS")
     fi
