@@ -115,8 +115,11 @@ def main():
                 line["wait_seconds"] = round(wait, 4)
             print(json.dumps(line), flush=True)
     if size > 1:
-        dist.barrier()  # no rank tears gloo down while the other still reduces
-        dist.destroy_process_group()
+        # Every rank is done before any leaves; then out without tearing gloo down: across hosts, a rank
+        # whose peer had already gone was seen spinning in the teardown for minutes (torch 1.13).
+        dist.barrier()
+        sys.stdout.flush()
+        os._exit(0)
 
 
 if __name__ == "__main__":
