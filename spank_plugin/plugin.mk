@@ -63,6 +63,13 @@ install-spank-plugin: $(SPANK_SO)
 INSTALL_RULES += install-spank-plugin
 .PHONY: install-spank-plugin
 
+# `make bench-start` (outside `make bench`: a cluster of up to 32 separate network hosts, minutes): the
+# start time the plugin adds at N nodes, Batch AI job against a plain one (spank_plugin/bench/bench-start.sh;
+# HOSTS_COUNTS, RUNS override).
+.PHONY: bench-start
+bench-start: $(SPANK_SO) $(BUILD)/bin/batchai-job
+	BUILD=$(BUILD) spank_plugin/bench/bench-start.sh
+
 else
 NOT_BUILT += spank_batchai.so
 not_built_why_spank_batchai.so := it needs $(strip $(if $(HAVE_SLURM),,$(dep_name_slurm) (libslurm-dev)) $(BATCHAI_JOB_MISSING))

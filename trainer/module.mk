@@ -108,8 +108,15 @@ bench-accuracy: $(BUILD)/bin/cifar-train
 	BUILD=$(BUILD) trainer/bench/accuracy-bench.sh
 
 # `make bench-scaling`: cifar-train against PyTorch DDP (gloo) in 1 process (1 and 2 threads), 2 processes
-# on this host and 2 ranks across the local 2-node Slurm cluster, step only and end to end, with
+# on this host, 2 ranks across the local 2-node Slurm cluster and 2 hosts x 1 rank over shaped hostnet links
+# (with and without fp16), step only and end to end, with
 # efficiency and where the step time went (trainer/bench/bench-scaling.sh; ROUNDS overrides).
 .PHONY: bench-scaling
 bench-scaling: $(BUILD)/bin/cifar-train
 	BUILD=$(BUILD) trainer/bench/bench-scaling.sh
+
+# `make scaling-model`: docs/scaling-model.md's tables, the model fitted to bench-scaling's 2-host rows
+# (trainer/bench/scaling_model.py; python3, no dependencies, nothing measured).
+.PHONY: scaling-model
+scaling-model:
+	python3 trainer/bench/scaling_model.py

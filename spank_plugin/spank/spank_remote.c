@@ -50,7 +50,9 @@ int bai_remote_init(spank_t sp, int ac, char **av)
  * job's user. Every open is O_NONBLOCK and O_NOFOLLOW in a tree only root can write: nothing here can stall on
  * a FIFO or be led elsewhere, and the task never reads the user's path, which could stop answering for good
  * after the prolog's read (a process stuck in the kernel's wait for it could never leave the step). */
-#define SEEN_NODES 8 /* nodes that share a host and a job_root; one on a real cluster */
+/* Nodes that share a host and a job_root (one on a real cluster; every node of a local test cluster, whose
+ * hosts share the machine's /var/lib): a node beyond the bound finds no verdict of its own and fails closed. */
+#define SEEN_NODES 64
 struct seen_node {
     char node[128];
     int failed;               /* 1: a marker with `reason`; -1: something else is there (reason says) */

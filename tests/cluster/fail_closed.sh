@@ -33,10 +33,10 @@ n2_start() {
     port=$(sed -n 's/^SlurmctldPort=//p' "$CL/slurm.conf")
     rm -rf "$CL/spool/n2/conf-cache"
     # shellcheck disable=SC2016
-    unshare -m --propagation private /bin/sh -c 'set -e; mount -t tmpfs -o size=1m,mode=0755 none /run
+    on_host n2 unshare -m --propagation private /bin/sh -c 'set -e; mount -t tmpfs -o size=1m,mode=0755 none /run
         mkdir /run/munge; ln -s "$1" /run/munge/munge.socket.2
         if [ -n "$2" ]; then mount -t tmpfs -o size=1m,mode=0755 none "$2"; fi
-        shift 2; exec "$@"' n2-start "$CL/munge/munge.socket" "$1" slurmd -N n2 --conf-server "localhost:$port" ||
+        shift 2; exec "$@"' n2-start "$CL/munge/munge.socket" "$1" slurmd -N n2 --conf-server "$CTLD_HOST:$port" ||
         fail "slurmd -N n2 --conf-server did not start"
     for ((i = 0; i < 300; i++)); do
         s=$(sinfo -h -n n2 -o %T 2>/dev/null || true)

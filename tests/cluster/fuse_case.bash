@@ -10,7 +10,7 @@ fuse_stop() {
     if [ -n "$FUSE_PID" ]; then
         kill "$FUSE_PID" 2>/dev/null || true
         wait "$FUSE_PID" 2>/dev/null || true
-        umount "$WORK/f" 2>/dev/null || umount -l "$WORK/f" 2>/dev/null || true
+        on_host n1 umount "$WORK/f" 2>/dev/null || on_host n1 umount -l "$WORK/f" 2>/dev/null || true
     fi
 }
 # On any exit: the file system first (nothing can be removed under it), then the cluster, with the status.
@@ -26,6 +26,8 @@ trap fuse_then_cluster_stop EXIT
 # bytes to the first open when CONTENT=first), release it and wait for its end, all while the FUSE server
 # still holds its readers stuck. Sets ID, ST (its state), TOOK (seconds) and ERR (its stderr.txt). The file
 # has a secret: such a file travels without its bytes (no snapshot), so the prolog reads it from its path.
+# The job runs on n1, and the file system is mounted there (in hosts mode n1 has a mount namespace of its
+# own, which a mount made here would not reach).
 fuse_job() {
     local content=$1 start
     fuse_stop
@@ -36,13 +38,17 @@ fuse_job() {
   "customToolkitSettings": {"commandLine": "echo main-ran"}, "secrets": [{"name": "TOKEN", "value": "tok"}]}}
 JSON
     cp "$WORK/f/job.json" "$CL/content.json"
-    ID=$(submit --batchai-job=f/job.json --hold)
+    ID=$(submit --batchai-job=f/job.json --hold --nodelist=n1)
     : >"$CL/fuse.out"
-    "$FUSE" "$WORK/f" "$TEST_UID" "$(id -g "$TEST_USER")" ${content:+"$CL/content.json"} >"$CL/fuse.out" 2>&1 &
+    # Not through on_host, a function: FUSE_PID must be the server's own pid (hostnet execs it).
+    local on_n1=()
+    [ -z "${BATCHAI_HOSTS_SET:-}" ] || on_n1=("$HOSTNET" exec "$BATCHAI_HOSTS_SET" n1)
+    "${on_n1[@]}" "$FUSE" "$WORK/f" "$TEST_UID" "$(id -g "$TEST_USER")" ${content:+"$CL/content.json"} >"$CL/fuse.out" 2>&1 &
     FUSE_PID=$!
     for i in $(seq 50); do grep -q mounted "$CL/fuse.out" && break; sleep 0.1; done
     grep -q mounted "$CL/fuse.out" || skip "cannot mount a FUSE file system here: $(cat "$CL/fuse.out")"
-    as_user "stat -c %U f/job.json" | grep -q "$TEST_USER" || fail "the FUSE job file is not there"
+    on_host n1 runuser -u "$TEST_USER" -- stat -c %U "$WORK/f/job.json" | grep -q "$TEST_USER" ||
+        fail "the FUSE job file is not there"
     start=$(date +%s)
     scontrol release "$ID"
     ST=$(wait_job "$ID" 120)

@@ -22,7 +22,9 @@ for i in $(seq 300); do
 done
 [ -e "$temp/ready" ] || fail "job $id did not start: $(cat "$(log_dir "$id" e)/stderr.txt" 2>/dev/null)"
 mounted=0
-if mount --bind "$CL/mnt-src" "$temp/m" 2>/dev/null; then mounted=1; fi
+# On the job's node: in hosts mode, a mount made here would not reach the node's epilog.
+node=${temp##*.}
+if on_host "$node" mount --bind "$CL/mnt-src" "$temp/m" 2>/dev/null; then mounted=1; fi
 touch "$WORK/go"
 [ "$(wait_job "$id")" = COMPLETED ] || fail "job $id failed: $(cat "$(log_dir "$id" e)/stderr.txt")"
 assert_nodes_idle
@@ -32,7 +34,7 @@ if [ $mounted = 1 ]; then
     # and said so.
     stale=$(ls -d "$CL/scratch/batchai/.stale-${temp##*/}-"* 2>/dev/null | head -n 1)
     [ -n "$stale" ] && [ -d "$stale/m" ] || fail "what the mount kept was not moved aside: $(ls -a "$CL/scratch/batchai")"
-    umount "$stale/m" || true
+    on_host "$node" umount "$stale/m" || true
     [ ! -e "$temp" ] || fail "the job temp $temp is still there for the next job $id"
     grep -q "could not remove all of $temp; what is left is in $stale" "$CL"/log/slurmd-n*.log ||
         fail "slurmd's log does not say where the leftovers went"

@@ -5,16 +5,18 @@
 # stay idle with no drain reason. Once there is room again, the next job runs.
 . "$(dirname "$0")/lib.sh"
 cluster_start
-mount -t tmpfs -o size=64k,mode=0755,uid=0,gid=0 batchai-full "$CL/jobs" || skip "cannot mount a tmpfs here"
+# The fault is n1's, where the job runs: job_root is node-local (in hosts mode, a mount made here would not
+# reach n1).
+on_host n1 mount -t tmpfs -o size=64k,mode=0755,uid=0,gid=0 batchai-full "$CL/jobs" || skip "cannot mount a tmpfs here"
 unmount_then_stop() {
     local rc=$?
-    umount "$CL/jobs" 2>/dev/null || umount -l "$CL/jobs" 2>/dev/null || true
+    on_host n1 umount "$CL/jobs" 2>/dev/null || on_host n1 umount -l "$CL/jobs" 2>/dev/null || true
     (exit $rc)
     cluster_stop
 }
 trap unmount_then_stop EXIT
-dd if=/dev/zero of="$CL/jobs/fill" bs=4k 2>/dev/null || true
-[ "$(df --output=avail -B1 "$CL/jobs" | tail -n 1)" -eq 0 ] || fail "the tmpfs over job_root is not full"
+on_host n1 dd if=/dev/zero of="$CL/jobs/fill" bs=4k 2>/dev/null || true
+[ "$(on_host n1 df --output=avail -B1 "$CL/jobs" | tail -n 1)" -eq 0 ] || fail "the tmpfs over job_root is not full"
 write_job full.json <<JSON
 {"properties": {"nodeCount": 1, $LOGS_JSON, $MOUNT_JSON, "customToolkitSettings": {"commandLine": "echo main-ran"}}}
 JSON
@@ -28,7 +30,7 @@ assert_grep "job $id on n1: cannot keep the job file in job_root .*No space left
 assert_nodes_idle
 [ -z "$(sinfo -h -R)" ] || fail "a node has a drain reason: $(sinfo -R)"
 # Room again: the same file runs.
-rm -f "$CL/jobs/fill"
+on_host n1 rm -f "$CL/jobs/fill"
 id2=$(submit --batchai-job=full.json)
 st=$(wait_job "$id2")
 [ "$st" = COMPLETED ] || fail "job $id2 ended $st once job_root had room again"

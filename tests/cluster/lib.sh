@@ -7,6 +7,9 @@
 #                        (default: the Slurm on PATH, Debian's)
 #   BATCHAI_PLUGIN=SO    the plugin built against that Slurm (default: $BUILD/lib/spank_batchai.so)
 #   BATCHAI_CGROUP=1     the cluster tracks and confines jobs with proctrack/cgroup and task/cgroup
+#   BATCHAI_HOSTS=1      the nodes are separate network hosts (localcluster --hostnet): the test re-runs
+#                        itself on the submit host ctl of a fresh hostnet set of its own
+#                        (contrib/localcluster/hostnet) and removes the set when it ends, however it ends
 set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
@@ -34,10 +37,43 @@ for p in munged slurmctld slurmd sbatch runuser; do
     command -v "$p" >/dev/null || skip "$p is not installed (contrib/install-deps.sh)"
 done
 [ -f "$PLUGIN" ] || skip "$PLUGIN is not built (it needs Slurm's headers: libslurm-dev${BATCHAI_JOB_MISSING:+, and $BATCHAI_JOB_MISSING})"
+HOSTNET=$TOP/contrib/localcluster/hostnet
+
+# Hosts mode: the program again, as a child on ctl of a set of its own (the nodes n1 and n2 as hosts). This
+# process stays in the machine's namespaces, where the set can be removed whatever happens to the child:
+# it forwards INT and TERM, and removes the set at its exit (a SIGKILLed child leaves nothing).
+if [ "${BATCHAI_HOSTS:-0}" = 1 ] && [ -z "${BATCHAI_HOSTS_SET:-}" ]; then
+    for p in ip nsenter unshare; do command -v "$p" >/dev/null || skip "$p is not installed (hosts mode)"; done
+    "$HOSTNET" gc >/dev/null 2>&1 || true
+    BATCHAI_HOSTS_SET=ct$$
+    "$HOSTNET" up "$BATCHAI_HOSTS_SET" "${BATCHAI_HOSTS_NODES:-2}" >/dev/null || fail "hostnet up failed"
+    trap '"$HOSTNET" down "$BATCHAI_HOSTS_SET"' EXIT
+    export BATCHAI_HOSTS_SET
+    "$HOSTNET" exec "$BATCHAI_HOSTS_SET" ctl "$0" "$@" &
+    hosts_child=$!
+    trap 'kill -TERM "$hosts_child" 2>/dev/null || true' INT TERM
+    hosts_rc=0
+    wait "$hosts_child" || hosts_rc=$?
+    # A forwarded signal interrupts wait (128 + signal): wait again for the child's own status.
+    while kill -0 "$hosts_child" 2>/dev/null; do hosts_rc=0; wait "$hosts_child" || hosts_rc=$?; done
+    exit "$hosts_rc"
+fi
+
 LC_OPTS=()
 [ -z "${SLURM_PREFIX:-}" ] || LC_OPTS+=(--slurm "$SLURM_PREFIX")
+[ -z "${BATCHAI_HOSTS_SET:-}" ] || LC_OPTS+=(--hostnet "$BATCHAI_HOSTS_SET")
 [ "${BATCHAI_CGROUP:-0}" = 0 ] || LC_OPTS+=(--cgroup)
 echo "slurm: $(slurmctld -V) ($(command -v slurmctld)), plugin $PLUGIN, localcluster ${LC_OPTS[*]}"
+
+# on_host NODE CMD...: CMD (as root) on node NODE's host: there in hosts mode, else here. CTLD_HOST:
+# slurmctld's host as the nodes reach it.
+on_host() {
+    local node=$1
+    shift
+    if [ -n "${BATCHAI_HOSTS_SET:-}" ]; then "$HOSTNET" exec "$BATCHAI_HOSTS_SET" "$node" "$@"; else "$@"; fi
+}
+CTLD_HOST=localhost
+[ -z "${BATCHAI_HOSTS_SET:-}" ] || CTLD_HOST=ctl
 
 # lc_start ARGS...: localcluster start with the chosen Slurm and cgroup setting; ARGS as localcluster's.
 lc_start() { "$LC" start "${LC_OPTS[@]}" "$@"; }
