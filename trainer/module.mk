@@ -107,6 +107,12 @@ $(BUILD)/bin/flops-probe: $(call obj-of,trainer/bench/flops_probe.c)
 bench-accuracy: $(BUILD)/bin/cifar-train
 	BUILD=$(BUILD) trainer/bench/accuracy-bench.sh
 
+# `make bench-accuracy-fp16`: the recipe to the end at 2 hosts x 1 rank, gradients across hosts as float32 and as
+# float16, per seed (trainer/bench/accuracy-fp16.sh; root, SEEDS, RATE).
+.PHONY: bench-accuracy-fp16
+bench-accuracy-fp16: $(BUILD)/bin/cifar-train
+	BUILD=$(BUILD) trainer/bench/accuracy-fp16.sh
+
 # `make bench-scaling`: cifar-train against PyTorch DDP (gloo) in 1 process (1 and 2 threads), 2 processes
 # on this host, 2 ranks across the local 2-node Slurm cluster and 2 hosts x 1 rank over shaped hostnet links
 # (with and without fp16), step only and end to end, with
