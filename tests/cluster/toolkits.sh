@@ -24,6 +24,8 @@ install -m 0755 "$HERE"/*.py "$WORK/"
 for l in cntk caffe; do ln -s ../standin.py "$WORK/bin/$l"; done
 ADDR=$(scontrol -o show node n1 | sed -n 's/.* NodeAddr=\([^ ]*\) .*/\1/p')
 [ -n "$ADDR" ] || fail "no NodeAddr for n1"
+ADDR2=$(scontrol -o show node n2 | sed -n 's/.* NodeAddr=\([^ ]*\) .*/\1/p')
+[ -n "$ADDR2" ] || fail "no NodeAddr for n2"
 ENV_JSON='"environmentVariables": [{"name": "REC_DIR", "value": "'"$WORK"'/rec"},
   {"name": "PATH", "value": "'"$WORK/bin:$USER_PATH"'"}, {"name": "OMPI_MCA_btl", "value": "self,tcp"},
   {"name": "PYTHONDONTWRITEBYTECODE", "value": "1"}]'
@@ -42,7 +44,7 @@ JSON
     echo "$logs"
 }
 # check KIND EXPECTATION...: tests/cluster/toolkits/check.py over the records of KIND.
-check() { /usr/bin/python3 "$HERE/check.py" "$WORK/rec" "$ADDR" "$@" || fail "$1: records do not match (above)"; }
+check() { /usr/bin/python3 "$HERE/check.py" "$WORK/rec" "$ADDR,$ADDR2" "$@" || fail "$1: records do not match (above)"; }
 
 # PyTorch, TCP rendezvous with gloo: the official recipe's arguments.
 logs=$(run torch '"pyTorchSettings": {"pythonScriptFilePath": "'"$WORK"'/torch_allreduce.py", "processCount": 2,

@@ -1,9 +1,10 @@
 #!/usr/bin/python3
-"""check.py REC_DIR ADDR KIND MODE [ARGS...]: the records a toolkit job left, against Batch AI's semantics.
+"""check.py REC_DIR ADDR1,ADDR2 KIND MODE [ARGS...]: the records a toolkit job left, against Batch AI's
+semantics; ADDRi is node ni's address (NodeAddr).
   mpi            2 ranks, world 2, allreduce sum 3, rank r on node n<r+1>, AZ_BATCHAI_TASK_INDEX = rank, the
-                 host file (read where rank 0 runs) = ADDR per node
-  tensorflow     1 parameter server and 2 workers: AZ_BATCHAI_PS_HOSTS = ADDR:2222, AZ_BATCHAI_WORKER_HOSTS =
-                 ADDR:2223 twice, each role's task i on node i mod 2 with --task_index=i, no master
+                 host file (read where rank 0 runs) = each node's address
+  tensorflow     1 parameter server and 2 workers: AZ_BATCHAI_PS_HOSTS = ADDR1:2222, AZ_BATCHAI_WORKER_HOSTS =
+                 ADDR1:2223,ADDR2:2223, each role's task i on node i mod 2 with --task_index=i, no master
   single ARGS    one process, task 0, started with exactly ARGS
   each ARGS      2 processes, task i on node n<i+1>, each started with exactly ARGS
 Prints what differs and exits 1."""
@@ -12,7 +13,7 @@ import json
 import os
 import sys
 
-rec_dir, addr, kind, mode, want_args = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
+rec_dir, addrs, kind, mode, want_args = sys.argv[1], sys.argv[2].split(","), sys.argv[3], sys.argv[4], sys.argv[5:]
 recs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(rec_dir, kind + "-*.json")))]
 recs = [r for r in recs if r["kind"] == kind]
 faults = []
@@ -36,7 +37,7 @@ if mode == "mpi":
     for r in recs:
         want(r["size"] == 2 and r["sum"] == 3, "rank %d: size %d sum %d" % (r["rank"], r["size"], r["sum"]))
         if r["rank"] == 0:
-            want(r["hosts"] == [addr, addr], "host file %s, want %s" % (r["hosts"], [addr, addr]))
+            want(r["hosts"] == addrs, "host file %s, want %s" % (r["hosts"], addrs))
     on_nodes(recs, "rank")
 elif mode == "tensorflow":
     role = lambda r: next((a.split("=", 1)[1] for a in r["args"] if a.startswith("--job_name=")), None)
@@ -44,8 +45,8 @@ elif mode == "tensorflow":
     workers = [r for r in recs if role(r) == "worker"]
     want(len(ps) == 1 and len(workers) == 2 and len(recs) == 3, "roles %s" % [role(r) for r in recs])
     for r in recs:
-        want(r["ps_hosts"] == addr + ":2222", "AZ_BATCHAI_PS_HOSTS %s" % r["ps_hosts"])
-        want(r["worker_hosts"] == ",".join([addr + ":2223"] * 2), "AZ_BATCHAI_WORKER_HOSTS %s" % r["worker_hosts"])
+        want(r["ps_hosts"] == addrs[0] + ":2222", "AZ_BATCHAI_PS_HOSTS %s" % r["ps_hosts"])
+        want(r["worker_hosts"] == ",".join(a + ":2223" for a in addrs), "AZ_BATCHAI_WORKER_HOSTS %s" % r["worker_hosts"])
         want("--task_index=%s" % r["index"] in r["args"], "args %s for task index %s" % (r["args"], r["index"]))
         want("--ps_hosts=%s" % r["ps_hosts"] in r["args"], "args %s lack the expanded ps hosts" % r["args"])
     on_nodes(ps, "procid")
