@@ -29,6 +29,13 @@
 /* Largest piece handed to one MPI call: MPI counts are int. */
 #define MPI_PIECE ((size_t)1 << 30)
 
+/* Largest message of the float allreduce's exchanges. Open MPI sends a message over TCP at once only up to
+ * its eager limit (64 KiB with its header); a larger one goes by rendezvous, and the receiver's go-ahead then
+ * waits in the socket the two ranks share, behind the receiver's own outgoing half of the exchange, so that
+ * the two directions of the link are filled one at a time instead of both at once (docs/benchmarks.md,
+ * "Across hosts: the exchange in eager pieces"). MPI's ordering keeps the pieces of a pair matched. */
+#define WIRE_PIECE ((size_t)63 << 10)
+
 static void *scratch;
 static size_t scratch_size;
 
@@ -106,17 +113,30 @@ static void divide(void *buf, size_t count, enum coll_dtype dtype, int n)
     }
 }
 
-/* Starts a nonblocking send (or receive) of n elements of `type` with `peer` on comm; n == 0 posts nothing. */
+/* Pieces of at most WIRE_PIECE bytes that n elements of es bytes travel in. */
+static int wire_pieces(size_t n, size_t es)
+{
+    size_t per = WIRE_PIECE / es;
+    return (int)((n + per - 1) / per);
+}
+
+/* Starts nonblocking sends (or receives) of n elements of `type` with `peer` on comm, in wire_pieces()
+ * messages; n == 0 posts nothing. */
 static int post(int is_send, void *buf, int n, MPI_Datatype type, int peer, MPI_Comm comm, MPI_Request *reqs,
                 int *nreq, char *err)
 {
-    if (!n)
-        return COLL_OK;
-    int rc = is_send ? MPI_Isend(buf, n, type, peer, 0, comm, &reqs[*nreq])
-                     : MPI_Irecv(buf, n, type, peer, 0, comm, &reqs[*nreq]);
-    if (rc != MPI_SUCCESS)
-        return coll_mpi_error(err, is_send ? "MPI_Isend (allreduce)" : "MPI_Irecv (allreduce)", rc);
-    (*nreq)++;
+    int es;
+    MPI_Type_size(type, &es);
+    const int per = (int)(WIRE_PIECE / (size_t)es);
+    for (int off = 0; off < n; off += per) {
+        char *p = (char *)buf + (size_t)off * (size_t)es;
+        int k = n - off < per ? n - off : per;
+        int rc = is_send ? MPI_Isend(p, k, type, peer, 0, comm, &reqs[*nreq])
+                         : MPI_Irecv(p, k, type, peer, 0, comm, &reqs[*nreq]);
+        if (rc != MPI_SUCCESS)
+            return coll_mpi_error(err, is_send ? "MPI_Isend (allreduce)" : "MPI_Irecv (allreduce)", rc);
+        (*nreq)++;
+    }
     return COLL_OK;
 }
 
@@ -133,7 +153,8 @@ static int split_new(struct split *sp, MPI_Comm comm, size_t count, char *err)
     MPI_Comm_size(comm, &sp->n);
     const int n = sp->n;
     sp->counts = malloc(2 * (size_t)n * sizeof(int));
-    sp->reqs = malloc(2 * (size_t)n * sizeof *sp->reqs);
+    /* A send and a receive with every other rank, of at most the largest chunk (float32 at most). */
+    sp->reqs = malloc(2 * (size_t)n * (size_t)wire_pieces(count / (size_t)n + 1, sizeof(float)) * sizeof *sp->reqs);
     sp->part = malloc((size_t)n * sizeof *sp->part);
     if (!sp->counts || !sp->reqs || !sp->part) {
         snprintf(err, COLL_ERRLEN, "libcollective: no memory for %d-rank allreduce tables", n);
