@@ -78,6 +78,16 @@ static int env_compress(int *fp16)
     return COLL_OK;
 }
 
+/* COLL_WIRE_PIECES: auto (or unset), 1 or 0. */
+static int env_wire_pieces(int *pieces)
+{
+    const char *v = getenv("COLL_WIRE_PIECES");
+    *pieces = !v || !*v || !strcmp(v, "auto") ? -1 : !strcmp(v, "1") ? 1 : !strcmp(v, "0") ? 0 : -2;
+    if (*pieces == -2)
+        return coll_fail(COLL_ERR_ARG, "libcollective: COLL_WIRE_PIECES='%s' must be auto, 1 or 0", v);
+    return COLL_OK;
+}
+
 /* COLL_TIMELINE and COLL_TIMELINE_MAX_MB (timeline.h): read on every rank, used on rank 0. */
 static int env_timeline(struct coll_env *env)
 {
@@ -107,7 +117,8 @@ int coll_env_read(struct coll_env *env)
         (rc = env_flag("COLL_CHECK", 1, &env->check)) ||
         (rc = env_flag("COLL_MISMATCH_ABORT", 1, &env->mismatch_abort)) ||
         (rc = env_flag("COLL_SHM", 1, &env->shm)) || (rc = env_flag("COLL_HIERARCHICAL", 1, &env->hierarchical)) ||
-        (rc = env_compress(&env->compress_fp16)) || (rc = env_host_id(env->host_id)) ||
+        (rc = env_compress(&env->compress_fp16)) || (rc = env_wire_pieces(&env->wire_pieces)) ||
+        (rc = env_host_id(env->host_id)) ||
         (rc = env_timeline(env)))
         return rc;
     env->fusion_threshold = (size_t)threshold;

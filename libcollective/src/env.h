@@ -24,6 +24,7 @@ struct coll_env {
     int shm;                 /* COLL_SHM: coll_host_alloc() shares memory between the ranks of one host */
     int hierarchical;        /* COLL_HIERARCHICAL: ranks spread over hosts reduce per host first (hier.c) */
     int compress_fp16;       /* COLL_COMPRESS=fp16: float32 allreduces cross hosts as float16 (hier.h) */
+    int wire_pieces;         /* COLL_WIRE_PIECES: -1 auto (across hosts), 1 always, 0 never (mpi_backend.c) */
     /* COLL_HOST_ID: hashed instead of this host's name and boot id into the host key that decides which
      * ranks share a host (shm.c); "" when unset. */
     char host_id[COLL_HOST_ID_MAX + 1];

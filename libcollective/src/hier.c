@@ -199,7 +199,8 @@ static int piece(const float *send, float *recv, size_t len, float divide, char 
     if ((rc = host_barrier(err)))
         return rc;
     if (h.leaders != MPI_COMM_NULL &&
-        (rc = coll_mpi_allreduce_f32(h.leaders, res, res, len, divide, coll_world.compress, err)))
+        (rc = coll_mpi_allreduce_f32(h.leaders, res, res, len, divide, coll_world.compress,
+                                     coll_world.env.wire_pieces != 0, err)))
         return rc;
     if ((rc = host_barrier(err)))
         return rc;

@@ -29,12 +29,18 @@
 /* Largest piece handed to one MPI call: MPI counts are int. */
 #define MPI_PIECE ((size_t)1 << 30)
 
-/* Largest message of the float allreduce's exchanges. Open MPI sends a message over TCP at once only up to
+/* Across hosts the float allreduce's messages are cut into pieces of at most WIRE_PIECE bytes, at most
+ * WIRE_WINDOW of them in flight per peer and direction. Open MPI sends a message over TCP at once only up to
  * its eager limit (64 KiB with its header); a larger one goes by rendezvous, and the receiver's go-ahead then
  * waits in the socket the two ranks share, behind the receiver's own outgoing half of the exchange, so that
- * the two directions of the link are filled one at a time instead of both at once (docs/benchmarks.md,
- * "Across hosts: the exchange in eager pieces"). MPI's ordering keeps the pieces of a pair matched. */
+ * the two directions of the link fill one at a time instead of both at once (docs/benchmarks.md,
+ * "libcollective across hosts at 1 Gbit/s"). The window bounds what a transport that does use rendezvous for
+ * them may still owe the peer once this rank's requests are complete: the progress thread may then sleep
+ * without calling MPI (idle_locked), and hundreds of owed acknowledgements in Open MPI's shared-memory
+ * transport were seen to hang the peer. Ranks of one host exchange whole messages (COLL_WIRE_PIECES=auto;
+ * 1 and 0 force either way). MPI's ordering keeps the pieces of a pair matched. */
 #define WIRE_PIECE ((size_t)63 << 10)
+#define WIRE_WINDOW 16
 
 static void *scratch;
 static size_t scratch_size;
@@ -113,53 +119,40 @@ static void divide(void *buf, size_t count, enum coll_dtype dtype, int n)
     }
 }
 
-/* Pieces of at most WIRE_PIECE bytes that n elements of es bytes travel in. */
-static int wire_pieces(size_t n, size_t es)
-{
-    size_t per = WIRE_PIECE / es;
-    return (int)((n + per - 1) / per);
-}
+/* The split of count elements over n ranks: rank j owns [displs[j], displs[j] + counts[j]). A phase's
+ * messages are flows, one per other rank and direction, each posted in slots of reqs (owner: the slot's
+ * flow). */
+struct flow {
+    char *buf;
+    int left; /* elements not posted yet */
+    int peer, is_send;
+};
 
-/* Starts nonblocking sends (or receives) of n elements of `type` with `peer` on comm, in wire_pieces()
- * messages; n == 0 posts nothing. */
-static int post(int is_send, void *buf, int n, MPI_Datatype type, int peer, MPI_Comm comm, MPI_Request *reqs,
-                int *nreq, char *err)
-{
-    int es;
-    MPI_Type_size(type, &es);
-    const int per = (int)(WIRE_PIECE / (size_t)es);
-    for (int off = 0; off < n; off += per) {
-        char *p = (char *)buf + (size_t)off * (size_t)es;
-        int k = n - off < per ? n - off : per;
-        int rc = is_send ? MPI_Isend(p, k, type, peer, 0, comm, &reqs[*nreq])
-                         : MPI_Irecv(p, k, type, peer, 0, comm, &reqs[*nreq]);
-        if (rc != MPI_SUCCESS)
-            return coll_mpi_error(err, is_send ? "MPI_Isend (allreduce)" : "MPI_Irecv (allreduce)", rc);
-        (*nreq)++;
-    }
-    return COLL_OK;
-}
-
-/* The split of count elements over n ranks: rank j owns [displs[j], displs[j] + counts[j]). */
 struct split {
     int n, me, *counts, *displs;
+    int pieced, nflows, *owner, *done;
+    struct flow *flows;
     MPI_Request *reqs;
     const float **part;
 };
 
-static int split_new(struct split *sp, MPI_Comm comm, size_t count, char *err)
+static int split_new(struct split *sp, MPI_Comm comm, size_t count, int pieced, char *err)
 {
     MPI_Comm_rank(comm, &sp->me);
     MPI_Comm_size(comm, &sp->n);
     const int n = sp->n;
+    const size_t slots = 2 * (size_t)n * (pieced ? WIRE_WINDOW : 1);
+    sp->pieced = pieced;
     sp->counts = malloc(2 * (size_t)n * sizeof(int));
-    /* A send and a receive with every other rank, of at most the largest chunk (float32 at most). */
-    sp->reqs = malloc(2 * (size_t)n * (size_t)wire_pieces(count / (size_t)n + 1, sizeof(float)) * sizeof *sp->reqs);
+    sp->flows = malloc(2 * (size_t)n * sizeof *sp->flows);
+    sp->reqs = malloc(slots * sizeof *sp->reqs);
+    sp->owner = malloc(2 * slots * sizeof(int));
     sp->part = malloc((size_t)n * sizeof *sp->part);
-    if (!sp->counts || !sp->reqs || !sp->part) {
+    if (!sp->counts || !sp->flows || !sp->reqs || !sp->owner || !sp->part) {
         snprintf(err, COLL_ERRLEN, "libcollective: no memory for %d-rank allreduce tables", n);
         return COLL_ERR_NOMEM;
     }
+    sp->done = sp->owner + slots;
     sp->displs = sp->counts + n;
     for (int j = 0; j < n; j++) {
         sp->displs[j] = (int)(count * (size_t)j / (size_t)n);
@@ -171,17 +164,71 @@ static int split_new(struct split *sp, MPI_Comm comm, size_t count, char *err)
 static void split_free(struct split *sp)
 {
     free(sp->part);
+    free(sp->owner);
     free(sp->reqs);
+    free(sp->flows);
     free(sp->counts);
+}
+
+/* Adds a flow of n elements (none for n == 0) to or from `peer` to the phase. */
+static void flow(struct split *sp, int is_send, const void *buf, int n, int peer)
+{
+    if (n)
+        sp->flows[sp->nflows++] = (struct flow){(char *)buf, n, peer, is_send};
+}
+
+/* Posts flow f's next message (per elements of es bytes at most) in slot k. */
+static int flow_post(struct split *sp, int f, int k, MPI_Comm comm, MPI_Datatype type, int es, int per, char *err)
+{
+    struct flow *fl = &sp->flows[f];
+    const int m = fl->left < per ? fl->left : per;
+    int rc = fl->is_send ? MPI_Isend(fl->buf, m, type, fl->peer, 0, comm, &sp->reqs[k])
+                         : MPI_Irecv(fl->buf, m, type, fl->peer, 0, comm, &sp->reqs[k]);
+    if (rc != MPI_SUCCESS)
+        return coll_mpi_error(err, fl->is_send ? "MPI_Isend (allreduce)" : "MPI_Irecv (allreduce)", rc);
+    fl->buf += (size_t)m * (size_t)es;
+    fl->left -= m;
+    sp->owner[k] = f;
+    return COLL_OK;
+}
+
+/* Runs the phase's flows to their end, each keeping up to its window of messages in flight, without
+ * spinning (as coll_mpi_wait), and empties the list. */
+static int flows_run(struct split *sp, MPI_Comm comm, MPI_Datatype type, char *err)
+{
+    int es, nreq = 0, rc = COLL_OK;
+    MPI_Type_size(type, &es);
+    const int per = sp->pieced ? (int)(WIRE_PIECE / (size_t)es) : INT_MAX;
+    const int window = sp->pieced ? WIRE_WINDOW : 1;
+    for (int f = 0; f < sp->nflows && !rc; f++)
+        for (int w = 0; w < window && sp->flows[f].left && !rc; w++)
+            rc = flow_post(sp, f, nreq++, comm, type, es, per, err);
+    double nap = 0;
+    while (!rc) {
+        int out = 0;
+        for (int look = 0; look < 2 && !out; look++) /* twice: see coll_mpi_wait */
+            if ((rc = MPI_Testsome(nreq, sp->reqs, &out, sp->done, MPI_STATUSES_IGNORE)) != MPI_SUCCESS)
+                return coll_mpi_error(err, "MPI_Isend/MPI_Irecv (allreduce)", rc);
+        if (out == MPI_UNDEFINED) /* every slot empty: the phase is complete */
+            break;
+        if (!out)
+            coll_nap(&nap);
+        for (int i = 0; i < out && !rc; i++)
+            if (sp->flows[sp->owner[sp->done[i]]].left)
+                rc = flow_post(sp, sp->owner[sp->done[i]], sp->done[i], comm, type, es, per, err);
+    }
+    sp->nflows = 0;
+    return rc;
 }
 
 /* Rank-ordered float32 allreduce of count (<= MPI_PIECE) elements on comm, see the top of the file: a
  * reduce-scatter and an allgather, each of point-to-point messages straight between the ranks' buffers
  * and a kept scratch. */
-static int split_f32(MPI_Comm comm, const float *send, float *recv, size_t count, float divide, char *err)
+static int split_f32(MPI_Comm comm, const float *send, float *recv, size_t count, float divide, int pieced,
+                     char *err)
 {
     struct split sp = {0};
-    int rc = split_new(&sp, comm, count, err), nreq = 0;
+    int rc = split_new(&sp, comm, count, pieced, err);
     if (rc)
         goto out;
     const int n = sp.n, me = sp.me;
@@ -189,12 +236,14 @@ static int split_f32(MPI_Comm comm, const float *send, float *recv, size_t count
     if ((rc = scratch_reserve(mine * (size_t)n * sizeof(float), err)))
         goto out;
     /* Reduce-scatter: chunk j of this rank's data goes to rank j; chunk `me` of every rank comes here. */
-    for (int i = 0; i < n && !rc; i++) {
+    for (int i = 0; i < n; i++) {
         sp.part[i] = i == me ? send + sp.displs[me] : (const float *)scratch + (size_t)i * mine;
-        if (i != me && !(rc = post(0, (float *)sp.part[i], (int)mine, MPI_FLOAT, i, comm, sp.reqs, &nreq, err)))
-            rc = post(1, (float *)(send + sp.displs[i]), sp.counts[i], MPI_FLOAT, i, comm, sp.reqs, &nreq, err);
+        if (i != me) {
+            flow(&sp, 0, sp.part[i], (int)mine, i);
+            flow(&sp, 1, send + sp.displs[i], sp.counts[i], i);
+        }
     }
-    if (rc || (rc = coll_mpi_wait(nreq, sp.reqs, "MPI_Isend/MPI_Irecv (allreduce)", err)))
+    if ((rc = flows_run(&sp, comm, MPI_FLOAT, err)))
         goto out;
     float *own = recv + sp.displs[me];
     if (mine && me >= 2 && sp.part[me] == own) { /* in place: coll_sum_f32 overwrites own before it adds part[me] */
@@ -204,12 +253,12 @@ static int split_f32(MPI_Comm comm, const float *send, float *recv, size_t count
     coll_sum_f32(own, sp.part, n, mine, divide);
     /* Allgather: the reduced chunk to every rank, theirs into recv (the sends above are complete, so an
      * in-place recv may now be written). */
-    nreq = 0;
-    for (int i = 0; i < n && !rc; i++)
-        if (i != me && !(rc = post(0, recv + sp.displs[i], sp.counts[i], MPI_FLOAT, i, comm, sp.reqs, &nreq, err)))
-            rc = post(1, own, (int)mine, MPI_FLOAT, i, comm, sp.reqs, &nreq, err);
-    if (!rc)
-        rc = coll_mpi_wait(nreq, sp.reqs, "MPI_Isend/MPI_Irecv (allreduce)", err);
+    for (int i = 0; i < n; i++)
+        if (i != me) {
+            flow(&sp, 0, recv + sp.displs[i], sp.counts[i], i);
+            flow(&sp, 1, own, (int)mine, i);
+        }
+    rc = flows_run(&sp, comm, MPI_FLOAT, err);
 out:
     split_free(&sp);
     return rc;
@@ -219,10 +268,11 @@ out:
  * (its own chunk too, so that an element's result does not depend on which rank owns it, and fused equals
  * one by one), summed in float32 in rank order, divided, rounded to float16 once more and sent back so. The
  * scratch holds the float32 parts, then this rank's whole buffer and the received chunks as float16. */
-static int split_f16(MPI_Comm comm, const float *send, float *recv, size_t count, float divide, char *err)
+static int split_f16(MPI_Comm comm, const float *send, float *recv, size_t count, float divide, int pieced,
+                     char *err)
 {
     struct split sp = {0};
-    int rc = split_new(&sp, comm, count, err), nreq = 0;
+    int rc = split_new(&sp, comm, count, pieced, err);
     if (rc)
         goto out;
     const int n = sp.n, me = sp.me;
@@ -233,12 +283,14 @@ static int split_f16(MPI_Comm comm, const float *send, float *recv, size_t count
     float *f32 = scratch;
     uint16_t *all16 = (uint16_t *)(f32 + mine * (size_t)n), *in16 = all16 + count;
     coll_f32_to_f16(all16, send, count);
-    for (int i = 0; i < n && !rc; i++) {
+    for (int i = 0; i < n; i++) {
         sp.part[i] = f32 + (size_t)i * mine;
-        if (i != me && !(rc = post(0, in16 + (size_t)i * mine, (int)mine, MPI_UINT16_T, i, comm, sp.reqs, &nreq, err)))
-            rc = post(1, all16 + sp.displs[i], sp.counts[i], MPI_UINT16_T, i, comm, sp.reqs, &nreq, err);
+        if (i != me) {
+            flow(&sp, 0, in16 + (size_t)i * mine, (int)mine, i);
+            flow(&sp, 1, all16 + sp.displs[i], sp.counts[i], i);
+        }
     }
-    if (rc || (rc = coll_mpi_wait(nreq, sp.reqs, "MPI_Isend/MPI_Irecv (allreduce)", err)))
+    if ((rc = flows_run(&sp, comm, MPI_UINT16_T, err)))
         goto out;
     for (int i = 0; i < n; i++)
         coll_f16_to_f32((float *)sp.part[i], i == me ? all16 + sp.displs[me] : in16 + (size_t)i * mine, mine);
@@ -246,13 +298,12 @@ static int split_f16(MPI_Comm comm, const float *send, float *recv, size_t count
     coll_sum_f32(own, sp.part, n, mine, divide);
     coll_f32_to_f16(all16 + sp.displs[me], own, mine); /* its sends are complete */
     coll_f16_to_f32(own, all16 + sp.displs[me], mine);
-    nreq = 0;
-    for (int i = 0; i < n && !rc; i++)
-        if (i != me &&
-            !(rc = post(0, all16 + sp.displs[i], sp.counts[i], MPI_UINT16_T, i, comm, sp.reqs, &nreq, err)))
-            rc = post(1, all16 + sp.displs[me], (int)mine, MPI_UINT16_T, i, comm, sp.reqs, &nreq, err);
-    if (!rc)
-        rc = coll_mpi_wait(nreq, sp.reqs, "MPI_Isend/MPI_Irecv (allreduce)", err);
+    for (int i = 0; i < n; i++)
+        if (i != me) {
+            flow(&sp, 0, all16 + sp.displs[i], sp.counts[i], i);
+            flow(&sp, 1, all16 + sp.displs[me], (int)mine, i);
+        }
+    rc = flows_run(&sp, comm, MPI_UINT16_T, err);
     for (int i = 0; i < n && !rc; i++)
         if (i != me)
             coll_f16_to_f32(recv + sp.displs[i], all16 + sp.displs[i], (size_t)sp.counts[i]);
@@ -262,11 +313,11 @@ out:
 }
 
 int coll_mpi_allreduce_f32(MPI_Comm comm, const float *send, float *recv, size_t count, float divide, int fp16,
-                           char *err)
+                           int across_hosts, char *err)
 {
     for (size_t off = 0; off < count; off += MPI_PIECE) {
         size_t n = count - off < MPI_PIECE ? count - off : MPI_PIECE;
-        int rc = (fp16 ? split_f16 : split_f32)(comm, send + off, recv + off, n, divide, err);
+        int rc = (fp16 ? split_f16 : split_f32)(comm, send + off, recv + off, n, divide, across_hosts, err);
         if (rc)
             return rc;
     }
@@ -288,8 +339,12 @@ static int allreduce(const void *send, void *recv, size_t count, enum coll_dtype
         int rc;
         if (dtype == COLL_FLOAT32 && coll_world.size > 1) {
             const float divide = op == COLL_AVERAGE ? (float)coll_world.size : 0.0f;
-            if ((rc = (coll_world.compress ? split_f16 : split_f32)(coll_world.data, (const float *)s, (float *)r,
-                                                                     n, divide, err)))
+            /* pieced where every rank is a host of its own; several on a host go the hierarchical way, or
+             * flat with whole messages */
+            const int wire = coll_world.env.wire_pieces;
+            if ((rc = coll_mpi_allreduce_f32(coll_world.data, (const float *)s, (float *)r, n, divide,
+                                             coll_world.compress, wire < 0 ? coll_world.hosts == coll_world.size : wire,
+                                             err)))
                 return rc;
             continue;
         }

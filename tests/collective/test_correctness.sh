@@ -29,6 +29,21 @@ echo "== a different COLL_HOST_ID per rank, 2 ranks on one host: told they are o
 echo "   memory and MPI (the test asserts which), with the same results"
 TEST_SHM_PRIVATE=1 TEST_CTL_PRIVATE=1 "${MPIRUN[@]}" -np 2 sh -c 'COLL_HOST_ID=host-$OMPI_COMM_WORLD_RANK exec "$0"' \
     "$BIN/test_collective"
+echo "== 3 ranks, each told it is a host of its own: the exchanges go in pieces (unequal chunks), same results"
+TEST_SHM_PRIVATE=1 TEST_CTL_PRIVATE=1 "${MPIRUN[@]}" -np 3 sh -c 'COLL_HOST_ID=host-$OMPI_COMM_WORLD_RANK exec "$0"' \
+    "$BIN/test_collective"
+echo "== pieces forced on one host (COLL_WIRE_PIECES=1), 16 to 64 MiB: over shared memory each piece is a"
+echo "   rendezvous whose acknowledgement a rank may still owe when its requests are complete, and its progress"
+echo "   thread then sleeps without calling MPI; without the window of pieces in flight, hundreds owed at once"
+echo "   hung the peer (ended here by the stall abort)"
+out=$(COLL_WIRE_PIECES=1 COLL_STALL_ABORT_SEC=20 "${MPIRUN[@]}" -np 2 "$BUILD/bin/coll-bench" -b 16M -e 64M -n 10 -w 3 \
+    --rounds 1 2>&1) || { echo "$out"; echo "FAIL: pieces on one host"; exit 1; }
+echo "$out"
+awk '$1 ~ /^[0-9]+$/ { rows++; if ($9 != 0 || $13 != 0) bad = 1 } END { exit !(rows == 3 && !bad) }' <<<"$out" ||
+    { echo "FAIL: pieces on one host: not 3 rows, or elements that differ"; exit 1; }
+echo "== COLL_WIRE_PIECES=2 is refused, naming the variable"
+out=$(COLL_WIRE_PIECES=2 "${MPIRUN[@]}" -np 1 "$BIN/test_collective" 2>&1) && { echo "$out"; echo "FAIL: accepted"; exit 1; }
+grep -q "COLL_WIRE_PIECES='2' must be auto, 1 or 0" <<<"$out" || { echo "$out"; echo "FAIL: no message"; exit 1; }
 echo "== the same COLL_HOST_ID on every rank: one host, node-shared"
 COLL_HOST_ID=one-host "${MPIRUN[@]}" -np 2 "$BIN/test_collective"
 echo "== rank 1 cannot have node-shared memory (its /dev/shm a read-only tmpfs): at coll_init, every rank falls"
