@@ -15,13 +15,13 @@ import math
 # make bench-scaling, ROUNDS=3, medians (ms per step; ar: the allreduce alone on the link). Filled from
 # docs/benchmarks.md's table of the run named there.
 S_CIFAR = 1250858 * 4  # bytes of cifar-train's gradients (float32)
-RTT_US = 16.4          # hostnet veth round trip, one byte (hostnet_link.py)
+RTT_US = 63.6          # hostnet veth round trip, one byte (hostnet_link.py, the 10 Gbit/s link of that run)
 MEASURED = {
     # side: {"1p1t": step ms, rate Gbit/s: (comp, wait, ar, comp16, wait16, ar16)}
-    "ours": {"1p1t": 33.53, 1: (23.91, 58.46, 76.15, 25.44, 11.25, 33.48), 10: (27.74, 1.68, 5.87, 26.19, 2.63, 3.11),
-             25: (27.37, 3.21, 4.08, 25.77, 1.79, 3.88)},
-    "torch": {"1p1t": 1e3 * 32 / 906.5, 1: (41.86, 24.34, 41.90, 59.67, 16.84, 20.97),
-              10: (49.28, 12.08, 5.34, 71.89, 22.62, 8.62), 25: (42.69, 7.19, 6.14, 69.11, 22.63, 10.43)},
+    "ours": {"1p1t": 18.74, 1: (23.18, 27.98, 42.13, 24.45, 3.73, 20.91), 10: (22.98, 0.66, 4.15, 24.10, 0.80, 2.08),
+             25: (23.51, 0.71, 2.05, 23.97, 0.82, 1.62)},
+    "torch": {"1p1t": 1e3 * 32 / 1156.2, 1: (35.52, 25.98, 41.89, 45.50, 8.25, 20.95),
+              10: (34.48, 5.09, 6.05, 46.26, 6.57, 8.19), 25: (34.65, 4.65, 5.19, 45.65, 7.33, 8.55)},
 }
 
 # Predictions: one-way latency per ring hop on a data-centre network, and the model of the issue.
