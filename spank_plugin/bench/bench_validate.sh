@@ -9,8 +9,9 @@ BUILD=${BUILD:-build}
 job=${SHARED_DIR:-../shared}/reference/batchai/recipes/tutorial-cifar-horovod.job.json
 "$BUILD/bench/bench_validate" "$job" 2000
 start=$(date +%s%N)
-for _ in $(seq 100); do "$BUILD/bin/batchai-job" validate "$job" >/dev/null; done
-echo "batchai-job validate (whole process, 100 runs): $(( ($(date +%s%N) - start) / 100000 ))0 us per run"
+# --no-host: the tutorial's share and image are not this machine's, and validate answers for this site.
+for _ in $(seq 100); do "$BUILD/bin/batchai-job" --no-host validate "$job" >/dev/null; done
+echo "batchai-job --no-host validate (whole process, 100 runs): $(( ($(date +%s%N) - start) / 100000 ))0 us per run"
 
 if ! command -v hyperfine >/dev/null; then
     echo "hostile files: skipped, hyperfine is not installed (contrib/install-deps.sh bench)"
