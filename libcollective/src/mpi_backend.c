@@ -177,6 +177,28 @@ static void flow(struct split *sp, int is_send, const void *buf, int n, int peer
         sp->flows[sp->nflows++] = (struct flow){(char *)buf, n, peer, is_send};
 }
 
+/* The reduce-scatter's flows (elements of es bytes): rank i's chunk of data goes to rank i, and this rank's
+ * chunk of every other rank's data comes into parts + i x (this rank's count). */
+static void flows_scatter(struct split *sp, const void *data, void *parts, size_t es)
+{
+    const int mine = sp->counts[sp->me];
+    for (int i = 0; i < sp->n; i++)
+        if (i != sp->me) {
+            flow(sp, 0, (char *)parts + (size_t)i * (size_t)mine * es, mine, i);
+            flow(sp, 1, (const char *)data + (size_t)sp->displs[i] * es, sp->counts[i], i);
+        }
+}
+
+/* The allgather's flows: this rank's chunk of data to every other rank, theirs into their places in data. */
+static void flows_gather(struct split *sp, void *data, size_t es)
+{
+    for (int i = 0; i < sp->n; i++)
+        if (i != sp->me) {
+            flow(sp, 0, (char *)data + (size_t)sp->displs[i] * es, sp->counts[i], i);
+            flow(sp, 1, (char *)data + (size_t)sp->displs[sp->me] * es, sp->counts[sp->me], i);
+        }
+}
+
 /* Posts flow f's next message (per elements of es bytes at most) in slot k. */
 static int flow_post(struct split *sp, int f, int k, MPI_Comm comm, MPI_Datatype type, int es, int per, char *err)
 {
@@ -236,13 +258,9 @@ static int split_f32(MPI_Comm comm, const float *send, float *recv, size_t count
     if ((rc = scratch_reserve(mine * (size_t)n * sizeof(float), err)))
         goto out;
     /* Reduce-scatter: chunk j of this rank's data goes to rank j; chunk `me` of every rank comes here. */
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         sp.part[i] = i == me ? send + sp.displs[me] : (const float *)scratch + (size_t)i * mine;
-        if (i != me) {
-            flow(&sp, 0, sp.part[i], (int)mine, i);
-            flow(&sp, 1, send + sp.displs[i], sp.counts[i], i);
-        }
-    }
+    flows_scatter(&sp, send, scratch, sizeof(float));
     if ((rc = flows_run(&sp, comm, MPI_FLOAT, err)))
         goto out;
     float *own = recv + sp.displs[me];
@@ -253,11 +271,7 @@ static int split_f32(MPI_Comm comm, const float *send, float *recv, size_t count
     coll_sum_f32(own, sp.part, n, mine, divide);
     /* Allgather: the reduced chunk to every rank, theirs into recv (the sends above are complete, so an
      * in-place recv may now be written). */
-    for (int i = 0; i < n; i++)
-        if (i != me) {
-            flow(&sp, 0, recv + sp.displs[i], sp.counts[i], i);
-            flow(&sp, 1, own, (int)mine, i);
-        }
+    flows_gather(&sp, recv, sizeof(float));
     rc = flows_run(&sp, comm, MPI_FLOAT, err);
 out:
     split_free(&sp);
@@ -283,13 +297,9 @@ static int split_f16(MPI_Comm comm, const float *send, float *recv, size_t count
     float *f32 = scratch;
     uint16_t *all16 = (uint16_t *)(f32 + mine * (size_t)n), *in16 = all16 + count;
     coll_f32_to_f16(all16, send, count);
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n; i++)
         sp.part[i] = f32 + (size_t)i * mine;
-        if (i != me) {
-            flow(&sp, 0, in16 + (size_t)i * mine, (int)mine, i);
-            flow(&sp, 1, all16 + sp.displs[i], sp.counts[i], i);
-        }
-    }
+    flows_scatter(&sp, all16, in16, sizeof(uint16_t));
     if ((rc = flows_run(&sp, comm, MPI_UINT16_T, err)))
         goto out;
     for (int i = 0; i < n; i++)
@@ -298,11 +308,7 @@ static int split_f16(MPI_Comm comm, const float *send, float *recv, size_t count
     coll_sum_f32(own, sp.part, n, mine, divide);
     coll_f32_to_f16(all16 + sp.displs[me], own, mine); /* its sends are complete */
     coll_f16_to_f32(own, all16 + sp.displs[me], mine);
-    for (int i = 0; i < n; i++)
-        if (i != me) {
-            flow(&sp, 0, all16 + sp.displs[i], sp.counts[i], i);
-            flow(&sp, 1, all16 + sp.displs[me], (int)mine, i);
-        }
+    flows_gather(&sp, all16, sizeof(uint16_t));
     rc = flows_run(&sp, comm, MPI_UINT16_T, err);
     for (int i = 0; i < n && !rc; i++)
         if (i != me)
