@@ -47,16 +47,22 @@ static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, st
 
     if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
-    snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path);
+    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path) >=
+        (int)sizeof op->file) {
+        fprintf(stderr, "%s: the path is too long\n", path);
+        return -1;
+    }
     const char *slash = strrchr(op->file, '/'), *base = slash + 1;
     size_t n = strlen(base);
     if (n > 4 && strcmp(base + n - 4, ".yml") == 0)
         n -= 4;
     else if (n > 5 && strcmp(base + n - 5, ".yaml") == 0)
         n -= 5;
-    snprintf(op->base, sizeof op->base, "%.*s/%.*s", (int)(slash - op->file), op->file, o->name ? (int)strlen(o->name)
-                                                                                               : (int)n,
-             o->name ? o->name : base);
+    if (snprintf(op->base, sizeof op->base, "%.*s/%.*s", (int)(slash - op->file), op->file,
+                 o->name ? (int)strlen(o->name) : (int)n, o->name ? o->name : base) >= (int)sizeof op->base) {
+        fprintf(stderr, "%s: the path is too long\n", path);
+        return -1;
+    }
     if (bai_job_read(path, &text, &len, &d) == 0)
         rc = bai_pipeline_parse(text, len, op->file, o->site, &op->p, &d);
     free(text);
@@ -160,9 +166,11 @@ int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path)
         char *script = bai_render_script(&so.plan);
         printf("# ---- step %s (%s/%s.json), after: ", op.p.steps[i].name, op.base, op.p.steps[i].name);
         print_deps(stdout, &op.p, i, ", ");
-        printf("%s; sbatch --dependency=%s:<their job ids>; the job id 0 in paths is the producer's, known at "
-               "submission\n", op.p.steps[i].n_deps ? "" : "none",
-               op.p.continue_on_step_failure ? "afterany" : "afterok");
+        if (op.p.steps[i].n_deps)
+            printf("; sbatch --dependency=%s:<their job ids>; the job id 0 in paths is the producer's, known at "
+                   "submission\n", op.p.continue_on_step_failure ? "afterany" : "afterok");
+        else
+            printf("none\n");
         fputs(script ? script : "", stdout);
         rc = script ? 0 : 1;
         free(script);
