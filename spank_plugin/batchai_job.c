@@ -37,6 +37,8 @@ static const char usage_text[] =
     "                          validate does and refused when they change the script this site submits;\n"
     "                          --experiment records NAME in the job's Slurm comment (batchai-experiment=NAME);\n"
     "                          `submit FILE --wait --parsable` waits and prints only the job id\n"
+    "                          an Azure ML pipeline: one job per step, after the steps it reads from;\n"
+    "                          status, wait and terminate take its id (its first step's job id)\n"
     "  list [--experiment NAME]\n"
     "                          your Batch AI and Azure ML jobs Slurm still holds, newest first\n"
     "  status JOBID [--json]   the job's Batch AI execution state (queued, running, terminating, succeeded,\n"

@@ -79,7 +79,7 @@ const struct bai_setting bai_setting_table[] = {
       .help = "An Azure ML command job's `environment` reference REF, written as the job writes it "
               "(`environment.azureml:AzureML-acpt-pytorch-2.8-cuda12.6@latest=nvcr.io/nvidia/pytorch:24.05-py3`), "
               "runs in IMAGE under the container runtime, as `environment.image` would; `host` runs it on the "
-              "nodes' own software, without a container. REF may also be an image a job names "
+              "nodes' own software, without a container; REF may also be an image a job names "
               "(`environment.python=host`).\n"
               "A reference that is not mapped is refused by name." },
     { "component.REF", "FILE", BAI_SET_PATH, MAP(components),
