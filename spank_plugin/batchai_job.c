@@ -14,6 +14,7 @@
 #include "load.h"
 #include "monitor.h"
 #include "pipeline_cmd.h"
+#include "sweep_cmd.h"
 #include "plugstack.h"
 #include "render.h"
 #include "slurm_job.h"
@@ -38,7 +39,8 @@ static const char usage_text[] =
     "                          --experiment records NAME in the job's Slurm comment (batchai-experiment=NAME);\n"
     "                          `submit FILE --wait --parsable` waits and prints only the job id\n"
     "                          an Azure ML pipeline: one job per step, after the steps it reads from;\n"
-    "                          status, wait and terminate take its id (its first step's job id)\n"
+    "                          status, wait and terminate take its id (its first step's job id);\n"
+    "                          an Azure ML sweep: one job array of its trials (status names the best)\n"
     "  list [--experiment NAME]\n"
     "                          your Batch AI and Azure ML jobs Slurm still holds, newest first\n"
     "  status JOBID [--json]   the job's Batch AI execution state (queued, running, terminating, succeeded,\n"
@@ -130,6 +132,11 @@ static int cmd_validate(const struct cli *cli, int argc, char **argv)
             bad += bai_pipeline_validate(&po, argv[i]) != 0;
             continue;
         }
+        if (bai_sweep_file(argv[i])) {
+            struct bai_pipeline_opts po = pipeline_opts(cli);
+            bad += bai_sweep_validate(&po, argv[i]) != 0;
+            continue;
+        }
         if (open_job(cli, argv[i], &o) != 0) {
             bad++;
             continue;
@@ -154,6 +161,10 @@ static int cmd_translate(const struct cli *cli, int argc, char **argv)
     if (bai_pipeline_file(argv[0])) {
         struct bai_pipeline_opts po = pipeline_opts(cli);
         return bai_pipeline_translate(&po, argv[0]);
+    }
+    if (bai_sweep_file(argv[0])) {
+        struct bai_pipeline_opts po = pipeline_opts(cli);
+        return bai_sweep_translate(&po, argv[0]);
     }
     if (open_job(cli, argv[0], &o) != 0)
         return 1;
@@ -233,6 +244,10 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
          * them, and sbatch's plugin checks each again with the site's. */
         struct bai_pipeline_opts po = pipeline_opts(cli);
         return bai_pipeline_submit(&po, argv[0], argc - 1, argv + 1);
+    }
+    if (bai_sweep_file(argv[0])) {
+        struct bai_pipeline_opts po = pipeline_opts(cli);
+        return bai_sweep_submit(&po, argv[0], argc - 1, argv + 1);
     }
     if (cli->own_settings) {
         int rc = submit_check(cli, argv[0]);
@@ -368,8 +383,8 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "check-node") == 0)
         rc = bai_check_node_main(n, rest);
     else if ((strcmp(cmd, "status") == 0 || strcmp(cmd, "wait") == 0 || strcmp(cmd, "terminate") == 0) &&
-             (rc = bai_pipeline_control(cmd, n, rest)) >= 0)
-        ; /* the id of a pipeline: all its steps */
+             ((rc = bai_pipeline_control(cmd, n, rest)) >= 0 || (rc = bai_sweep_control(cmd, n, rest)) >= 0))
+        ; /* the id of a pipeline or a sweep: all its jobs */
     else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
              strcmp(cmd, "wait") == 0 || strcmp(cmd, "nodes") == 0)
         rc = bai_monitor_main(cmd, n, rest);

@@ -72,8 +72,7 @@ static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, st
     return rc;
 }
 
-/* The reader of a step: its text, already in memory. */
-static int read_text(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d)
+int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d)
 {
     (void)path;
     *text = strdup(arg);
@@ -96,7 +95,7 @@ static int open_step(const struct bai_pipeline_opts *o, const char *path, const 
         return -1;
     }
     snprintf(file, sizeof file, "%s/%s.json", op->base, s->name);
-    struct bai_job_reader reader = { read_text, text };
+    struct bai_job_reader reader = { bai_text_read, text };
     struct bai_job_source src = { .path = file, .job_file = file, .job_name = s->name, .user_shares = o->shares };
     int rc = bai_job_open(&src, o->site, o->level, &reader, out, &d);
     snprintf(prefix, sizeof prefix, "%s: %s: ", path, s->yaml_path);
@@ -180,8 +179,7 @@ int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path)
     return rc;
 }
 
-/* Write text to path through a temporary file and a rename, so that no reader sees half of it. */
-static int write_file(const char *path, const char *text)
+int bai_write_file_atomic(const char *path, const char *text)
 {
     char tmp[PATH_MAX + 16];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -290,7 +288,7 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
             idp[k] = k < done ? ids[k] : "0";
         snprintf(file, sizeof file, "%s/%s.json", op.base, s->name);
         text = bai_pipeline_step_text(&op.p, i, op.base, idp);
-        if (!text || write_file(file, text) != 0) {
+        if (!text || bai_write_file_atomic(file, text) != 0) {
             fprintf(stderr, "batchai-job submit: %s: %s\n", file, text ? strerror(errno) : "out of memory");
             free(text);
             goto fail;
@@ -347,7 +345,7 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
     }
     char graph[PATH_MAX + 64], *text = graph_text(&op, ids);
     snprintf(graph, sizeof graph, "%s/pipeline-%s.json", op.base, ids[0]);
-    if (!text || write_file(graph, text) != 0) {
+    if (!text || bai_write_file_atomic(graph, text) != 0) {
         fprintf(stderr, "batchai-job submit: %s: %s\n", graph, text ? strerror(errno) : "out of memory");
         free(text);
         goto fail;

@@ -468,16 +468,18 @@ void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
         bai_diag_add(d, "", "out of memory");
         return;
     }
-    if (jv_string(d, root, "type", "", 0, &s) == 1 && strcmp(s, "pipeline") == 0) {
-        /* A graph of jobs: one sbatch submits one job. Nothing else is said, the rest would only mislead. */
-        bai_diag_add(d, "type", "\"pipeline\": a pipeline is several dependent Slurm jobs, which sbatch alone "
-                     "cannot submit: use `batchai-job submit FILE` (validate, translate, status, wait and "
-                     "terminate take it too)");
+    if (jv_string(d, root, "type", "", 0, &s) == 1 && (strcmp(s, "pipeline") == 0 || strcmp(s, "sweep") == 0)) {
+        /* A graph of jobs, or an array: one sbatch submits one job. Nothing else is said, the rest would only
+         * mislead. */
+        bai_diag_add(d, "type", "\"%s\": a %s is several Slurm jobs, which sbatch alone cannot submit: use "
+                     "`batchai-job submit FILE` (validate, translate, status, wait and terminate take it too)", s,
+                     strcmp(s, "sweep") == 0 ? "sweep (its trials a job array)" : "pipeline");
         free(s);
         return;
     }
     if (s && strcmp(s, "command") != 0)
-        bai_diag_add(d, "type", "\"%.40s\": only command jobs and pipelines (`batchai-job submit`) run here", s);
+        bai_diag_add(d, "type", "\"%.40s\": only command jobs, pipelines and sweeps (`batchai-job submit`) run here",
+                     s);
     free(s);
     s = NULL;
     if (!object_with_refusals(d, root, "", top_keys, top_refused))
