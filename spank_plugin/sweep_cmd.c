@@ -205,8 +205,12 @@ int bai_sweep_submit(const struct bai_pipeline_opts *o, const char *path, int ar
     args[k++] = array;
     if (shares)
         args[k++] = shares;
-    if (deadline)
+    if (deadline) {
+        /* The whole sweep's limit: a trial that starts late gets the time left before the deadline (down to
+         * a minute) instead of being removed for a time limit that would pass it. */
         args[k++] = deadline;
+        args[k++] = "--time-min=1";
+    }
     for (int j = 0; j < argc; j++)
         if (strcmp(argv[j], "--parsable") == 0)
             parsable = true;

@@ -12,16 +12,28 @@
 #     under settings.continue_on_step_failure (the last step runs);
 #   - when the third sbatch fails, the two steps already queued are cancelled;
 #   - sbatch --batchai-job=pipeline.yml is refused with the batchai-job submit line.
+# Azure's hello-sweep (unchanged, 4 trials, at most 2 at a time) runs as one job array: at most 2 trials at
+# once and 2 at some time (Slurm's StartTime/EndTime of each task; each trial's python waits 3 s first so
+# that they overlap), each trial got its index's parameters, and status names the trial with the least
+# random_metric, read from each trial's MLflow file store. MLflow is not in Debian: hello-sweep.py logs
+# through tests/cluster/mlflow_filestore, a stand-in that writes MLflow's documented file-store layout.
 . "$(dirname "$0")/lib.sh"
 BASICS=$TOP/../shared/reference/azureml/pipelines/basics
 [ -d "$BASICS" ] || skip_for shared "no $BASICS"
 cluster_start "container_runtime=none cluster.cpu-cluster=debug environment.python=host" \
     "environment.docker.io/python=host" \
-    "environment.azureml://registries/azureml/environments/sklearn-1.5/labels/latest=host"
+    "environment.azureml://registries/azureml/environments/sklearn-1.5/labels/latest=host" \
+    "environment.azureml:AzureML-sklearn-1.5@latest=host"
 install -d -m 0755 "$CL/bin"
 ln -s /usr/bin/python3 "$CL/bin/python"
 install -m 0755 "$BUILD/bin/batchai-job" "$CL/bin/batchai-job" # the user may not reach the build tree
 for p in 3a_basic_pipeline 1a_e2e_local_components 3b_pipeline_with_data; do cp -r "$BASICS/$p" "$WORK/"; done
+cp -r "$BASICS/../../sweeps" "$WORK/"
+cp -r "$TOP/tests/cluster/mlflow_filestore" "$CL/pylib"
+chmod -R a+rX "$CL/pylib"
+install -d -m 0755 "$CL/slowbin"
+printf '#!/bin/sh\nsleep 3\nexec /usr/bin/python3 "$@"\n' >"$CL/slowbin/python"
+chmod 0755 "$CL/slowbin/python"
 chown -R "$TEST_USER:" "$WORK"
 chmod -R u+w "$WORK" # the references are read-only; the logs go beside the pipeline, as a command job's
 bj() { as_user "PATH=$CL/bin:\$PATH batchai-job $*" </dev/null 2>&1; }
@@ -121,5 +133,40 @@ while read -r j; do
     st=$(wait_job "${j%%;*}" 30)
     [ "$st" = CANCELLED ] || fail "job ${j%%;*} of the half-submitted pipeline ended $st, not CANCELLED"
 done <"$WORK/sbatch-ids"
+
+# 5. hello-sweep: 4 trials, at most 2 at a time.
+out=$(as_user "PATH=$CL/slowbin:$CL/bin:\$PATH PYTHONPATH=$CL/pylib batchai-job submit sweeps/hello-sweep.yml" </dev/null 2>&1) ||
+    fail "batchai-job submit hello-sweep.yml: $out"
+sid=$(sed -n 's/^Submitted sweep \([0-9]*\) (4 trials, at most 2 at a time, random sampling, seed [0-9]*)$/\1/p' <<<"$out")
+[ -n "$sid" ] || fail "submit hello-sweep.yml: $out"
+[ "$(job_field "$sid" ArrayTaskThrottle)" = 2 ] || fail "sweep $sid: ArrayTaskThrottle=$(job_field "$sid" ArrayTaskThrottle)"
+out=$(bj "wait $sid --timeout 120") || fail "wait $sid: $out; $(bj "status $sid")"
+json=$(bj "status $sid --json") || fail "status $sid --json: $json"
+declare -a span=()
+for i in 0 1 2 3; do span+=("$(epoch "${sid}_$i" StartTime) $(epoch "${sid}_$i" EndTime)"); done
+/usr/bin/python3 - "$WORK/sweeps/hello-sweep/trial" "$json" "${span[@]}" <<'PY' || fail "sweep $sid: $json"
+import glob, json, sys
+base, o, spans = sys.argv[1], json.loads(sys.argv[2]), [tuple(map(int, s.split())) for s in sys.argv[3:]]
+# At most 2 at once, and 2 at some time (starts and ends to the second: an end at t frees its slot at t).
+most = max(sum(1 for s, e in spans if s <= t < e) for t in range(min(s for s, _ in spans), max(e for _, e in spans)))
+assert most == 2, f"at most {most} trials ran at once: {spans}"
+assert [t["executionState"] for t in o["trials"]] == ["succeeded"] * 4, o["trials"]
+metrics = {}
+for t in o["trials"]:
+    d = f"{base}/{t['jobId']}"
+    out = open(f"{d}/stdouterr/stdout.txt").read()
+    assert f"B: {t['parameters']['B']}\n" in out and t["parameters"]["B"] in ("hello", "world", "hello_world"), (t, out)
+    assert 0.1 <= float(t["parameters"]["C"]) <= 1.0, t
+    files = glob.glob(f"{d}/outputs/mlruns/*/*/metrics/random_metric")
+    assert len(files) == 1, files
+    metrics[t["index"]] = float(open(files[0]).read().split()[1])
+    assert t["metric"] == metrics[t["index"]], (t, metrics)
+best = min(metrics, key=metrics.get)
+assert o["bestTrial"] == best, (o["bestTrial"], metrics)
+print(f"sweep: best trial {best} of {metrics}")
+PY
+out=$(bj "status $sid") || fail "status $sid: $out"
+grep -q "^best: *trial [0-3] (minimize random_metric)$" <<<"$out" || fail "status $sid names no best trial: $out"
+
 assert_nodes_idle
-pass "3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "hello-sweep ran 4 trials at most 2 at a time and named the best; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
