@@ -142,6 +142,9 @@ sid=$(sed -n 's/^Submitted sweep \([0-9]*\) (4 trials, at most 2 at a time, rand
 [ "$(job_field "$sid" ArrayTaskThrottle)" = 2 ] || fail "sweep $sid: ArrayTaskThrottle=$(job_field "$sid" ArrayTaskThrottle)"
 out=$(bj "wait $sid --timeout 120") || fail "wait $sid: $out; $(bj "status $sid")"
 json=$(bj "status $sid --json") || fail "status $sid --json: $json"
+/usr/bin/python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.loads(sys.argv[2]), json.load(open(sys.argv[1])))' \
+    "$TOP/schemas/batchai-sweep-status.schema.json" "$json" || fail "sweep status --json against the schema: $json"
 declare -a span=()
 for i in 0 1 2 3; do span+=("$(epoch "${sid}_$i" StartTime) $(epoch "${sid}_$i" EndTime)"); done
 /usr/bin/python3 - "$WORK/sweeps/hello-sweep/trial" "$json" "${span[@]}" <<'PY' || fail "sweep $sid: $json"

@@ -80,4 +80,48 @@ sed 's/^settings:/settings:\n  continue_on_step_failure: true/' pipeline.yml >co
 script=$("$bin" --settings "$T/site.conf" --no-host translate cont.yml 2>&1) || fail "translate cont.yml: $script"
 grep -q '^# ---- step component_b .*after: component_a; sbatch --dependency=afterany' <<<"$script" ||
     fail "cont.yml: continue_on_step_failure does not give afterany"
-echo "PASS: $n basics' verdicts as reviewed ($valid valid); cycle, unknown step, type mismatch, automl/data_transfer, unmapped component refused with their paths; a nested pipeline chained"
+
+# Sweeps: Azure's hello-sweep validates; every expression of the search space draws values of its form,
+# the same for the same seed; grid is the product in order; bayesian and early_termination are refused.
+cp -r "$shared/reference/azureml/sweeps" "$T/sweeps"
+chmod -R u+w "$T/sweeps"
+cp "$here"/pipelines/sweep_*.yml "$T/sweeps/"
+cd "$T/sweeps"
+echo 'environment.azureml:AzureML-sklearn-1.5@latest=host' >>"$T/site.conf"
+out=$("$bin" --settings "$T/site.conf" --no-host validate hello-sweep.yml 2>&1) || fail "hello-sweep.yml: $out"
+[ "$out" = "hello-sweep.yml: valid (Azure ML sweep, 4 trials, at most 2 at a time, random sampling)" ] ||
+    fail "hello-sweep.yml: $out"
+one=$("$bin" --settings "$T/site.conf" --no-host translate sweep_all.yml 2>&1) || fail "translate sweep_all.yml: $one"
+two=$("$bin" --settings "$T/site.conf" --no-host translate sweep_all.yml 2>&1) || fail "translate sweep_all.yml: $two"
+[ "$one" = "$two" ] || fail "sweep_all.yml: the same seed drew different trials"
+grep -q '^# sbatch --array=0-49%5 ' <<<"$one" || fail "sweep_all.yml: no --array=0-49%5: $(head -n 3 <<<"$one")"
+grep -q '^#SBATCH --time=00:01:00$' <<<"$one" || fail "sweep_all.yml: trial_timeout 60 is not --time=00:01:00: $(grep -e --time <<<"$one")"
+/usr/bin/python3 - <<'PY' "$one" || fail "sweep_all.yml: a drawn value is not of its expression's form"
+import math, re, sys
+rows = re.findall(r"^(\d+)\) (.*) ;;$", sys.argv[1], re.M)
+assert len(rows) == 50, len(rows)
+vals = {}
+for i, row in rows:
+    for k, v in re.findall(r"AZUREML_SWEEP_(\w+)='\\''([^']*)'\\''", row):
+        vals.setdefault(k, []).append(v)
+assert all(len(v) == 50 for v in vals.values()) and len(vals) == 10, {k: len(v) for k, v in vals.items()}
+f = {k: [float(x) for x in v] for k, v in vals.items() if k != "c"}
+assert set(vals["c"]) <= {"1", "two", "3.5"} and len(set(vals["c"])) == 3, vals["c"]
+assert all(x in (0, 1, 2, 3, 4) for x in f["r"]) and len(set(f["r"])) == 5, f["r"]
+assert all(0.5 <= x <= 2 for x in f["u"]), f["u"]
+assert all(x % 2 == 0 and 0 <= x <= 10 for x in f["qu"]), f["qu"]
+assert all(math.exp(-3) <= x <= math.exp(1) for x in f["lu"]), f["lu"]
+assert all(abs(x / 0.5 - round(x / 0.5)) < 1e-9 for x in f["qlu"]), f["qlu"]
+assert all(abs(x - 10) < 0.01 for x in f["n"]) and len(set(f["n"])) > 40, f["n"]
+assert all(x % 5 == 0 for x in f["qn"]) and 80 < sum(f["qn"]) / 50 < 120, f["qn"]
+assert all(abs(x - 1) < 0.01 for x in f["ln"]), f["ln"]
+assert all(x % 3 == 0 and x >= 0 for x in f["qln"]), f["qln"]
+PY
+grid=$("$bin" --settings "$T/site.conf" --no-host translate sweep_grid.yml 2>&1) || fail "translate sweep_grid.yml: $grid"
+got=$(/usr/bin/python3 -c 'import re, sys
+print(" ".join(f"{i}:{a}{b}" for i, a, b in re.findall(r"^(\d)\) AZUREML_SWEEP_a=\W+(\w)\W+ AZUREML_SWEEP_b=\W+(\w)\W+ ;;$", sys.argv[1], re.M)))' "$grid")
+[ "$got" = "0:x1 1:x2 2:x3 3:y1 4:y2" ] || fail "sweep_grid.yml: trials $got"
+expect_fault sweep_refused.yml 'sweep_refused.yml: sampling_algorithm: "bayesian": not run here'
+expect_fault sweep_refused.yml 'sweep_refused.yml: early_termination: not applied here'
+expect_fault sweep_unknown.yml 'sweep_unknown.yml: trial.command: ${{search_space.nosuch}}: the search space has no nosuch'
+echo "PASS: $n basics' verdicts as reviewed ($valid valid); cycle, unknown step, type mismatch, automl/data_transfer, unmapped component refused with their paths; a nested pipeline chained; hello-sweep valid, every search-space expression drawn in its form and seeded, grid in order, bayesian and early_termination refused"
