@@ -11,6 +11,7 @@
 #   - a failing middle step stops the rest (wait exits with its code, the last step never runs), or not,
 #     under settings.continue_on_step_failure (the last step runs);
 #   - when the third sbatch fails, the two steps already queued are cancelled;
+#   - terminate ID cancels every step, the running one and the one waiting for it;
 #   - sbatch --batchai-job=pipeline.yml is refused with the batchai-job submit line.
 # Azure's hello-sweep (unchanged, 4 trials, at most 2 at a time) runs as one job array: at most 2 trials at
 # once and 2 at some time (Slurm's StartTime/EndTime of each task; each trial's python waits 3 s first so
@@ -134,7 +135,36 @@ while read -r j; do
     [ "$st" = CANCELLED ] || fail "job ${j%%;*} of the half-submitted pipeline ended $st, not CANCELLED"
 done <"$WORK/sbatch-ids"
 
-# 5. hello-sweep: 4 trials, at most 2 at a time.
+# 5. terminate: every step of a pipeline, the running one and the one waiting for it.
+cat >"$WORK/slow.yml" <<'YAML'
+type: pipeline
+settings: {default_compute: azureml:cpu-cluster}
+jobs:
+  a:
+    type: command
+    component: {command: "sleep 60 # ${{outputs.out}}", outputs: {out: {type: uri_folder}}}
+  b:
+    type: command
+    component: {command: "ls ${{inputs.in}}", inputs: {in: {type: uri_folder}}}
+    inputs: {in: "${{parent.jobs.a.outputs.out}}"}
+YAML
+chown "$TEST_USER:" "$WORK/slow.yml"
+ps=$(submit_pipeline . slow.yml)
+while IFS== read -r n i; do id[s.$n]=$i; done < <(ids "$ps")
+for ((i = 0; i < 100; i++)); do [ "$(job_field "${id[s.a]}" JobState)" = RUNNING ] && break; sleep 0.1; done
+[ "$(job_field "${id[s.a]}" JobState)" = RUNNING ] || fail "slow.yml: step a did not start"
+out=$(bj "terminate $ps --grace 1") || fail "terminate $ps: $out"
+# a got terminate's SIGTERM (its sleep ends FAILED, or CANCELLED after the grace); b never ran.
+st=$(wait_job "${id[s.a]}" 30)
+[ "$st" = FAILED ] || [ "$st" = CANCELLED ] || fail "terminate $ps: step a ended $st"
+st=$(wait_job "${id[s.b]}" 30)
+nodes=$(job_field "${id[s.b]}" NodeList)
+[ "$st" = CANCELLED ] && { [ -z "$nodes" ] || [ "$nodes" = "(null)" ]; } || fail "terminate $ps: step b ended $st on '$nodes'"
+rc=0
+out=$(bj "wait $ps --timeout 30") || rc=$?
+[ "$rc" != 0 ] || fail "wait of a terminated pipeline exited 0: $out"
+
+# 6. hello-sweep: 4 trials, at most 2 at a time.
 out=$(as_user "PATH=$CL/slowbin:$CL/bin:\$PATH PYTHONPATH=$CL/pylib batchai-job submit sweeps/hello-sweep.yml" </dev/null 2>&1) ||
     fail "batchai-job submit hello-sweep.yml: $out"
 sid=$(sed -n 's/^Submitted sweep \([0-9]*\) (4 trials, at most 2 at a time, random sampling, seed [0-9]*)$/\1/p' <<<"$out")
@@ -172,4 +202,4 @@ out=$(bj "status $sid") || fail "status $sid: $out"
 grep -q "^best: *trial [0-3] (minimize random_metric)$" <<<"$out" || fail "status $sid names no best trial: $out"
 
 assert_nodes_idle
-pass "hello-sweep ran 4 trials at most 2 at a time and named the best; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
