@@ -376,15 +376,31 @@ out:
 
 /* ---- operating a pipeline ---- */
 
+int bai_stdout_path(const struct bai_jobinfo *ji, char *path, size_t size)
+{
+    /* Slurm 26.05 shows a waiting job's StdOut as given (".../%j/stdouterr/stdout.txt"), 22.05 expanded. */
+    const char *p = ji->stdout_path, *at;
+    size_t n = 0;
+    while ((at = strstr(p, "%j")) != NULL && n < size) {
+        n += (size_t)snprintf(path + n, size - n, "%.*s%s", (int)(at - p), p, ji->id);
+        p = at + 2;
+    }
+    if (n >= size || (size_t)snprintf(path + n, size - n, "%s", p) >= size - n)
+        return -1;
+    char tail[64];
+    int t = snprintf(tail, sizeof tail, "/%s/stdouterr/stdout.txt", ji->id);
+    size_t len = strlen(path);
+    return path[0] == '/' && t > 0 && len > (size_t)t && strcmp(path + len - (size_t)t, tail) == 0 ? 0 : -1;
+}
+
 /* The graph of the pipeline whose first step is job `id`: BASE/pipeline-ID.json, BASE four directories
  * above the first step's stdout.txt (BASE/<step>/<id>/stdouterr/stdout.txt). NULL when id heads none. */
 static cJSON *load_graph(const char *id)
 {
     struct bai_jobinfo ji;
     char why[1024], path[PATH_MAX + 64];
-    if (bai_job_load(id, &ji, why, sizeof why) != 0 || !bai_job_is_batchai(&ji))
+    if (bai_job_load(id, &ji, why, sizeof why) != 0 || bai_stdout_path(&ji, path, sizeof path) != 0)
         return NULL;
-    snprintf(path, sizeof path, "%s", ji.stdout_path);
     for (int up = 0; up < 4; up++) {
         char *slash = strrchr(path, '/');
         if (!slash || slash == path)
@@ -549,7 +565,17 @@ static int pipeline_terminate(const cJSON *g, int argc, char **argv)
         char why[1024];
         if (bai_job_load(args[0], &ji, why, sizeof why) == 0 && bai_job_ended(&ji))
             continue;
-        if (bai_job_control_main("terminate", argc, args) != 0)
+        if (strcmp(bai_job_execution_state(&ji), "queued") == 0) {
+            /* It never ran: nothing to save, no grace; terminate would ask for the log directory it lacks. */
+            char *cancel[] = { "scancel", ji.id, NULL }, *out = NULL, *err = NULL;
+            if (bai_run(cancel, &out, &err) != 0) {
+                fprintf(stderr, "batchai-job: scancel %s: %s\n", ji.id, err && err[0] ? err : "failed");
+                rc = 1;
+            } else
+                printf("job %s: cancelled before it ran\n", ji.id);
+            free(out);
+            free(err);
+        } else if (bai_job_control_main("terminate", argc, args) != 0)
             rc = 1;
     }
     printf("pipeline %s: terminated\n", str(g, "pipelineId"));

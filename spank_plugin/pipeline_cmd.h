@@ -38,4 +38,9 @@ int bai_pipeline_control(const char *cmd, int argc, char **argv);
 int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d);
 int bai_write_file_atomic(const char *path, const char *text);
 
+struct bai_jobinfo;
+/* The job's stdout.txt with %j expanded into path; 0 when it is a Batch AI log (".../<id>/stdouterr/stdout.txt"),
+ * else -1. */
+int bai_stdout_path(const struct bai_jobinfo *ji, char *path, size_t size);
+
 #endif

@@ -272,9 +272,8 @@ static cJSON *load_record(const char *id, char *base, size_t size)
     struct bai_jobinfo ji;
     char why[1024], task0[48], path[PATH_MAX + 64];
     if (strchr(id, '_') || snprintf(task0, sizeof task0, "%s_0", id) >= (int)sizeof task0 ||
-        bai_job_load(task0, &ji, why, sizeof why) != 0 || !bai_job_is_batchai(&ji))
+        bai_job_load(task0, &ji, why, sizeof why) != 0 || bai_stdout_path(&ji, path, sizeof path) != 0)
         return NULL;
-    snprintf(path, sizeof path, "%s", ji.stdout_path);
     for (int up = 0; up < 4; up++) {
         char *slash = strrchr(path, '/');
         if (!slash || slash == path)
