@@ -41,7 +41,7 @@ static const char usage_text[] =
     "                          an Azure ML pipeline: one job per step, after the steps it reads from;\n"
     "                          status, wait and terminate take its id (its first step's job id);\n"
     "                          an Azure ML sweep: one job array of its trials (status names the best)\n"
-    "  list [--experiment NAME]\n"
+    "  list [--experiment NAME | PIPELINE_ID]\n"
     "                          your Batch AI and Azure ML jobs Slurm still holds, newest first\n"
     "  status JOBID [--json]   the job's Batch AI execution state (queued, running, terminating, succeeded,\n"
     "                          failed, cancelled), pending reason, exit code, errors; exit 1 when it failed\n"
@@ -382,7 +382,8 @@ int main(int argc, char **argv)
         rc = bai_check_site_main(len > 0 ? self : argv[0], n, rest);
     } else if (strcmp(cmd, "check-node") == 0)
         rc = bai_check_node_main(n, rest);
-    else if ((strcmp(cmd, "status") == 0 || strcmp(cmd, "wait") == 0 || strcmp(cmd, "terminate") == 0) &&
+    else if ((strcmp(cmd, "status") == 0 || strcmp(cmd, "wait") == 0 || strcmp(cmd, "terminate") == 0 ||
+              strcmp(cmd, "list") == 0) &&
              ((rc = bai_pipeline_control(cmd, n, rest)) >= 0 || (rc = bai_sweep_control(cmd, n, rest)) >= 0))
         ; /* the id of a pipeline or a sweep: all its jobs */
     else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||

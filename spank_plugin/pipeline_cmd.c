@@ -596,6 +596,22 @@ int bai_pipeline_control(const char *cmd, int argc, char **argv)
         rc = pipeline_wait(g, argc == 3 ? strtol(argv[2], NULL, 10) : -1);
     else if (strcmp(cmd, "terminate") == 0)
         rc = pipeline_terminate(g, argc, argv);
+    else if (strcmp(cmd, "list") == 0 && argc == 1) {
+        /* The pipeline's jobs, as list prints jobs, in the pipeline's order. */
+        bool ended;
+        int fail;
+        cJSON *o = graph_status(g, &ended, &fail);
+        const cJSON *s, *code;
+        printf("%-10s %-12s %-8s %s\n", "JobId", "State", "Exit", "Step");
+        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "steps")) {
+            char exit[16] = "-";
+            if (cJSON_IsNumber(code = cJSON_GetObjectItemCaseSensitive(s, "exitCode")))
+                snprintf(exit, sizeof exit, "%d", code->valueint);
+            printf("%-10s %-12s %-8s %s\n", str(s, "jobId"), str(s, "executionState"), exit, str(s, "name"));
+        }
+        cJSON_Delete(o);
+        rc = 0;
+    }
     else
         rc = -1;
     cJSON_Delete(g);

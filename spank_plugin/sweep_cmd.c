@@ -457,6 +457,8 @@ int bai_sweep_control(const char *cmd, int argc, char **argv)
     int rc = -1;
     if (strcmp(cmd, "status") == 0 && (argc == 1 || (argc == 2 && strcmp(argv[1], "--json") == 0)))
         rc = cmd_status(r, base, argc == 2);
+    else if (strcmp(cmd, "list") == 0 && argc == 1)
+        rc = cmd_status(r, base, false) >= 0 ? 0 : 1;
     else if (strcmp(cmd, "wait") == 0 && (argc == 1 || (argc == 3 && strcmp(argv[1], "--timeout") == 0))) {
         long timeout = argc == 3 ? strtol(argv[2], NULL, 10) : -1;
         time_t t0 = time(NULL);

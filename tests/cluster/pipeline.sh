@@ -105,6 +105,9 @@ while IFS== read -r n i; do id[f.$n]=$i; done < <(ids "$pf")
 nodes=$(job_field "${id[f.component_c]}" NodeList)
 [ "$(job_field "${id[f.component_c]}" JobState)" = CANCELLED ] && { [ -z "$nodes" ] || [ "$nodes" = "(null)" ]; } ||
     fail "the step after the failed one ran: $(scontrol -o show job "${id[f.component_c]}")"
+out=$(bj "list $pf") || fail "list $pf: $out"
+[ "$(awk 'NR > 1 {print $1 "=" $2 "=" $4}' <<<"$out" | tr '\n' ' ')" = "${id[f.component_a]}=succeeded=component_a ${id[f.component_b]}=failed=component_b ${id[f.component_c]}=cancelled=component_c " ] ||
+    fail "list $pf: $out"
 out=$(bj "status $pf") && fail "status of a failed pipeline exited 0: $out"
 grep -q '^executionState: *failed$' <<<"$out" || fail "status $pf: not failed: $out"
 grep -q '^component_c  *[0-9]*  *cancelled  *-  *component_b$' <<<"$out" || fail "status $pf: component_c not cancelled: $out"
@@ -178,7 +181,7 @@ jsonschema.validate(json.loads(sys.argv[2]), json.load(open(sys.argv[1])))' \
 declare -a span=()
 for i in 0 1 2 3; do span+=("$(epoch "${sid}_$i" StartTime) $(epoch "${sid}_$i" EndTime)"); done
 /usr/bin/python3 - "$WORK/sweeps/hello-sweep/trial" "$json" "${span[@]}" <<'PY' || fail "sweep $sid: $json"
-import glob, json, sys
+import glob, json, math, sys
 base, o, spans = sys.argv[1], json.loads(sys.argv[2]), [tuple(map(int, s.split())) for s in sys.argv[3:]]
 # At most 2 at once, and 2 at some time (starts and ends to the second: an end at t frees its slot at t).
 most = max(sum(1 for s, e in spans if s <= t < e) for t in range(min(s for s, _ in spans), max(e for _, e in spans)))
@@ -193,7 +196,7 @@ for t in o["trials"]:
     files = glob.glob(f"{d}/outputs/mlruns/*/*/metrics/random_metric")
     assert len(files) == 1, files
     metrics[t["index"]] = float(open(files[0]).read().split()[1])
-    assert t["metric"] == metrics[t["index"]], (t, metrics)
+    assert math.isclose(t["metric"], metrics[t["index"]], rel_tol=1e-12), (t, metrics)  # cJSON prints 15 digits
 best = min(metrics, key=metrics.get)
 assert o["bestTrial"] == best, (o["bestTrial"], metrics)
 print(f"sweep: best trial {best} of {metrics}")
