@@ -49,17 +49,25 @@ struct ctx {
     const struct bai_settings *site;
     struct bai_diag *d;
     cJSON *trees[MAX_TREES]; /* every document read, alive until the end */
-    char *strings[512];      /* strings the values point to */
-    size_t n_trees, n_strings;
+    char **strings;          /* strings the values point to */
+    size_t n_trees, n_strings, cap_strings;
     const char *compute;     /* settings.default_compute */
     const char *experiment;
 };
 
 static const char *keep(struct ctx *c, char *s)
 {
-    if (!s || c->n_strings == sizeof c->strings / sizeof c->strings[0]) {
+    if (s && c->n_strings == c->cap_strings) {
+        size_t cap = c->cap_strings ? c->cap_strings * 2 : 256;
+        char **grown = realloc(c->strings, cap * sizeof *grown);
+        if (grown) {
+            c->strings = grown;
+            c->cap_strings = cap;
+        }
+    }
+    if (!s || c->n_strings == c->cap_strings) {
         free(s);
-        bai_diag_add(c->d, "", "out of memory (or too many names)");
+        bai_diag_add(c->d, "", "out of memory");
         return "";
     }
     return c->strings[c->n_strings++] = s;
@@ -558,7 +566,6 @@ static void command_step(struct ctx *c, struct scope *sc, const cJSON *step, con
                          const char *comp_dir, const char *name, const char *path)
 {
     struct bai_pipeline *p = c->p;
-    size_t before = bai_diag_total(c->d);
 
     if (p->n_steps == BAI_PIPELINE_MAX_STEPS) {
         bai_diag_add(c->d, path, "a pipeline has at most %d command steps", BAI_PIPELINE_MAX_STEPS);
@@ -609,7 +616,6 @@ static void command_step(struct ctx *c, struct scope *sc, const cJSON *step, con
     struct command_arg a = { .index = index, .inputs = cJSON_AddObjectToObject(doc, "inputs") };
     bind_inputs(c, sc, step, comp, path, sc->dir, comp_dir, command_input, &a);
     command_outputs(c, sc, step, comp, path, name, sc->dir, index, doc);
-    (void)before;
 }
 
 /* A step whose component is a pipeline: its jobs expanded in a scope of their own, its inputs bound here. */
@@ -893,6 +899,7 @@ out:
         cJSON_Delete(c->trees[i]);
     for (size_t i = 0; i < c->n_strings; i++)
         free(c->strings[i]);
+    free(c->strings);
     free(c);
     free(top);
     if (bai_diag_total(d) > before) {

@@ -51,10 +51,13 @@ epoch() { date -d "$(job_field "$1" "$2")" +%s; }
 # after A B: job B started after job A ended (Slurm's own records).
 after() { [ "$(epoch "$2" StartTime)" -ge "$(epoch "$1" EndTime)" ] || fail "job $2 started before job $1 ended"; }
 
-# 1. sbatch alone cannot submit a graph.
+# 1. sbatch alone cannot submit a graph, nor an array.
 out=$(as_user "sbatch --parsable --batchai-job=3a_basic_pipeline/pipeline.yml" </dev/null 2>&1) &&
     fail "sbatch took a pipeline: $out"
 grep -q 'use `batchai-job submit FILE`' <<<"$out" || fail "sbatch's refusal does not name batchai-job submit: $out"
+out=$(as_user "sbatch --parsable --batchai-job=sweeps/hello-sweep.yml" </dev/null 2>&1) && fail "sbatch took a sweep: $out"
+grep -q 'a sweep (its trials a job array) is several Slurm jobs.*use `batchai-job submit FILE`' <<<"$out" ||
+    fail "sbatch's refusal of a sweep does not name batchai-job submit: $out"
 
 # 2. The three basics, submitted together.
 p3a=$(submit_pipeline 3a_basic_pipeline pipeline.yml)
