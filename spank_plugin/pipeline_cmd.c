@@ -19,6 +19,7 @@
 #include "render.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
+#include "translate.h"
 
 /* A pipeline opened: the graph, and BASE (pipeline_cmd.h). */
 struct opened {
@@ -263,6 +264,15 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
     int rc = 1;
     size_t done = 0;
 
+    char experiment[300] = "";
+    for (int i = 0; i + 1 < argc; i++)
+        if (strcmp(argv[i], "--experiment") == 0) {
+            if (!argv[i + 1][0] || strpbrk(argv[i + 1], " \t\n") || strlen(argv[i + 1]) > 255) {
+                fprintf(stderr, "batchai-job submit: --experiment wants a name without spaces, not '%s'\n", argv[i + 1]);
+                return 2;
+            }
+            snprintf(experiment, sizeof experiment, "--comment=" BAI_EXPERIMENT_TAG "%s", argv[i + 1]);
+        }
     for (int i = 0; i < argc; i++)
         if (strcmp(argv[i], "--dependency") == 0 || strncmp(argv[i], "--dependency=", 13) == 0 ||
             strncmp(argv[i], "-d", 2) == 0 || strncmp(argv[i], "--array", 7) == 0 || strcmp(argv[i], "--wait") == 0) {
@@ -322,6 +332,8 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
         for (int j = 0; j < argc; j++)
             if (strcmp(argv[j], "--parsable") == 0)
                 parsable = true;
+            else if (strcmp(argv[j], "--experiment") == 0 && j + 1 < argc)
+                args[k++] = experiment, j++; /* as submit records it for one job */
             else
                 args[k++] = argv[j];
         char *out = NULL, *err = NULL;

@@ -38,10 +38,10 @@ chmod 0755 "$CL/slowbin/python"
 chown -R "$TEST_USER:" "$WORK"
 chmod -R u+w "$WORK" # the references are read-only; the logs go beside the pipeline, as a command job's
 bj() { as_user "PATH=$CL/bin:\$PATH batchai-job $*" </dev/null 2>&1; }
-# submit_pipeline DIR FILE: the pipeline's id.
+# submit_pipeline DIR FILE [OPTIONS]: the pipeline's id.
 submit_pipeline() {
     local out
-    out=$(bj "submit $1/$2 --parsable") || fail "batchai-job submit $1/$2: $out"
+    out=$(bj "submit $1/$2 --parsable ${3:-}") || fail "batchai-job submit $1/$2: $out"
     echo "$out"
 }
 # ids P: the job ids of pipeline P's steps, "name=id" each.
@@ -60,7 +60,7 @@ grep -q 'a sweep (its trials a job array) is several Slurm jobs.*use `batchai-jo
     fail "sbatch's refusal of a sweep does not name batchai-job submit: $out"
 
 # 2. The three basics, submitted together.
-p3a=$(submit_pipeline 3a_basic_pipeline pipeline.yml)
+p3a=$(submit_pipeline 3a_basic_pipeline pipeline.yml "--experiment exp3a")
 p1a=$(submit_pipeline 1a_e2e_local_components pipeline.yml)
 p3b=$(submit_pipeline 3b_pipeline_with_data pipeline.yml)
 for p in "$p3a" "$p1a" "$p3b"; do
@@ -73,6 +73,9 @@ after "${id[1a.train_job]}" "${id[1a.score_job]}"
 after "${id[1a.score_job]}" "${id[1a.evaluate_job]}"
 after "${id[3b.component_a]}" "${id[3b.component_b]}"
 after "${id[3b.component_b]}" "${id[3b.component_c]}"
+out=$(bj "list --experiment exp3a") || fail "list --experiment exp3a: $out"
+[ "$(awk 'NR > 1 {print $2}' <<<"$out" | sort | uniq -c | awk '{print $1 $2}')" = 3succeeded ] ||
+    fail "list --experiment exp3a does not show 3a's three steps: $out"
 grep -q "I'm component A" "$WORK/3a_basic_pipeline/pipeline/component_a/$p3a/stdouterr/stdout.txt" ||
     fail "3a: component_a printed nothing"
 s1a=$WORK/1a_e2e_local_components/pipeline
