@@ -541,7 +541,7 @@ static int pipeline_status(const cJSON *g, bool json)
 static int pipeline_wait(const cJSON *g, long timeout_s)
 {
     time_t t0 = time(NULL);
-    for (unsigned ms = 2000;; ms = ms < 10000 ? ms * 3 / 2 : ms) {
+    for (unsigned ms = 1000;; ms = ms < 10000 ? ms * 3 / 2 : ms) {
         bool ended;
         int fail;
         cJSON *o = graph_status(g, &ended, &fail);

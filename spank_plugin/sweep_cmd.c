@@ -474,7 +474,7 @@ int bai_sweep_control(const char *cmd, int argc, char **argv)
     else if (strcmp(cmd, "wait") == 0 && (argc == 1 || (argc == 3 && strcmp(argv[1], "--timeout") == 0))) {
         long timeout = argc == 3 ? strtol(argv[2], NULL, 10) : -1;
         time_t t0 = time(NULL);
-        for (unsigned ms = 2000;; ms = ms < 10000 ? ms * 3 / 2 : ms) {
+        for (unsigned ms = 1000;; ms = ms < 10000 ? ms * 3 / 2 : ms) {
             bool ended;
             int fail;
             cJSON *o = sweep_status(r, base, &ended, &fail);

@@ -14,7 +14,7 @@
 #   - terminate ID cancels every step, the running one and the one waiting for it;
 #   - sbatch --batchai-job=pipeline.yml is refused with the batchai-job submit line.
 # Azure's hello-sweep (unchanged, 4 trials, at most 2 at a time) runs as one job array: at most 2 trials at
-# once and 2 at some time (Slurm's StartTime/EndTime of each task; each trial's python waits 3 s first so
+# once and 2 at some time (Slurm's StartTime/EndTime of each task; each trial's python waits 2 s first so
 # that they overlap), each trial got its index's parameters, and status names the trial with the least
 # random_metric, read from each trial's MLflow file store. MLflow is not in Debian: hello-sweep.py logs
 # through tests/cluster/mlflow_filestore, a stand-in that writes MLflow's documented file-store layout.
@@ -33,7 +33,7 @@ cp -r "$BASICS/../../sweeps" "$WORK/"
 cp -r "$TOP/tests/cluster/mlflow_filestore" "$CL/pylib"
 chmod -R a+rX "$CL/pylib"
 install -d -m 0755 "$CL/slowbin"
-printf '#!/bin/sh\nsleep 3\nexec /usr/bin/python3 "$@"\n' >"$CL/slowbin/python"
+printf '#!/bin/sh\nsleep 2\nexec /usr/bin/python3 "$@"\n' >"$CL/slowbin/python"
 chmod 0755 "$CL/slowbin/python"
 chown -R "$TEST_USER:" "$WORK"
 chmod -R u+w "$WORK" # the references are read-only; the logs go beside the pipeline, as a command job's
