@@ -237,12 +237,16 @@ int bai_read_as_user(const char *path, uid_t uid, gid_t gid, long long deadline_
 static void exec_child(const struct user_groups *ug, const struct bai_exec *x, int in_fd, int out_fd)
 {
     (void)setsid();
+    /* First out of 0-3, whatever numbers they had (the caller's 0-2 may have been closed, and then the pipe or
+     * the memfd took them), so that no dup2 below overwrites one still to be moved. */
     int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null_fd < 0 || dup2(in_fd >= 0 ? in_fd : null_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(null_fd, 2) < 0)
+    int in = fcntl(in_fd >= 0 ? in_fd : null_fd, F_DUPFD_CLOEXEC, 10), out = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
+    int exe = fcntl(x->exe_fd, F_DUPFD_CLOEXEC, 10), err = fcntl(null_fd, F_DUPFD_CLOEXEC, 10);
+    if (null_fd < 0 || in < 0 || out < 0 || exe < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+        dup2(err, 2) < 0)
         _exit(126);
     /* The program at 3, closed by its exec (FD_CLOEXEC); every other descriptor closed now. */
-    if ((x->exe_fd != 3 && dup2(x->exe_fd, 3) < 0) || fcntl(3, F_SETFD, FD_CLOEXEC) != 0 ||
-        close_range(4, ~0U, 0) != 0)
+    if (dup2(exe, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) != 0 || close_range(4, ~0U, 0) != 0)
         _exit(126);
     child_drop(x->uid, x->gid, ug);
     const struct rlimit cpu = {x->cpu_s, x->cpu_s}, as = {x->as_bytes, x->as_bytes}, files = {8, 8}, core = {0, 0};
