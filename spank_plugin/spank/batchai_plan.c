@@ -174,12 +174,12 @@ int main(int argc, char **argv)
         bai_diag_each(&diag, first_message, why);
         return say("%.200s: %.270s", path, why);
     }
-    explicit_bzero(in.text, in.len);
     snprintf(w.digest, sizeof w.digest, "%s", o.digest);
     w.plan = o.plan; /* lent: o frees it */
 #ifdef BAI_PLAN_FAULTS
     fault(&in, &w, site.job_root);
 #endif
+    explicit_bzero(in.text, in.len); /* it may hold secrets' values */
     size_t len;
     char *out = bai_wire_plan_write(&w, &len);
     if (!out)

@@ -190,9 +190,8 @@ int bai_plan_get(const struct bai_plan_request *rq, const struct bai_settings *s
     for (int i = 0; i < rq->ac; i++)
         argv[n++] = rq->av[i];
     char *envp[] = {(char *)"LC_ALL=C", NULL};
-    long long left_s = (rq->deadline_ms - bai_now_ms()) / 1000 + 1;
     struct bai_exec x = {.exe_fd = exe, .argv = argv, .envp = envp, .uid = rq->uid, .gid = rq->gid,
-                         .cpu_s = (rlim_t)(left_s > 0 ? left_s : 1), .as_bytes = (rlim_t)1 << 30};
+                         .cpu_s = BAI_PLAN_CPU_S, .as_bytes = BAI_PLAN_AS_BYTES};
     char *out = NULL;
     size_t len = 0;
     int rc = bai_exec_collect_as_user(&x, in, rq->deadline_ms, BAI_WIRE_MAX_BYTES, &out, &len, msg, sizeof msg);

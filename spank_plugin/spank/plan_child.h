@@ -15,6 +15,11 @@
 /* The helper's file name, next to spank_batchai.so. */
 #define BAI_PLAN_HELPER "batchai-plan"
 
+/* The parser's limits: CPU seconds (a job file of BAI_JOB_MAX_BYTES takes a small fraction of one), address
+ * space; the deadline is the prolog's. */
+#define BAI_PLAN_CPU_S 2
+#define BAI_PLAN_AS_BYTES ((rlim_t)1 << 30)
+
 struct bai_plan_request {
     uint32_t jobid;
     uid_t uid;
