@@ -5,7 +5,10 @@
  *    (checked component by component on every call), through directory fds: it makes <jobid> for the user
  *    and writes or removes, for this node, the failure marker <jobid>.prolog-failed-<node> and the verified
  *    copy of the job file <jobid>.job-<node> (rootfs.h) that the node's tasks use instead of the user's path;
- *  - a child that has fully become the user reads the job file and makes everything in the user's places
+ *  - a child that is the user reads the job file, and another, confined, parses and translates it into a
+ *    plan (plan_child.h), which root binds to the job and holds to the site again: root parses no byte the
+ *    user wrote;
+ *  - a child that has fully become the user makes everything in the user's places
  *    (spank_user.c): the log directory, the mount links, the output and temp directories and the secrets
  *    file; every permission check there is the user's. This file has no chown, chmod, mkdir, open or rename
  *    by path;
