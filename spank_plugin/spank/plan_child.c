@@ -152,8 +152,7 @@ int bai_plan_get(const struct bai_plan_request *rq, const struct bai_settings *s
     memset(w, 0, sizeof *w);
     bai_sha256_hex(rq->text, rq->text_len, digest);
     if (rq->digest && strcmp(rq->digest, digest) != 0) {
-        snprintf(why, BAI_WHY_MAX, "%.200s: it changed since it was submitted (its SHA-256 is not the one sbatch "
-                 "validated)", rq->path);
+        snprintf(why, BAI_WHY_MAX, "%.200s: the file changed after it was submitted; submit it again", rq->path);
         return -1;
     }
     int exe = helper_open(why);
@@ -190,7 +189,10 @@ int bai_plan_get(const struct bai_plan_request *rq, const struct bai_settings *s
     for (int i = 0; i < rq->ac; i++)
         argv[n++] = rq->av[i];
     char *envp[] = {(char *)"LC_ALL=C", NULL};
-    struct bai_exec x = {.exe_fd = exe, .argv = argv, .envp = envp, .uid = rq->uid, .gid = rq->gid,
+    /* A job of root's (batchai-job check-site's probe) is parsed by nobody: never by root. */
+    uid_t uid = rq->uid == 0 ? BAI_PLAN_NOBODY : rq->uid;
+    gid_t gid = rq->uid == 0 ? BAI_PLAN_NOBODY : rq->gid;
+    struct bai_exec x = {.exe_fd = exe, .argv = argv, .envp = envp, .uid = uid, .gid = gid,
                          .cpu_s = BAI_PLAN_CPU_S, .as_bytes = BAI_PLAN_AS_BYTES};
     char *out = NULL;
     size_t len = 0;
@@ -204,7 +206,7 @@ int bai_plan_get(const struct bai_plan_request *rq, const struct bai_settings *s
     }
     if (rc != 0) {
         snprintf(why, BAI_WHY_MAX, "the job file's parser (%s, as uid %u) failed: %.400s", BAI_PLAN_HELPER,
-                 (unsigned)rq->uid, msg);
+                 (unsigned)uid, msg);
         return -1;
     }
     char wire_why[BAI_WIRE_WHY_MAX];

@@ -20,6 +20,8 @@
  * space; the deadline is the prolog's. */
 #define BAI_PLAN_CPU_S 2
 #define BAI_PLAN_AS_BYTES ((rlim_t)1 << 30)
+/* The uid and gid that parse a job of root's: nobody. */
+#define BAI_PLAN_NOBODY 65534
 
 struct bai_plan_request {
     uint32_t jobid;
