@@ -38,7 +38,9 @@ $(HANDOFF_CHECK): $(filter-out %/handoff.c %/handoff.h,$(wildcard spank_plugin/s
 	    echo "spank_plugin/plugin.mk: only spank/handoff.c may name the handoff's variables (above)" >&2; exit 1; fi
 	@mkdir -p $(@D) && touch $@
 
-$(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS) $(HANDOFF_CHECK)
+# The plugin runs batchai-plan from its own directory: built with it (a release's build asks for the plugin
+# alone, tests/cluster/cluster.mk).
+$(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS) $(HANDOFF_CHECK) | $(BUILD)/lib/batchai-plan
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) -shared $(LDHARDEN) -Wl,-z,noexecstack -Wl,--version-script=$(SPANK_LDS) -o $@ \
 		$(SPANK_OBJS) $(JOBLIB) $(JOBLIB_LIBS)
