@@ -95,8 +95,10 @@ pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg),
         _exit(126);
     if (!keep)
         child_drop(uid, gid, &ug);
-    /* fn may allocate: its callers are the prolog and epilog (slurmstepd spank prolog|epilog) and sbatch, never
-     * a step's slurmstepd, whose threads could hold malloc's lock at fork (SECURITY.md, "Children"). */
+    /* fn may allocate only where the parent has no other thread: slurmstepd spank prolog|epilog starts none
+     * before it calls the plugin (slurmstepd.c, _handle_spank_mode), nor does sbatch's allocator context. From
+     * a step's slurmstepd, whose threads could hold malloc's lock at fork, the one fn (spank_task_exit.c's
+     * append_note) makes system calls only (SECURITY.md, "Children"). */
     _exit(fn(arg) & 0xff);
 }
 
