@@ -7,14 +7,18 @@
  *   batchai-plan JOBID UID PATH DIGEST NAME SHARES -- PLUGSTACK-ARGS...
  *
  * DIGEST, NAME, SHARES: "" when none. Built with BAI_PLAN_FAULTS (the test build, never installed), a job
- * file that contains BATCHAI_PLAN_FAULT=<fault> makes it misbehave on purpose (tests/cluster/hostile_plan.sh). */
+ * file that contains BATCHAI_PLAN_FAULT=<fault> makes it misbehave on purpose, or (probe) report what it is and
+ * may do (tests/cluster/hostile_plan.sh). */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #ifdef BAI_HAVE_SECCOMP
@@ -94,6 +98,19 @@ static void first_message(void *arg, const char *msg)
 }
 
 #ifdef BAI_PLAN_FAULTS
+/* The test build's probe: what the child is, before confine(), in `line`. */
+static void probe_identity(char *line, size_t size)
+{
+    uid_t r, e, s;
+    int fds = 0;
+    struct stat st;
+    for (int fd = 0; fd < 1024; fd++)
+        fds += fstat(fd, &st) == 0;
+    getresuid(&r, &e, &s);
+    snprintf(line, size, "probe: uids %u/%u/%u, no_new_privs %d, descriptors %d", (unsigned)r, (unsigned)e,
+             (unsigned)s, prctl(PR_GET_NO_NEW_PRIVS, 0L, 0L, 0L, 0L), fds);
+}
+
 /* The test build's planted faults: what a parser bug a crafted file reached could make the child do. */
 static void fault(const struct input *in, struct bai_wire_plan *w, const char *site_root)
 {
@@ -163,8 +180,19 @@ int main(int argc, char **argv)
             return say("%s: more than %d bytes", path, BAI_JOB_MAX_BYTES);
     }
     in.text[in.len] = '\0';
+#ifdef BAI_PLAN_FAULTS
+    char probe[256] = "";
+    if (strstr(in.text, "BATCHAI_PLAN_FAULT=probe"))
+        probe_identity(probe, sizeof probe);
+#endif
     if (confine() != 0)
         return say("cannot confine the job file's parser (seccomp)");
+#ifdef BAI_PLAN_FAULTS
+    if (probe[0]) { /* and what it can still do: open a file? */
+        int fd = open("/", O_RDONLY | O_DIRECTORY);
+        return say("%s, open(/) %s", probe, fd >= 0 ? "succeeded" : strerror(errno));
+    }
+#endif
 
     struct bai_job_source js = {.path = path, .digest = argv[4][0] ? argv[4] : NULL,
                                 .job_name = argv[5][0] ? argv[5] : NULL, .user_shares = argv[6][0] ? argv[6] : NULL};

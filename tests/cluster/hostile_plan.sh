@@ -9,6 +9,8 @@
 #   outside   its plan maps the share to /etc
 #   escape    its plan puts a mount point at job_root itself, outside the job's mounts
 #   otherjob  its plan is for another job id
+#   probe     it reports what it is: the user's uid (real, effective, saved), no new privileges, descriptors
+#             0-2 only, and an open(2) refused by its seccomp filter
 . "$(dirname "$0")/lib.sh"
 cluster_start
 
@@ -27,13 +29,14 @@ declare -A want=(
     [outside]="names /etc, which is not where the site maps share myshare"
     [escape]="is not under $CL/jobs/%j/mounts"
     [otherjob]="the job's plan is refused: it is for job"
+    [probe]="probe: uids $TEST_UID/$TEST_UID/$TEST_UID, no_new_privs 1, descriptors 3, open(/) Operation not permitted"
 )
 declare -A ids=()
-for f in crash loop flood outside escape otherjob; do
+for f in crash loop flood outside escape otherjob probe; do
     fault_job "$f"
     ids[$f]=$(submit --batchai-job="$f.json")
 done
-for f in crash loop flood outside escape otherjob; do
+for f in crash loop flood outside escape otherjob probe; do
     id=${ids[$f]}
     st=$(wait_job "$id" 60)
     err=$(cat "$(log_dir "$id" "$f")/stderr.txt" 2>&1)
