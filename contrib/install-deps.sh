@@ -5,7 +5,7 @@
 #   contrib/install-deps.sh bench      also the benchmark peers (PyTorch, hyperfine)
 set -eu
 
-build="build-essential pkg-config libcjson-dev libyaml-dev libhdf5-dev hdf5-tools libopenblas-dev libdnnl-dev
+build="build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libhdf5-dev hdf5-tools libopenblas-dev libdnnl-dev
        openmpi-bin libopenmpi-dev libpmix-dev clang libclang-rt-dev xz-utils"
 slurm="slurm-wlm slurmctld slurmd slurm-client libslurm-dev munge libmunge-dev"
 # What configure of the Slurm releases in ../shared/vendor/slurm needs (contrib/slurm-build; make check runs

@@ -86,11 +86,14 @@ CLANG := $(shell command -v clang 2>/dev/null)
 # tests report SKIP(dep) (tests/run-tests), so they never vanish from the count.
 HAVE_CJSON := $(if $(wildcard $(patsubst -I%,%,$(filter -I%,$(CJSON_CFLAGS)))/cJSON.h /usr/include/cjson/cJSON.h),1,)
 HAVE_YAML  := $(if $(wildcard /usr/include/yaml.h $(patsubst -I%,%,$(filter -I%,$(YAML_CFLAGS)))/yaml.h),1,)
+# libseccomp (Debian: libseccomp-dev): the job file's parser confines itself with it (spank/batchai_plan.c).
+HAVE_SECCOMP := $(if $(wildcard /usr/include/seccomp.h),1,)
+SECCOMP_LIBS := $(or $(call pkgconf,--libs,libseccomp),-lseccomp)
 HAVE_DNNL  := $(if $(wildcard /usr/include/dnnl.h /usr/include/oneapi/dnnl/dnnl.h),1,)
 HAVE_BLAS  := $(if $(shell pkg-config --exists openblas 2>/dev/null && echo 1)$(wildcard /usr/include/*/openblas-pthread/cblas.h),1,)
 # clang names its runtimes by the target's CPU, the triplet's first word (x86_64, aarch64).
 HAVE_FUZZ  := $(if $(CLANG),$(if $(wildcard /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-$(firstword $(subst -, ,$(or $(MULTIARCH),$(shell uname -m)))).a),1,),)
-DEPS := slurm mpi cjson yaml hdf5 dnnl blas cuda nccl cudnn fuzz
+DEPS := slurm mpi cjson yaml seccomp hdf5 dnnl blas cuda nccl cudnn fuzz
 dep_name_slurm := Slurm headers (spank.h)
 dep_have_slurm := $(HAVE_SLURM)
 dep_pkg_slurm  := libslurm-dev; the plugin, the cluster tests
@@ -103,6 +106,9 @@ dep_pkg_cjson  := libcjson-dev; batchai-job, the plugin
 dep_name_yaml  := libyaml
 dep_have_yaml  := $(HAVE_YAML)
 dep_pkg_yaml   := libyaml-dev; batchai-job, the plugin (Azure ML command jobs)
+dep_name_seccomp := libseccomp
+dep_have_seccomp := $(HAVE_SECCOMP)
+dep_pkg_seccomp  := libseccomp-dev; the plugin's job-file parser (seccomp confinement)
 dep_name_hdf5  := HDF5
 dep_have_hdf5  := $(HAVE_HDF5)
 dep_pkg_hdf5   := libhdf5-dev; cifar-train

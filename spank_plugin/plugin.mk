@@ -6,7 +6,7 @@ ifneq ($(and $(HAVE_SLURM),$(JOBLIB_OK)),)
 
 SPANK_SRCS := $(addprefix spank_plugin/spank/,spank_dispatch.c spank_common.c handoff.c spank_alloc.c \
                                               spank_remote.c spank_prolog.c spank_user.c rootfs.c as_user.c \
-                                              spank_task_exit.c)
+                                              spank_task_exit.c plan_wire.c plan_child.c)
 SPANK_OBJS := $(call obj-of,$(SPANK_SRCS))
 SPANK_SO   := $(BUILD)/lib/spank_batchai.so
 SPANK_LDS  := spank_plugin/spank/spank_batchai.lds
@@ -38,12 +38,28 @@ $(HANDOFF_CHECK): $(filter-out %/handoff.c %/handoff.h,$(wildcard spank_plugin/s
 	    echo "spank_plugin/plugin.mk: only spank/handoff.c may name the handoff's variables (above)" >&2; exit 1; fi
 	@mkdir -p $(@D) && touch $@
 
-$(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS) $(HANDOFF_CHECK)
+# The plugin runs batchai-plan from its own directory: built with it (a release's build asks for the plugin
+# alone, tests/cluster/cluster.mk).
+$(SPANK_SO): $(SPANK_OBJS) $(JOBLIB) $(SPANK_LDS) $(HANDOFF_CHECK) | $(BUILD)/lib/batchai-plan
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) -shared $(LDHARDEN) -Wl,-z,noexecstack -Wl,--version-script=$(SPANK_LDS) -o $@ \
 		$(SPANK_OBJS) $(JOBLIB) $(JOBLIB_LIBS)
 
 ALL += $(SPANK_SO)
+
+# batchai-plan, the job file's parser the prolog runs as the job's user (spank/plan_child.h), next to the
+# plugin, where the plugin looks for it. The one in $(BUILD)/lib is the tests': it takes the planted faults of
+# BAI_PLAN_FAULTS (tests/cluster/hostile_plan.sh). make install installs the one without.
+PLAN_SRCS := spank_plugin/spank/batchai_plan.c spank_plugin/spank/plan_wire.c
+PLAN_CFLAGS = $(BASE_CFLAGS) $(spank_plugin_CFLAGS) $(if $(HAVE_SECCOMP),-DBAI_HAVE_SECCOMP)
+PLAN_LIBS = $(JOBLIB) $(JOBLIB_LIBS) $(if $(HAVE_SECCOMP),$(SECCOMP_LIBS))
+$(BUILD)/lib/batchai-plan: $(PLAN_SRCS) $(JOBLIB)
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(PLAN_CFLAGS) -DBAI_PLAN_FAULTS $(LDHARDEN) -o $@ $(PLAN_SRCS) $(PLAN_LIBS)
+$(BUILD)/release/batchai-plan: $(PLAN_SRCS) $(JOBLIB)
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(PLAN_CFLAGS) $(LDHARDEN) -o $@ $(PLAN_SRCS) $(PLAN_LIBS)
+ALL += $(BUILD)/lib/batchai-plan $(BUILD)/release/batchai-plan
 
 # make install: the plugin into Slurm's plugin directory, an example plugstack.conf.d entry, spank_batchai(8).
 # SLURM_PLUGIN_DIR comes from pkg-config (Debian: /usr/lib/<multiarch>/slurm-wlm); SLURM_SYSCONF_DIR
@@ -53,8 +69,9 @@ SLURM_SYSCONF_DIR ?= /etc/slurm
 # /usr/local/lib/tmpfiles.d as well as /usr/lib/tmpfiles.d, so PREFIX's lib/ (not LIBDIR, which may be
 # multiarch) is right for both a local install and a package.
 TMPFILES_DIR ?= $(PREFIX)/lib/tmpfiles.d
-install-spank-plugin: $(SPANK_SO)
+install-spank-plugin: $(SPANK_SO) $(BUILD)/release/batchai-plan
 	install -D -m 0644 $(SPANK_SO) $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so
+	install -D -m 0755 $(BUILD)/release/batchai-plan $(DESTDIR)$(SLURM_PLUGIN_DIR)/batchai-plan
 	install -D -m 0644 contrib/plugstack/batchai.conf $(DESTDIR)$(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example
 	install -D -m 0644 contrib/tmpfiles/slurm-batchai.conf $(DESTDIR)$(TMPFILES_DIR)/slurm-batchai.conf
 	$(call install-man,spank_plugin/spank_batchai.8)

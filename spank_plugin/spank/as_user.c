@@ -6,6 +6,8 @@
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,23 +30,52 @@ long long bai_now_ms(void)
     return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg), void *arg)
+/* The user's groups, looked up before fork: everything that may allocate or consult NSS happens there. */
+struct user_groups {
+    gid_t g[256];
+    int n;
+};
+
+static void user_groups(uid_t uid, gid_t gid, struct user_groups *ug)
 {
-    /* Everything that may allocate or consult NSS happens before fork. */
-    gid_t groups[256];
-    int ngroups = 0;
     struct passwd pw, *pwp = NULL;
     char buf[4096];
+    ug->n = 0;
+    if (uid != (uid_t)-1 && getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) == 0 && pwp) {
+        ug->n = (int)(sizeof ug->g / sizeof ug->g[0]);
+        if (getgrouplist(pwp->pw_name, gid, ug->g, &ug->n) < 0)
+            ug->n = 0; /* more than 256 groups: keep only the primary one */
+    }
+    if (ug->n == 0) {
+        ug->g[0] = gid;
+        ug->n = 1;
+    }
+}
+
+/* In a forked child: become uid/gid for good, or _exit(126). Only system calls: nothing allocates between
+ * fork and exec or _exit, so a lock another thread of the parent (slurmstepd) held at fork cannot hang it. */
+static void child_drop(uid_t uid, gid_t gid, const struct user_groups *ug)
+{
+    /* slurmstepd may have switched only the effective uid: take root back to drop it for good. */
+    if (geteuid() != 0 && getuid() == 0 && seteuid(0) != 0)
+        _exit(126);
+    if (setgroups((size_t)ug->n, ug->g) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)
+        _exit(126);
+    /* Belt and braces: a child that can still become root must not run anything. */
+    if (uid != 0 && setuid(0) == 0)
+        _exit(126);
+}
+
+pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg), void *arg)
+{
+    struct user_groups ug;
     bool keep = uid == (uid_t)-1;
-    if (!keep && getpwuid_r(uid, &pw, buf, sizeof buf, &pwp) == 0 && pwp) {
-        ngroups = (int)(sizeof groups / sizeof groups[0]);
-        if (getgrouplist(pwp->pw_name, gid, groups, &ngroups) < 0)
-            ngroups = 0; /* more than 256 groups: keep only the primary one */
+    /* The contract: 0-2 become /dev/null below, so a keep_fd among them would be lost. */
+    if (keep_fd != -1 && keep_fd < 3) {
+        errno = EINVAL;
+        return -1;
     }
-    if (ngroups == 0) {
-        groups[0] = gid;
-        ngroups = 1;
-    }
+    user_groups(uid, gid, &ug);
 
     pid_t pid = fork();
     if (pid != 0)
@@ -58,19 +89,16 @@ pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg),
     int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     if (null_fd < 0 || dup2(null_fd, 0) < 0 || dup2(null_fd, 1) < 0 || dup2(null_fd, 2) < 0)
         _exit(126);
-    if (keep_fd > 3)
-        close_range(3, (unsigned)keep_fd - 1, 0);
-    close_range(keep_fd >= 3 ? (unsigned)keep_fd + 1 : 3, ~0U, 0);
-    if (keep)
-        _exit(fn(arg) & 0xff);
-    /* slurmstepd may have switched only the effective uid: take root back to drop it for good. */
-    if (geteuid() != 0 && getuid() == 0 && seteuid(0) != 0)
+    if (keep_fd > 3 && close_range(3, (unsigned)keep_fd - 1, 0) != 0)
         _exit(126);
-    if (setgroups((size_t)ngroups, groups) != 0 || setresgid(gid, gid, gid) != 0 || setresuid(uid, uid, uid) != 0)
+    if (close_range(keep_fd >= 3 ? (unsigned)keep_fd + 1 : 3, ~0U, 0) != 0)
         _exit(126);
-    /* Belt and braces: a child that can still become root must not run anything. */
-    if (uid != 0 && setuid(0) == 0)
-        _exit(126);
+    if (!keep)
+        child_drop(uid, gid, &ug);
+    /* fn may allocate only where the parent has no other thread: slurmstepd spank prolog|epilog starts none
+     * before it calls the plugin (slurmstepd.c, _handle_spank_mode), nor does sbatch's allocator context. From
+     * a step's slurmstepd, whose threads could hold malloc's lock at fork, the one fn (spank_task_exit.c's
+     * append_note) makes system calls only (SECURITY.md, "Children"). */
     _exit(fn(arg) & 0xff);
 }
 
@@ -205,4 +233,124 @@ int bai_read_as_user(const char *path, uid_t uid, gid_t gid, long long deadline_
                      struct bai_diag *diag)
 {
     return bai_collect_as_user(uid, gid, deadline_ms, read_child, (void *)path, text, len, diag);
+}
+
+/* The child of bai_exec_collect_as_user, up to execveat: system calls only (see child_drop). */
+static void exec_child(const struct user_groups *ug, const struct bai_exec *x, int in_fd, int out_fd)
+{
+    (void)setsid();
+    /* First out of 0-3, whatever numbers they had (the caller's 0-2 may have been closed, and then the pipe or
+     * the memfd took them), so that no dup2 below overwrites one still to be moved. */
+    int null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+    int in = fcntl(in_fd >= 0 ? in_fd : null_fd, F_DUPFD_CLOEXEC, 10), out = fcntl(out_fd, F_DUPFD_CLOEXEC, 10);
+    int exe = fcntl(x->exe_fd, F_DUPFD_CLOEXEC, 10), err = fcntl(null_fd, F_DUPFD_CLOEXEC, 10);
+    if (null_fd < 0 || in < 0 || out < 0 || exe < 0 || err < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 ||
+        dup2(err, 2) < 0)
+        _exit(126);
+    /* The program at 3, closed by its exec (FD_CLOEXEC); every other descriptor closed now. */
+    if (dup2(exe, 3) < 0 || fcntl(3, F_SETFD, FD_CLOEXEC) != 0 || close_range(4, ~0U, 0) != 0)
+        _exit(126);
+    child_drop(x->uid, x->gid, ug);
+    const struct rlimit cpu = {x->cpu_s, x->cpu_s}, as = {x->as_bytes, x->as_bytes}, files = {8, 8}, core = {0, 0};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1L, 0L, 0L, 0L) != 0 || setrlimit(RLIMIT_CPU, &cpu) != 0 ||
+        setrlimit(RLIMIT_AS, &as) != 0 || setrlimit(RLIMIT_NOFILE, &files) != 0 || setrlimit(RLIMIT_CORE, &core) != 0)
+        _exit(126);
+    execveat(3, "", x->argv, x->envp, AT_EMPTY_PATH);
+    _exit(127);
+}
+
+int bai_exec_collect_as_user(const struct bai_exec *x, int in_fd, long long deadline_ms, size_t max, char **out,
+                             size_t *len, char *why, size_t why_size)
+{
+    struct user_groups ug;
+    int p[2];
+    if (x->uid == (uid_t)-1 || x->uid == 0) {
+        snprintf(why, why_size, "refusing to run it as uid %d", (int)x->uid);
+        return -1;
+    }
+    user_groups(x->uid, x->gid, &ug);
+    char *buf = malloc(max + 2);
+    if (!buf || pipe2(p, O_CLOEXEC) != 0) {
+        snprintf(why, why_size, "cannot start it: %s", buf ? strerror(errno) : "out of memory");
+        free(buf);
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_child(&ug, x, in_fd, p[1]);
+    int fork_errno = errno;
+    close(p[1]);
+    if (pid < 0) {
+        close(p[0]);
+        free(buf);
+        snprintf(why, why_size, "cannot start it: %s", strerror(fork_errno));
+        return -1;
+    }
+    /* Drain while it writes; one byte over max tells an oversized output apart, and ends the child at once. */
+    size_t used = 0;
+    bool late = false;
+    while (used <= max) {
+        long long left = deadline_ms - bai_now_ms();
+        struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+        if (left <= 0) {
+            late = true;
+            break;
+        }
+        int r = poll(&pfd, 1, (int)(left > 1000 ? 1000 : left));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        if (r == 0)
+            continue;
+        ssize_t n = read(p[0], buf + used, max + 1 - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+    }
+    close(p[0]);
+    if (used > max || late) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
+    int status = 0;
+    pid_t r;
+    long long wait_by = late || used > max ? bai_now_ms() + 1000 : deadline_ms;
+    while ((r = waitpid(pid, &status, WNOHANG)) == 0 && bai_now_ms() < wait_by)
+        usleep(2000);
+    if (r == 0) { /* still there at the deadline */
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        late = true;
+        for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; i++)
+            usleep(10000);
+    }
+    if (late)
+        snprintf(why, why_size, "it did not finish in time");
+    else if (used > max)
+        snprintf(why, why_size, "it wrote more than %zu bytes", max);
+    else if (r < 0)
+        snprintf(why, why_size, "cannot wait for it: %s", strerror(errno));
+    else if (WIFSIGNALED(status))
+        snprintf(why, why_size, "it was killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (WEXITSTATUS(status) == 1 && used > 0) {
+        buf[used] = '\0';
+        snprintf(why, why_size, "%s", buf);
+        /* the reason is the parser's own message: returned as 1 */
+        free(buf);
+        return 1;
+    } else if (WEXITSTATUS(status) != 0)
+        snprintf(why, why_size, "it exited with status %d%s", WEXITSTATUS(status),
+                 WEXITSTATUS(status) == 126 ? " (it could not become the user or be confined)"
+                 : WEXITSTATUS(status) == 127 ? " (it could not be run)" : "");
+    else {
+        buf[used] = '\0';
+        *out = buf;
+        *len = used;
+        return 0;
+    }
+    free(buf);
+    return -1;
 }

@@ -10,6 +10,7 @@
 #define BAI_AS_USER_H
 
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "diag.h"
@@ -41,6 +42,25 @@ int bai_run_as_user(uid_t uid, gid_t gid, int keep_fd, long long deadline_ms, in
  * outlives deadline_ms by more than a second). */
 int bai_collect_as_user(uid_t uid, gid_t gid, long long deadline_ms, int (*fn)(int fd, void *arg), void *arg,
                         char **out, size_t *len, struct bai_diag *diag);
+
+/* A program to run confined, as a user, by bai_exec_collect_as_user. */
+struct bai_exec {
+    int exe_fd;              /* the program, opened by the caller on a file only root can replace */
+    char *const *argv, *const *envp;
+    uid_t uid;               /* never 0 or (uid_t)-1 */
+    gid_t gid;
+    rlim_t cpu_s, as_bytes;  /* RLIMIT_CPU, RLIMIT_AS; RLIMIT_NOFILE is 8, RLIMIT_CORE 0 */
+};
+
+/* Run x->argv from x->exe_fd in a child (a session of its own) that has fully dropped to x->uid (as
+ * bai_spawn_as_user), set PR_SET_NO_NEW_PRIVS and the limits, with in_fd (-1: /dev/null) as stdin, a pipe as
+ * stdout, /dev/null as stderr and no other descriptor, and collect its stdout, at most `max` bytes. Between
+ * fork and exec the child makes system calls only, so the caller may have threads. Returns 0 with *out (a
+ * new NUL-terminated buffer of *len bytes) when it exited 0; 1 with its output in why when it exited 1 (the
+ * program's own reason); -1 with why otherwise: killed by a signal, more than max bytes (it is killed at
+ * once), past deadline_ms (its session is killed), another status. */
+int bai_exec_collect_as_user(const struct bai_exec *x, int in_fd, long long deadline_ms, size_t max, char **out,
+                             size_t *len, char *why, size_t why_size);
 
 /* Read the file at `path` as uid/gid (bai_job_read in the child: O_NONBLOCK, regular files only, at most
  * BAI_JOB_MAX_BYTES) into a new NUL-terminated buffer, by deadline_ms. Returns 0, or -1 with the reason

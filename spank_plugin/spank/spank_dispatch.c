@@ -6,7 +6,7 @@
  *   slurmd (at start)           spank_prolog.c  job_root checked
  *   job script (prolog/epilog)  spank_prolog.c  per-job directories, mounts, log directory
  * Only these slurm_spank_* symbols and the plugin_* symbols are exported (spank_batchai.lds). Every callback
- * returns 0 or -1: what other values mean differs between Slurm releases (spank_slurm.h). */
+ * returns through spank_rc, so 0 or -1: what other values mean differs between Slurm releases (spank_slurm.h). */
 #include "spank_slurm.h"
 
 #include "spank_alloc.h"
@@ -67,7 +67,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_init_privileged(spank_t sp, int ac, char **av)
 {
-    return spank_context() == S_CTX_REMOTE ? bai_remote_task_privileged(sp, ac, av) : 0;
+    return spank_rc(spank_context() == S_CTX_REMOTE ? bai_remote_task_privileged(sp, ac, av) : 0);
 }
 
 int slurm_spank_task_init(spank_t sp, int ac, char **av)
@@ -77,7 +77,7 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
 
 int slurm_spank_task_exit(spank_t sp, int ac, char **av)
 {
-    return spank_context() == S_CTX_REMOTE ? bai_remote_task_exit(sp, ac, av) : 0;
+    return spank_rc(spank_context() == S_CTX_REMOTE ? bai_remote_task_exit(sp, ac, av) : 0);
 }
 
 int slurm_spank_job_prolog(spank_t sp, int ac, char **av)

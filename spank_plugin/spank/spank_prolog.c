@@ -5,7 +5,10 @@
  *    (checked component by component on every call), through directory fds: it makes <jobid> for the user
  *    and writes or removes, for this node, the failure marker <jobid>.prolog-failed-<node> and the verified
  *    copy of the job file <jobid>.job-<node> (rootfs.h) that the node's tasks use instead of the user's path;
- *  - a child that has fully become the user reads the job file and makes everything in the user's places
+ *  - a child that is the user reads the job file, and another, confined, parses and translates it into a
+ *    plan (plan_child.h), which root binds to the job and holds to the site again: root parses no byte the
+ *    user wrote;
+ *  - a child that has fully become the user makes everything in the user's places
  *    (spank_user.c): the log directory, the mount links, the output and temp directories and the secrets
  *    file; every permission check there is the user's. This file has no chown, chmod, mkdir, open or rename
  *    by path;
@@ -28,6 +31,7 @@
 
 #include "as_user.h"
 #include "handoff.h"
+#include "plan_child.h"
 #include "spank_common.h"
 #include "spank_user.h"
 
@@ -44,8 +48,10 @@ struct node_job {
     char copy[300];       /* the job file's verified copy's name in job_root */
     char source[300];     /* the name in job_root of the file that says what the copy was loaded with */
     char job_file[PATH_MAX]; /* that path, once the job file is loaded */
-    struct bai_loaded l;
-    bool loaded;          /* l holds the job's plan */
+    struct bai_wire_plan w; /* the job's plan, from the parser child, checked (plan_child.h) */
+    char *text;           /* the job file's bytes the plan was made from, text_len of them */
+    size_t text_len;
+    bool loaded;          /* w and text are set */
     bool job_dir_ok;      /* <job_root>/<jobid> is the user's */
     char *job_dir, *log_dir;
     char err[BAI_WHY_MAX]; /* the first failure, for the marker */
@@ -64,6 +70,13 @@ static void fail(struct node_job *nj, const char *fmt, ...)
         snprintf(nj->err, sizeof nj->err, "%s", msg);
 }
 
+static void first_message(void *arg, const char *msg)
+{
+    char *why = arg;
+    if (!why[0])
+        snprintf(why, BAI_WHY_MAX, "%s", msg);
+}
+
 static int prepare_as_user(struct node_job *nj)
 {
     int p[2];
@@ -71,7 +84,7 @@ static int prepare_as_user(struct node_job *nj)
         fail(nj, "pipe: %s", strerror(errno));
         return -1;
     }
-    struct bai_user_setup u = {.plan = nj->loaded && nj->job_dir_ok ? &nj->l.file.plan : NULL, .jobid = nj->jobid_s,
+    struct bai_user_setup u = {.plan = nj->loaded && nj->job_dir_ok ? &nj->w.plan : NULL, .jobid = nj->jobid_s,
                                .node = nj->node, .log_dir = nj->log_dir, .status_fd = p[1]};
     int code = bai_run_as_user(nj->uid, nj->gid, p[1], nj->deadline_ms, bai_user_setup, &u);
     close(p[1]);
@@ -133,15 +146,19 @@ static void node_job_close(struct node_job *nj)
     free(nj->job_dir);
     free(nj->log_dir);
     if (nj->loaded)
-        bai_loaded_free(&nj->l);
+        bai_plan_free(&nj->w.plan);
+    if (nj->text) {
+        explicit_bzero(nj->text, nj->text_len);
+        free(nj->text);
+    }
     if (nj->root_fd >= 0)
         close(nj->root_fd);
 }
 
-/* The job file as the user reads it, validated, translated and held to the site's policy here, on the node:
- * whatever sbatch checked (or did not: srun --batchai-job, the option passed in the environment) counts for
- * nothing. */
-static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
+/* The job file as the user reads it, parsed, validated and translated by a child that is the user
+ * (plan_child.h), and its plan held to the site's policy here, on the node: whatever sbatch checked (or did
+ * not: srun --batchai-job, the option passed in the environment) counts for nothing. */
+static int load_job(struct node_job *nj, spank_t sp, int ac, char **av, const struct bai_settings *site)
 {
     char why[BAI_WHY_MAX];
     /* The allocator handed over the absolute path; without it (srun --batchai-job making its own
@@ -160,12 +177,30 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
      * the user's path is not read at all. It is a claim like the rest (anyone can submit through Slurm's
      * API): held to the digest and, below, to the whole policy. */
     const char *snapshot = bai_handoff_text();
-    struct bai_source src = {.path = opt, .content = snapshot, .content_len = snapshot ? strlen(snapshot) : 0,
-                             .uid = nj->uid, .gid = nj->gid, .job_name = bai_name_value(sp),
-                             .user_shares = bai_share_value(sp),
-                             .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
-                             .digest = h.digest[0] ? h.digest : NULL, .keep_text = true};
-    if (bai_load(&nj->l, ac, av, &src, BAI_JOB_POLICY, why) != 0) {
+    int rc = 0;
+    if (snapshot) {
+        nj->text_len = strlen(snapshot);
+        nj->text = strdup(snapshot);
+        rc = nj->text ? 0 : -1;
+        snprintf(why, sizeof why, "%.200s: out of memory", opt);
+    } else {
+        struct bai_diag diag = {0};
+        rc = bai_read_as_user(opt, nj->uid, nj->gid, read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
+                              &nj->text, &nj->text_len, &diag);
+        char first[BAI_WHY_MAX] = "";
+        bai_diag_each(&diag, first_message, first);
+        bai_diag_free(&diag);
+        snprintf(why, sizeof why, "%.200s: %.300s", opt, first);
+    }
+    if (rc == 0) {
+        struct bai_plan_request rq = {.jobid = nj->jobid, .uid = nj->uid, .gid = nj->gid, .path = opt,
+                                      .text = nj->text, .text_len = nj->text_len,
+                                      .digest = h.digest[0] ? h.digest : NULL, .job_name = bai_name_value(sp),
+                                      .user_shares = bai_share_value(sp), .ac = ac, .av = av,
+                                      .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms};
+        rc = bai_plan_get(&rq, site, &nj->w, why);
+    }
+    if (rc != 0) {
         fail(nj, "%s", why);
         /* The log directory sbatch planned (the user's word, used only by the user's child): where the batch
          * step's output, and with it the reason, can still go. */
@@ -174,8 +209,8 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     }
     nj->loaded = true;
     snprintf(nj->job_file, sizeof nj->job_file, "%s", opt);
-    nj->job_dir = bai_expand_jobid(nj->l.file.plan.job_dir, nj->jobid_s);
-    nj->log_dir = bai_expand_jobid(nj->l.file.plan.log_dir, nj->jobid_s);
+    nj->job_dir = bai_expand_jobid(nj->w.plan.job_dir, nj->jobid_s);
+    nj->log_dir = bai_expand_jobid(nj->w.plan.log_dir, nj->jobid_s);
     if (!nj->job_dir || !nj->log_dir) {
         fail(nj, "out of memory");
         return -1;
@@ -285,11 +320,11 @@ int bai_job_prolog(spank_t sp, int ac, char **av)
             (void)unlinkat(nj.root_fd, nj.copy, 0);
             (void)unlinkat(nj.root_fd, nj.source, 0);
         }
-        if (load_job(&nj, sp, ac, av) == 0 && nj.root_fd >= 0) {
+        if (load_job(&nj, sp, ac, av, &site) == 0 && nj.root_fd >= 0) {
             /* What the tasks will use: the bytes read and checked here. A task that read the user's path
              * again could hang on it for good (a file system that stops answering after this read), and a
              * process stuck in the kernel's wait stays in the step's cgroup, which then never empties. */
-            if (bai_root_file_write(nj.root_fd, nj.copy, nj.l.text, nj.l.text_len, why) != 0 ||
+            if (bai_root_file_write(nj.root_fd, nj.copy, nj.text, nj.text_len, why) != 0 ||
                 write_source(&nj, sp, why) != 0)
                 fail(&nj, "cannot keep the job file in job_root %s: %s", site.job_root, why);
             if (bai_job_dir_create(nj.root_fd, nj.jobid_s, nj.uid, nj.gid, why) == 0)

@@ -51,8 +51,7 @@ int bai_remote_init(spank_t sp, int ac, char **av)
  * a FIFO or be led elsewhere, and the task never reads the user's path, which could stop answering for good
  * after the prolog's read (a process stuck in the kernel's wait for it could never leave the step). */
 /* Nodes that share a host and a job_root (one on a real cluster; every node of a local test cluster, whose
- * hosts share the machine's /var/lib): a node beyond the bound finds no verdict of its own and fails closed. */
-#define SEEN_NODES 64
+ * hosts share the machine's /var/lib): as many as job_root holds files for, in an array that grows. */
 struct seen_node {
     char node[128];
     int failed;               /* 1: a marker with `reason`; -1: something else is there (reason says) */
@@ -68,18 +67,28 @@ static struct {
                                    * Batch AI job's, step_of_prepared_job) */
     char root_why[BAI_WHY_MAX];   /* non-empty: job_root cannot be trusted */
     char dir_why[BAI_WHY_MAX];    /* non-empty: the job directory is not the user's */
-    int n;
-    struct seen_node node[SEEN_NODES];
+    int n, cap;
+    struct seen_node *node;
 } seen;
 
-/* seen's entry for `node`, made when `make` and there is room; NULL otherwise. */
+/* seen's entry for `node`, made when `make` (NULL when out of memory or the name is too long); NULL when not
+ * there otherwise. */
 static struct seen_node *seen_node(const char *node, bool make)
 {
     for (int i = 0; i < seen.n; i++)
         if (strcmp(seen.node[i].node, node) == 0)
             return &seen.node[i];
-    if (!make || seen.n == SEEN_NODES || strlen(node) >= sizeof seen.node[0].node)
+    if (!make || strlen(node) >= sizeof seen.node[0].node)
         return NULL;
+    if (seen.n == seen.cap) {
+        int cap = seen.cap ? 2 * seen.cap : 8;
+        struct seen_node *more = cap > 0 ? realloc(seen.node, (size_t)cap * sizeof *more) : NULL;
+        if (!more)
+            return NULL; /* that node finds no verdict of its own and fails closed */
+        seen.node = more;
+        seen.cap = cap;
+    }
+    memset(&seen.node[seen.n], 0, sizeof seen.node[0]);
     snprintf(seen.node[seen.n].node, sizeof seen.node[0].node, "%s", node);
     return &seen.node[seen.n++];
 }
@@ -157,6 +166,7 @@ static void forget_prolog_verdict(void)
         }
         free(seen.node[i].source);
     }
+    free(seen.node);
     memset(&seen, 0, sizeof seen);
 }
 
@@ -363,7 +373,12 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     if (!opt) { /* the path, name and share maps the prolog loaded the copy with; it checked the copy against
                  * sbatch's digest, and the site's policy is applied to it again below */
         memset(&h, 0, sizeof h);
-        job_file = strdup(seen_node(node, false)->path);
+        const struct seen_node *prepared = seen_node(node, false);
+        if (!prepared || !prepared->path) { /* step_of_prepared_job found both; checked where used all the same */
+            bai_error("batchai: job %u: node %s has no record of the job file the prolog checked", jobid, node);
+            goto out;
+        }
+        job_file = strdup(prepared->path);
     } else if (h.job_file[0])
         job_file = strdup(h.job_file);
     else {
@@ -384,6 +399,10 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     if (prepared_here != 0)
         goto out;
     const struct seen_node *n = seen_node(node, false);
+    if (!n || n->copy != 1) { /* check_prolog refused both; checked where used all the same */
+        bai_error("batchai: job %u: node %s has no copy of the job file the prolog checked", jobid, node);
+        goto out;
+    }
     struct bai_source src = {.path = job_file, .content = n->job, .content_len = n->job_len,
                              .digest = h.digest[0] ? h.digest : NULL,
                              .job_name = opt ? bai_name_value(sp) : n->name,

@@ -82,3 +82,10 @@ $(BUILD)/tests/fuse_hang: tests/cluster/fuse_hang.c
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) -o $@ $<
 TEST_BINS += $(BUILD)/tests/fuse_hang
+
+# An LD_PRELOAD interposer that logs every cJSON and libyaml parse with the caller's uids, for
+# root_parses_nothing.sh.
+$(BUILD)/tests/parse_spy.so: tests/cluster/parse_spy.c
+	@mkdir -p $(@D)
+	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) -fPIC -shared -o $@ $< -ldl
+TEST_BINS += $(BUILD)/tests/parse_spy.so

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make install as distro packagers run it. A staged install (DESTDIR, PREFIX=/usr, LIBDIR=/usr/lib64 as on
 # RHEL) puts every library and libcollective.pc in LIBDIR and none in PREFIX/lib, the manual pages in
-# PREFIX/share/man, programs 0755 and every other file 0644, and a libcollective.pc naming the final PREFIX
+# PREFIX/share/man, programs 0755 (the plugin's batchai-plan too) and every other file 0644, and a libcollective.pc naming the final PREFIX
 # and LIBDIR. A small program then builds with `pkg-config --cflags --libs libcollective` and runs a
 # collective: against the staged tree (through PKG_CONFIG_SYSROOT_DIR, as package builds use a staged .pc),
 # against a real install into a prefix with a multiarch LIBDIR (PKG_CONFIG_PATH alone), and statically
@@ -38,7 +38,7 @@ misplaced=$(find "$stage" -type f \( -name 'lib*.so' -o -name '*.a' -o -name '*.
 [ -z "$misplaced" ] || fail "libraries outside LIBDIR: $misplaced"
 while read -r mode path; do
     case $path in
-    usr/bin/*) want=755 ;;
+    usr/bin/* | */batchai-plan) want=755 ;; # batchai-plan: the plugin's parser, beside it (SECURITY.md)
     *) want=644 ;;
     esac
     [ "$mode" = "$want" ] || fail "/$path has mode $mode, expected $want"
