@@ -30,7 +30,9 @@ long long bai_now_ms(void)
 
 pid_t bai_spawn_as_user(uid_t uid, gid_t gid, int keep_fd, int (*fn)(void *arg), void *arg)
 {
-    /* Everything that may allocate or consult NSS happens before fork. */
+    /* NSS (the user's name and groups) is consulted before fork: in the child of a threaded process (slurmd,
+     * slurmstepd) it could wait for good on a lock another thread held at fork, or load a module. fn runs
+     * in the child and allocates: glibc's fork holds malloc's locks across itself, so malloc works there. */
     gid_t groups[256];
     int ngroups = 0;
     struct passwd pw, *pwp = NULL;
