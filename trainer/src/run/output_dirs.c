@@ -8,14 +8,14 @@
 
 #include "io/atomic_file.h"
 #include "io/keras_h5.h"
-#include "io/make_dirs.h"
+#include "make_dirs.h"
 #include "run/any_failed.h"
 
 static int prepare_dir(const char *opt, const char *dir)
 {
     char err[1024], probe[4200];
     struct stat st;
-    if (make_dirs(dir) != 0) {
+    if (bai_make_dirs(dir, 0777) != 0) {
         fprintf(stderr, "cifar-train: %s %s: cannot create directory: %s\n", opt, dir, strerror(errno));
         return -1;
     }
