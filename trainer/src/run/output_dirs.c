@@ -16,11 +16,10 @@ static int prepare_dir(const char *opt, const char *dir)
     char err[1024], probe[4200];
     struct stat st;
     if (bai_make_dirs(dir, 0777) != 0) {
-        fprintf(stderr, "cifar-train: %s %s: cannot create directory: %s\n", opt, dir, strerror(errno));
-        return -1;
-    }
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "cifar-train: %s %s: not a directory\n", opt, dir);
+        if (errno == ENOTDIR && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+            fprintf(stderr, "cifar-train: %s %s: not a directory\n", opt, dir);
+        else
+            fprintf(stderr, "cifar-train: %s %s: cannot create directory: %s\n", opt, dir, strerror(errno));
         return -1;
     }
     const int removed = atomic_file_cleanup_dir(dir);
