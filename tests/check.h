@@ -8,6 +8,9 @@
  *                                   failure leaves nothing sane to go on with (a NULL, an MPI rank that
  *                                   would leave its peers waiting)
  *   check_note("fmt", ...)          a "# " comment line
+ *   worst = check_max(worst, err)   the running worst of errors, NaN-aware: a NaN error makes it NaN for good,
+ *                                   so CHECK(worst <= tol) fails (fmax and `if (err > worst)` skip a NaN);
+ *                                   check_worse(err, worst) says whether err takes its place (to keep the index)
  *   check_tag("rank 2")             names the process in each failure's diagnostic; check_mpi_ranks() for MPI
  *   return check_exit("name");      the trailing plan "1..N" and a tally; status 0 when nothing failed, else 1
  *   return check_skip("dep", "why") the TAP skip plan and the runner's "SKIP(dep): why"; status 77
@@ -19,6 +22,7 @@
 #ifndef TESTS_CHECK_H
 #define TESTS_CHECK_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +93,17 @@ static inline int check_str_eq_(const char *a, const char *b)
         CHECK_POINT_(0, check_str_eq_(check_a_, check_b_), #a " equals " #b, "%s is \"%s\", %s is \"%s\"", #a,  \
                      check_a_ ? check_a_ : "(null)", #b, check_b_ ? check_b_ : "(null)");                      \
     } while (0)
+
+/* Whether err is worse than worst: larger, or a NaN where worst is a number yet. */
+static inline int check_worse(double err, double worst)
+{
+    return !isnan(worst) && (isnan(err) || err > worst);
+}
+
+static inline double check_max(double worst, double err)
+{
+    return check_worse(err, worst) ? err : worst;
+}
 
 __attribute__((format(printf, 1, 2), unused)) static void check_note(const char *fmt, ...)
 {

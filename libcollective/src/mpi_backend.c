@@ -60,8 +60,8 @@ static MPI_Datatype mpi_type(enum coll_dtype dtype)
 
 /* Completes nonblocking requests (finish: the one that `call` started, returning rc) without spinning:
  * Open MPI's blocking collectives poll the shared-memory queues flat out while a peer is late, on the core that
- * this rank's compute thread needs (20-27% of it in top at 2 ranks x 1 thread). Testing and napping
- * (coll_nap) costs a few wake-ups per collective instead. */
+ * this rank's compute thread needs (docs/benchmarks.md, "Figures behind code comments"). Testing and
+ * napping (coll_nap) costs a few wake-ups per collective instead. */
 int coll_mpi_wait(int n, MPI_Request *reqs, const char *call, char *err)
 {
     double nap = 0;

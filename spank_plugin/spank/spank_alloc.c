@@ -23,6 +23,7 @@
 #include "handoff.h"
 #include "render.h"
 #include "spank_common.h"
+#include "write_all.h"
 
 static struct {
     struct bai_handoff handoff; /* job_file "" when the option is not used */
@@ -115,16 +116,10 @@ static int put_script_on_stdin(const char *script)
         bai_error("batchai: memfd_create: %s", strerror(errno));
         return -1;
     }
-    for (size_t off = 0; off < len;) {
-        ssize_t n = write(fd, script + off, len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            bai_error("batchai: writing the batch script: %s", strerror(errno));
-            close(fd);
-            return -1;
-        }
-        off += (size_t)n;
+    if (bai_write_all(fd, script, len) != 0) {
+        bai_error("batchai: writing the batch script: %s", strerror(errno));
+        close(fd);
+        return -1;
     }
     if (lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, STDIN_FILENO) < 0) {
         bai_error("batchai: putting the batch script on stdin: %s", strerror(errno));

@@ -25,8 +25,8 @@
  * at 2 KiB, so that nothing a user names can forge or garble a line of slurmd's log. */
 void bai_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Register --batchai-job=FILE and --batchai-name=NAME with Slurm (a static spank_options table is ignored by
- * sbatch). */
+/* Register --batchai-job=FILE, --batchai-name=NAME and --batchai-share=NAME=DIR[,...] with Slurm (a static
+ * spank_options table is ignored by sbatch). */
 int bai_option_register(spank_t sp);
 
 /* --batchai-name's value where spank_option_getopt works, or NULL (the job file's name then names the job).

@@ -14,37 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "make_dirs.h"
 #include "rootfs.h"
 #include "sbuf.h"
-
-/* mkdir -p, mode 0755 for new directories; succeeds when the path already is a directory. */
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-                return -1;
-            *p = c;
-            if (c == '\0')
-                break;
-        }
-    }
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
-        return -1;
-    }
-    return 0;
-}
 
 /* Write "<what>: <strerror>" to the status pipe; return 1, the child's failure status. */
 static int report(const struct bai_user_setup *u, const char *what)
@@ -120,7 +92,7 @@ int bai_user_setup(void *arg)
 
     /* The log directory first, and even when the rest cannot be done: the batch step's output goes there,
      * and with it the reason the job fails. */
-    if (u->log_dir && mkdir_p(u->log_dir) != 0)
+    if (u->log_dir && bai_make_dirs(u->log_dir, 0755) != 0)
         return report(u, u->log_dir);
     if (!plan)
         return 0;
@@ -131,7 +103,7 @@ int bai_user_setup(void *arg)
         if (!target)
             return report(u, "out of memory");
         snprintf(parent, sizeof parent, "%s", target);
-        if (mkdir_p(dirname(parent)) != 0)
+        if (bai_make_dirs(dirname(parent), 0755) != 0)
             rc = report(u, target);
         else if (m->user_dir && user_dir_check(m->site_path) != 0) {
             char what[PATH_MAX + 64];
@@ -144,7 +116,7 @@ int bai_user_setup(void *arg)
             ssize_t n = errno == EEXIST ? readlink(target, cur, sizeof cur - 1) : -1;
             if (n < 0 || (cur[n] = '\0', strcmp(cur, m->site_path) != 0))
                 rc = report(u, target);
-        } else if (!m->site_path && mkdir_p(target) != 0) { /* an unmanaged file system's mount point */
+        } else if (!m->site_path && bai_make_dirs(target, 0755) != 0) { /* an unmanaged file system's mount point */
             rc = report(u, target);
         }
         free(target);
@@ -155,7 +127,7 @@ int bai_user_setup(void *arg)
             continue;
         char *j = bai_expand_jobid(plan->env[i].value ? plan->env[i].value : "", u->jobid);
         char *v = j ? bai_expand_node(j, u->node) : NULL;
-        if (v && v[0] == '/' && !strchr(v, '$') && mkdir_p(v) != 0)
+        if (v && v[0] == '/' && !strchr(v, '$') && bai_make_dirs(v, 0755) != 0)
             rc = report(u, v);
         free(j);
         free(v);

@@ -17,7 +17,7 @@ PORT=$(sed -n 's/^SlurmctldPort=//p' "$CL/slurm.conf")
 
 # on_ctl_user CMD: a shell command line as the test user on ctl, in $WORK.
 on_ctl_user() {
-    "$LC" exec "$CL" -- runuser -u "$TEST_USER" -- env -i PATH="$USER_PATH" HOME="$WORK" \
+    "$LC" exec "$CL" -- runuser -u "$TEST_USER" -- env -i -C "$WORK" PATH="$USER_PATH" HOME="$WORK" \
         SLURM_CONF="$SLURM_CONF" LANG=C.UTF-8 /bin/bash -c "cd '$WORK' && $*"
 }
 "$LC" exec "$CL" -- srun --mpi=list 2>&1 | grep -q pmix || skip "Slurm has no pmix MPI plugin here"

@@ -108,7 +108,7 @@ out=$(bj exec "$long" --node n2 -- sh -c "'echo \$SLURMD_NODENAME \$AZ_BATCHAI_J
     fail "exec: $out"
 [ "$(tail -n 2 <<<"$out")" = "$(printf 'n2 long\nmounted')" ] || fail "exec on n2 printed: $out"
 "$LC" adduser batchai-other >/dev/null
-other=$(runuser -u batchai-other -- env SLURM_CONF="$SLURM_CONF" sbatch --parsable -D /tmp --wrap 'sleep 60')
+other=$(runuser -u batchai-other -- env -C /tmp SLURM_CONF="$SLURM_CONF" sbatch --parsable -D /tmp --wrap 'sleep 60')
 for ((i = 0; i < 100; i++)); do [ "$(job_field "$other" JobState)" = RUNNING ] && break; sleep 0.1; done
 rc=0; out=$(bj exec "$other" -- true 2>&1) || rc=$?
 [ $rc != 0 ] && grep -qi "denied\|not authorized\|permission" <<<"$out" || fail "exec into another user's job: $rc $out"

@@ -59,6 +59,24 @@ if [ "${BATCHAI_HOSTS:-0}" = 1 ] && [ -z "${BATCHAI_HOSTS_SET:-}" ]; then
     exit "$hosts_rc"
 fi
 
+# A build the test user cannot reach (a checkout in /root, whose mode is 0700): what users and nodes load
+# (bin/, lib/ and the plugin) is copied to a directory of /var/lib/batchai-test that BUILD then names, its
+# other entries links to the build (run by root). Removed at exit (cluster_stop, or the trap here).
+STAGE=""
+"$LC" adduser "$TEST_USER" >/dev/null
+if ! runuser -u "$TEST_USER" -- test -r "$PLUGIN" -a -x "$BUILD/bin" 2>/dev/null; then
+    install -d -m 0755 /var/lib/batchai-test
+    STAGE=$(mktemp -d /var/lib/batchai-test/build.XXXXXX)
+    chmod 0755 "$STAGE"
+    for f in "$BUILD"/*; do
+        case ${f##*/} in bin | lib) cp -a "$f" "$STAGE/" ;; *) ln -s "$f" "$STAGE/" ;; esac
+    done
+    install -m 0755 "$PLUGIN" "$STAGE/spank_batchai.so"
+    PLUGIN=$STAGE/spank_batchai.so BUILD=$STAGE
+    trap 'rm -rf "$STAGE"' EXIT
+    echo "the build is out of $TEST_USER's reach: its bin/, lib/ and plugin copied to $STAGE"
+fi
+
 LC_OPTS=()
 [ -z "${SLURM_PREFIX:-}" ] || LC_OPTS+=(--slurm "$SLURM_PREFIX")
 [ -z "${BATCHAI_HOSTS_SET:-}" ] || LC_OPTS+=(--hostnet "$BATCHAI_HOSTS_SET")
@@ -88,6 +106,7 @@ cluster_stop() {
         "$LC" stop "$CL" >/dev/null || true
         if [ "${BATCHAI_KEEP_CLUSTER:-0}" = 1 ]; then echo "kept $CL" >&2; else rm -rf "$CL"; fi
     fi
+    [ -z "$STAGE" ] || rm -rf "$STAGE"
     exit $rc
 }
 
@@ -103,7 +122,6 @@ cluster_start() {
     chmod 0755 "$CL"
     trap cluster_stop EXIT
     trap 'exit 130' INT TERM
-    "$LC" adduser "$TEST_USER" >/dev/null
     # job_temp under a sticky directory users can write, as /tmp/batchai is by default.
     install -d -m 1777 "$CL/scratch"
     lc_start "$CL" "${CLUSTER_OPTS[@]}" --plugin "$PLUGIN" \
@@ -120,7 +138,7 @@ cluster_start() {
 
 # as_user CMD...: run a shell command line as the test user in $WORK.
 as_user() {
-    runuser -u "$TEST_USER" -- env -i PATH="$USER_PATH" HOME="$WORK" SLURM_CONF="$SLURM_CONF" \
+    runuser -u "$TEST_USER" -- env -i -C "$WORK" PATH="$USER_PATH" HOME="$WORK" SLURM_CONF="$SLURM_CONF" \
         LANG=C.UTF-8 /bin/bash -c "cd '$WORK' && $*"
 }
 

@@ -15,6 +15,8 @@
 # own: files the ranks share belong under /work or /var/lib. Root only (namespaces); as root mpirun gets
 # --allow-run-as-root. Ranks on one node talk through Open MPI's shared-memory transport (vader), across
 # nodes through TCP on eth0 (198.18.0.0/16), so OMPI_MCA_btl is set to self,vader,tcp unless given.
+# A run ends within seconds when an orted dies (each stays attached to its remote shell, whose end mpirun
+# sees) and after MPIRUN_HOSTS_TIMEOUT seconds in any case (default 300; 0: unbounded), saying why.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd -P)
 HOSTNET=${HOSTNET:-$(cd "$here/../../contrib/localcluster" && pwd -P)/hostnet}
@@ -47,11 +49,19 @@ run)
     # Only eth0 crosses hosts (lo would be every host's own); the same for mpirun's own channel.
     export OMPI_MCA_btl_tcp_if_include=${OMPI_MCA_btl_tcp_if_include:-eth0}
     export OMPI_MCA_oob_tcp_if_include=${OMPI_MCA_oob_tcp_if_include:-eth0}
+    # Detached (--daemonize, Open MPI's default), an orted that died after its remote shell ended was never
+    # noticed: an orted that could not find this script (a checkout in sight of ctl, not of the node) left
+    # mpirun waiting for its call-back for good.
+    export OMPI_MCA_orte_leave_session_attached=1
+    timeout=${MPIRUN_HOSTS_TIMEOUT:-300}
+    [[ $timeout =~ ^[0-9]+$ ]] || { echo "mpirun-hosts.sh: MPIRUN_HOSTS_TIMEOUT '$timeout': seconds" >&2; exit 2; }
+    bound=()
+    [ "$timeout" = 0 ] || bound=(--timeout "$timeout")
     exec 9</proc/self/ns/mnt # for rsh, above
     root=()
     [ "$(id -u)" != 0 ] || root=(--allow-run-as-root)
     exec "$HOSTNET" exec "$set" ctl mpirun "${root[@]}" --mca plm_rsh_agent "$here/mpirun-hosts.sh rsh $set" \
-        --mca plm_rsh_no_tree_spawn 1 \
+        --mca plm_rsh_no_tree_spawn 1 "${bound[@]}" \
         --wdir "$PWD" --host "$hostlist" -np $((nodes * per)) "$@"
     ;;
 *) usage ;;

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The READMEs are for their readers (check-structure.sh runs this in the tree to check and counts each line
-# it prints as a violation): each README of the list below stays within its line limit and holds no issue
-# number and no commit hash, history going to docs/benchmarks.md and the git log; and a relative link of a
-# README or of docs/*.md names a file or folder that exists.
+# it prints as a violation): each README of the list below stays within its line limit, without stretching
+# lines (each at most 160 characters, table rows and code included: a violation is named by the file and
+# the line's first 40 characters, so that it survives edits elsewhere), and holds no issue number and no
+# commit hash, history going to docs/benchmarks.md and the git log; and a relative link of a README or of
+# docs/*.md names a file or folder that exists.
 #   issue number: "#12" or "issue 12" in prose (a "#0" inside `code` is a program's message, not an issue);
 #   commit hash:  a word of 7 to 40 hex digits with a digit and a letter in prose, or one inside `code`
 #                 that git resolves to a commit (a checksum or fingerprint in a quoted message is neither).
@@ -33,6 +35,7 @@ scan() {
         }
     }
     {
+        if (length($0) > 160) print "readme: " file ": a line over 160 characters: " substr($0, 1, 40)
         if ($0 ~ /^[[:space:]]*```/) { fence = !fence; next }
         if (fence) { hexwords($0, "code"); next }
         prose = $0

@@ -78,9 +78,8 @@ static void compare(const char *what, const float *cpu, const float *gpu, size_t
         double d = fabs((double)gpu[i] - (double)cpu[i]);
         if (isnan(gpu[i]) != isnan(cpu[i]))
             nan = 1;
-        if (fabs(cpu[i]) > scale)
-            scale = fabs(cpu[i]);
-        if (d > err) {
+        scale = check_max(scale, fabs(cpu[i]));
+        if (check_worse(d, err)) {
             err = d;
             worst = i;
         }
@@ -440,8 +439,8 @@ static void check_step(int B)
     for (size_t i = 0; i < MODEL_NPARAMS; i++) {
         double d = fabs((double)pc[i] - pg[i]);
         moved += pc[i] != params[i];
-        if (d > worst || isnan(pg[i]))
-            worst = isnan(pg[i]) ? INFINITY : d, at = i;
+        if (check_worse(d, worst))
+            worst = d, at = i;
     }
     const int ok2 = worst <= lr / 4;
     check_note("step B=%d weights after RMSprop: max |diff| %.3g at %zu (limit %.3g), %zu of %zu moved on the CPU", B,

@@ -62,11 +62,25 @@ rm "$work/data/SHA256SUMS"
 expect 1 "data_batch_3.bin: 900 records, data_batch_1.bin has 1017 (truncated file?)" \
     "$bin" --data "$work/data" "${small[@]}"
 
-# A diverging run: stopped at the step where the loss stops being finite, exit 4, no checkpoint of it.
-expect 4 "the loss is" "$bin" --data "$data" "${small[@]}" --limit-train 640 --lr 1e30
+# A diverging run: stopped at the step where the loss stops being finite, exit 4, no checkpoint of it; its
+# --log-json is JSON to a strict reader (no NaN or Infinity), the stopping step's loss null and named.
+expect 4 "the loss is" "$bin" --data "$data" "${small[@]}" --limit-train 640 --lr 1e30 \
+    --log-json "$work/nan.json" --log-every 1
 grep -Eq 'cifar-train: epoch 1, step [0-9]+/20: the loss is -?(nan|inf)' "$work/out" ||
     { echo "FAIL: the message does not name the epoch and step"; cat "$work/out"; exit 1; }
 ! ls "$work/run"/checkpoint-*.h5 2>/dev/null || { echo "FAIL: a checkpoint was written"; exit 1; }
+/usr/bin/python3 - "$work/nan.json" "$(grep -Eo 'step [0-9]+/20: the loss is' "$work/out" | grep -Eo '[0-9]+' | head -n 1)" <<'PY' ||
+import json, sys
+def strict(word):
+    raise ValueError("not JSON: " + word)
+lines = [json.loads(l, parse_constant=strict) for l in open(sys.argv[1])]
+last = lines[-1]
+assert last["step"] == int(sys.argv[2]), ("the last line is not the stopping step", last, sys.argv[2])
+assert last["loss"] is None and last["non_finite"]["loss"] in ("nan", "inf", "-inf"), last
+assert all(l["loss"] is not None and "non_finite" not in l for l in lines[:-1]), lines[:-1]
+print("log.json: %d lines, JSON; step %d: %s" % (len(lines), last["step"], last["non_finite"]))
+PY
+    { echo "FAIL: the NaN run's --log-json"; cat "$work/nan.json"; exit 1; }
 
 # Checkpoints: a good one, then damaged copies. A stale temporary of a dead writer is removed at start.
 mkdir "$work/ck"

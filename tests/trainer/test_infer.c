@@ -21,8 +21,8 @@ static double rel_diff(const float *a, const float *b, size_t n)
 {
     double worst = 0.0, scale = 1e-30;
     for (size_t i = 0; i < n; i++) {
-        worst = fmax(worst, fabs((double)a[i] - b[i]));
-        scale = fmax(scale, fabs((double)b[i]));
+        worst = check_max(worst, fabs((double)a[i] - b[i]));
+        scale = check_max(scale, fabs((double)b[i]));
     }
     return worst / scale;
 }

@@ -49,8 +49,7 @@ static double max_error_vs_reference(const uint8_t *in, int h, int w, int c, con
             for (int ch = 0; ch < c; ch++) {
                 double want = sample(in, h, w, c, r + (double)p->shift_rows, src_x + (double)p->shift_cols, ch) / 255.0;
                 double got = out[((size_t)r * (size_t)w + (size_t)x) * (size_t)c + (size_t)ch];
-                if (fabs(got - want) > worst)
-                    worst = fabs(got - want);
+                worst = check_max(worst, fabs(got - want));
             }
         }
     return worst;
@@ -95,7 +94,7 @@ static void test_exact_cases(void)
     for (int r = 0; r < H; r++)
         for (int i = 0; i < W * C; i++) {
             double want = ((double)img[r * W * C + i] + img[clampi(r + 1, H - 1) * W * C + i]) / 2 / 255;
-            worst = fmax(worst, fabs(out[r * W * C + i] - want));
+            worst = check_max(worst, fabs(out[r * W * C + i] - want));
         }
     CHECK(worst < 1e-6, "half-pixel row shift error %g", worst);
     /* ... and half a pixel along the columns, leftwards. */
@@ -106,7 +105,7 @@ static void test_exact_cases(void)
         for (int x = 0; x < W; x++)
             for (int ch = 0; ch < C; ch++) {
                 double want = ((double)img[(r * W + clampi(x - 1, W - 1)) * C + ch] + img[(r * W + x) * C + ch]) / 2 / 255;
-                worst = fmax(worst, fabs(out[(r * W + x) * C + ch] - want));
+                worst = check_max(worst, fabs(out[(r * W + x) * C + ch] - want));
             }
     CHECK(worst < 1e-6, "half-pixel column shift error %g", worst);
 }
@@ -127,7 +126,7 @@ static void test_random_against_reference(void)
             struct augment_params p = {(float)((2 * uniform() - 1) * range), (float)((2 * uniform() - 1) * range),
                                        uniform() < 0.5};
             augment_image(img, h, w, c, &p, out);
-            worst = fmax(worst, max_error_vs_reference(img, h, w, c, &p, out));
+            worst = check_max(worst, max_error_vs_reference(img, h, w, c, &p, out));
         }
         CHECK(worst < 2e-6, "%dx%dx%d: max error %g vs reference", h, w, c, worst);
         free(img);

@@ -57,7 +57,7 @@ static void check(const char *name, forward_fn f, void *ctx, float *v, size_t nv
         double lm = weighted(y, r, ny);
         v[i] = keep;
         double num = (lp - lm) / (2.0 * h), err = fabs(num - analytic[i]) / fmax(1.0, fabs(num));
-        if (err > worst) {
+        if (check_worse(err, worst)) {
             worst = err;
             worst_i = i;
         }

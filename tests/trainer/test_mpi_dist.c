@@ -77,8 +77,8 @@ int main(void)
         }
         double worst = 0, scale = 0;
         for (size_t i = 0; i < MODEL_NPARAMS; i++) {
-            worst = fmax(worst, fabs((double)ref.model.params[i] - p[i]));
-            scale = fmax(scale, fabs((double)ref.model.params[i] - p0[i]));
+            worst = check_max(worst, fabs((double)ref.model.params[i] - p[i]));
+            scale = check_max(scale, fabs((double)ref.model.params[i] - p0[i]));
         }
         CHECK(worst <= 1e-4 * scale,
               "the 2-rank run differs from the averaged single-process run: max |diff| %.3e (update size %.3e)", worst,

@@ -76,8 +76,8 @@ static double rel_err(const float *a, const double *ref, size_t n)
 {
     double worst = 0, scale = 1e-30;
     for (size_t i = 0; i < n; i++) {
-        worst = fmax(worst, fabs(a[i] - ref[i]));
-        scale = fmax(scale, fabs(ref[i]));
+        worst = check_max(worst, fabs(a[i] - ref[i]));
+        scale = check_max(scale, fabs(ref[i]));
     }
     return worst / scale;
 }

@@ -18,6 +18,7 @@ top=$(pwd -P)
 case $BUILD in /*) ;; *) BUILD=$top/$BUILD ;; esac
 data=$(cd "$DATA" && pwd -P)
 hosts=$top/tests/collective/mpirun-hosts.sh
+export MPIRUN_HOSTS_TIMEOUT=0 # full runs: as long as they take
 set_name=acc$$
 # The ranks' files live where every host sees them (the nodes' /tmp is their own).
 work=$(mktemp -d /var/tmp/accuracy-fp16.XXXXXX)

@@ -38,13 +38,11 @@ void cpu_gemm(enum cpu_gemm_backend backend, int transa, int transb, int M, int 
     }
 }
 
-/* OpenBLAS stays at one thread whatever n is: the one product it computes (a dense layer's input gradient,
- * 38 MFLOP at batch 32) is too small to share, and with n > 1 its own pthreads pool kept spinning beside
- * OpenMP's threads after every call, taking a core from the next layer: holding it to one thread cut a
- * 2-thread training step's CPU time by about 30% and raised its speed by about 40% (docs/benchmarks.md,
- * "trainer: CPU speed"). The same fault the PyTorch
- * peer had (OPENBLAS_NUM_THREADS=1 in trainer-bench.sh); here it is fixed in the program, not the
- * environment. */
+/* OpenBLAS stays at one thread whatever n is: the one product it computes (a dense layer's input gradient)
+ * is too small to share, and with n > 1 its own pthreads pool kept spinning beside OpenMP's threads after
+ * every call, taking a core from the next layer (docs/benchmarks.md, "Figures behind code comments"). The
+ * same fault the PyTorch peer had (OPENBLAS_NUM_THREADS=1 in trainer-bench.sh); here it is fixed in the
+ * program, not the environment. */
 void cpu_gemm_set_threads(int n)
 {
     omp_set_num_threads(n);

@@ -58,8 +58,8 @@ static void cpu_bias_act(float *y, const float *bias, size_t rows, int cols, int
 enum { GRAD_CHUNKS = 32 };
 
 /* Rows [0, rows) of bias_act_grad, adding the column sums to sum. The ReLU case is written with SSE2 (the
- * x86-64 baseline): the compiler kept the scalar loop, which branched on the sign of every unit,
- * mispredicted about every other time and was 7% of a training step. */
+ * x86-64 baseline): the compiler kept the scalar loop, which branched on the sign of every unit and
+ * mispredicted often (docs/benchmarks.md, "Figures behind code comments"). */
 static void act_grad_rows(float *restrict dy, const float *restrict y, size_t rows, int cols, int relu,
                           float scale, float *restrict sum)
 {
@@ -147,7 +147,7 @@ static inline __m128 select_ps(__m128 mask, __m128 a, __m128 b)
 /* One output pixel's C channels: max of the 2x2 window (first maximum wins), dropout, argmax record.
  * Four channels at a time with SSE2 (the x86-64 baseline, so no dispatch is needed): the compiler does not
  * vectorise the argmax bookkeeping by itself, and the scalar loop's data-dependent branches mispredicted
- * about half the time (this kernel was 11% of a training step). */
+ * (docs/benchmarks.md, "Figures behind code comments"). */
 static void pool_pixel(const float *restrict q0, const float *restrict q1, const float *restrict q2,
                        const float *restrict q3, const uint8_t *restrict kept, float scale, int C,
                        float *restrict y, uint8_t *restrict idx)

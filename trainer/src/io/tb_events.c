@@ -9,7 +9,7 @@
 
 #include "io/append_whole.h"
 #include "io/crc32c.h"
-#include "io/make_dirs.h"
+#include "make_dirs.h"
 
 /* Protobuf wire types. */
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2, WT_FIXED32 = 5 };
@@ -127,7 +127,7 @@ int tb_events_open(struct tb_events *t, const char *dir, int64_t resume_step, ch
     t->fd = -1;
     gethostname(host, sizeof host - 1);
     host[sizeof host - 1] = 0;
-    if (make_dirs(dir) != 0) {
+    if (bai_make_dirs(dir, 0777) != 0) {
         snprintf(err, errlen, "%s: cannot create directory: %s", dir, strerror(errno));
         return -1;
     }

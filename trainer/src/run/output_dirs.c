@@ -8,19 +8,18 @@
 
 #include "io/atomic_file.h"
 #include "io/keras_h5.h"
-#include "io/make_dirs.h"
+#include "make_dirs.h"
 #include "run/any_failed.h"
 
 static int prepare_dir(const char *opt, const char *dir)
 {
     char err[1024], probe[4200];
     struct stat st;
-    if (make_dirs(dir) != 0) {
-        fprintf(stderr, "cifar-train: %s %s: cannot create directory: %s\n", opt, dir, strerror(errno));
-        return -1;
-    }
-    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "cifar-train: %s %s: not a directory\n", opt, dir);
+    if (bai_make_dirs(dir, 0777) != 0) {
+        if (errno == ENOTDIR && stat(dir, &st) == 0 && !S_ISDIR(st.st_mode))
+            fprintf(stderr, "cifar-train: %s %s: not a directory\n", opt, dir);
+        else
+            fprintf(stderr, "cifar-train: %s %s: cannot create directory: %s\n", opt, dir, strerror(errno));
         return -1;
     }
     const int removed = atomic_file_cleanup_dir(dir);
