@@ -28,10 +28,13 @@ static const char usage_text[] =
     "Run Azure Batch AI job files (job.json, schema 2018-05-01) and Azure ML command jobs (YAML) on Slurm.\n"
     "\n"
     "Commands:\n"
-    "  validate FILE...        check job files; exit 0 when all are valid, else 1 with every fault\n"
-    "  translate FILE          print the batch script `sbatch --batchai-job=FILE` submits\n"
-    "  submit FILE [--experiment NAME] [SBATCH_OPTION...]\n"
+    "  validate FILE... [--cluster NAME]\n"
+    "                          check job files; exit 0 when all are valid, else 1 with every fault\n"
+    "  translate FILE [--cluster NAME]\n"
+    "                          print the batch script `sbatch --batchai-job=FILE` submits\n"
+    "  submit FILE [--cluster NAME] [--experiment NAME] [SBATCH_OPTION...]\n"
     "                          submit through the plugin: sbatch --batchai-job=FILE [--batchai-name=NAME]\n"
+    "                          [--batchai-cluster=NAME]\n"
     "                          [SBATCH_OPTION...]; with --settings or --set, the file is first checked as\n"
     "                          validate does and refused when they change the script this site submits;\n"
     "                          --experiment records NAME in the job's Slurm comment (batchai-experiment=NAME);\n"
@@ -65,6 +68,9 @@ static const char usage_text[] =
     "      --no-host           skip the checks of this host (share directories exist, images are staged),\n"
     "                          as a node does: for a file written for another cluster\n"
     "  -n, --name NAME         job name (default: the file name without .json or .job.json)\n"
+    "      --cluster NAME      the job's cluster (its name or id), as az batchai job create --cluster: mapped\n"
+    "                          by the site as the file's cluster.id is (cluster.NAME, gpus.NAME); a file\n"
+    "                          that names another cluster is refused\n"
     "      --share NAME=DIR    share NAME is your directory DIR for this job (repeatable; sbatch's\n"
     "                          --batchai-share=NAME=DIR[,NAME=DIR]), where the site allows it (user_shares)\n"
     "  -h, --help              this text\n"
@@ -82,7 +88,33 @@ struct cli {
     enum bai_job_level level;
     bool own_settings; /* --settings or --set: site is not (only) this site's plugin line */
     char *shares;      /* --share words as "NAME=DIR,NAME=DIR", or NULL */
+    const char *cluster; /* --cluster NAME, or NULL */
 };
+
+/* `--cluster NAME` or `--cluster=NAME` among a command's arguments, as az batchai job create takes it after
+ * the command, into cli->cluster and out of argv (after a submit's FILE it would otherwise reach sbatch, which
+ * reads --cluster as its own --clusters). Returns the arguments left, or -1 after a usage message. */
+static int take_cluster(struct cli *cli, const char *cmd, int argc, char **argv)
+{
+    int k = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--cluster") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0]) {
+                fprintf(stderr, "batchai-job %s: --cluster wants the cluster's name\n", cmd);
+                return -1;
+            }
+            cli->cluster = argv[++i];
+        } else if (strncmp(argv[i], "--cluster=", 10) == 0) {
+            cli->cluster = argv[i] + 10;
+            if (!cli->cluster[0]) {
+                fprintf(stderr, "batchai-job %s: --cluster wants the cluster's name\n", cmd);
+                return -1;
+            }
+        } else
+            argv[k++] = argv[i];
+    }
+    return k;
+}
 
 /* Open the file as sbatch's plugin does, only reading it directly; faults go to stderr prefixed with the path
  * as the user typed it. */
@@ -95,7 +127,7 @@ static int open_job(const struct cli *cli, const char *path, struct bai_opened *
     if (path[0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, path) < 0)
         abs = NULL;
     struct bai_job_source src = { .path = path, .job_file = abs ? abs : path, .job_name = cli->name,
-                                  .user_shares = cli->shares };
+                                  .user_shares = cli->shares, .cluster = cli->cluster };
     int rc = bai_job_open(&src, &cli->site, cli->level, &bai_job_read_direct, o, &diag);
 
     snprintf(prefix, sizeof prefix, "%s: ", path);
@@ -167,7 +199,7 @@ static char *script_of(const struct cli *cli, const char *path)
  * what this site's plugin, which sbatch runs, submits. Returns 0 when sbatch may go ahead, else the status. */
 static int submit_check(const struct cli *cli, const char *path)
 {
-    struct cli here = {.name = cli->name, .level = cli->level, .shares = cli->shares};
+    struct cli here = {.name = cli->name, .level = cli->level, .shares = cli->shares, .cluster = cli->cluster};
     struct bai_diag diag = {0};
     char origin[PATH_MAX + 200] = "";
     int rc = 1;
@@ -203,7 +235,7 @@ static int submit_check(const struct cli *cli, const char *path)
 static int cmd_submit(const struct cli *cli, int argc, char **argv)
 {
     char **args;
-    char *opt, *name = NULL, *shares = NULL;
+    char *opt, *name = NULL, *shares = NULL, *cluster = NULL;
 
     if (argc < 1) {
         fprintf(stderr, "batchai-job submit: expected FILE\n");
@@ -214,9 +246,10 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
         if (rc != 0)
             return rc;
     }
-    args = calloc((size_t)argc + 4, sizeof *args);
+    args = calloc((size_t)argc + 5, sizeof *args);
     if (!args || asprintf(&opt, "--batchai-job=%s", argv[0]) < 0 ||
         (cli->name && asprintf(&name, "--batchai-name=%s", cli->name) < 0) ||
+        (cli->cluster && asprintf(&cluster, "--batchai-cluster=%s", cli->cluster) < 0) ||
         (cli->shares && asprintf(&shares, "--batchai-share=%s", cli->shares) < 0)) {
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
@@ -228,6 +261,8 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
         args[k++] = name;
     if (shares)
         args[k++] = shares;
+    if (cluster)
+        args[k++] = cluster;
     for (int i = 1; i < argc; i++) {
         /* The experiment goes into the job's comment, where list and status read it. */
         if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc) {
@@ -256,7 +291,7 @@ int main(int argc, char **argv)
         { "settings", required_argument, NULL, 's' }, { "set", required_argument, NULL, 'o' },
         { "name", required_argument, NULL, 'n' },     { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },        { "no-host", no_argument, NULL, 'H' },
-        { "share", required_argument, NULL, 'S' },
+        { "share", required_argument, NULL, 'S' },   { "cluster", required_argument, NULL, 'c' },
         { NULL, 0, NULL, 0 },
     };
     struct cli cli = { .name = NULL, .level = BAI_JOB_HOST };
@@ -283,6 +318,7 @@ int main(int argc, char **argv)
             sets[n_sets++] = optarg;
             break;
         case 'n': cli.name = optarg; break;
+        case 'c': cli.cluster = optarg; break;
         case 'S': {
             char *grown = NULL;
             if (asprintf(&grown, "%s%s%s", cli.shares ? cli.shares : "", cli.shares ? "," : "", optarg) < 0) {
@@ -328,6 +364,10 @@ int main(int argc, char **argv)
     const char *cmd = argv[optind++];
     int n = argc - optind;
     char **rest = argv + optind;
+    if (strcmp(cmd, "validate") == 0 || strcmp(cmd, "translate") == 0 || strcmp(cmd, "submit") == 0) {
+        if ((n = take_cluster(&cli, cmd, n, rest)) < 0)
+            goto out;
+    }
     if (strcmp(cmd, "validate") == 0)
         rc = cmd_validate(&cli, n, rest);
     else if (strcmp(cmd, "translate") == 0)

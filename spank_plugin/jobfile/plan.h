@@ -84,7 +84,9 @@ struct bai_plan {
         bool process_count_given;
         bool default_wall_time;  /* maxWallClockTime absent: Batch AI's 7 days */
         char *out_err_prefix;    /* stdOutErrPathPrefix as the file says it */
-        char *cluster_id;        /* cluster.id, or NULL */
+        char *cluster_id;        /* the cluster's id (cluster.id, compute or --cluster), or NULL */
+        bool cluster_given;      /* cluster_id came from the command line (--cluster) */
+        bool cluster_mapped;     /* the site maps it to a partition (cluster.ID) */
         char *gpu_setting;       /* the site setting the GPU count came from ("gpus.nc6"), or NULL */
         char *image, *shm_size;  /* containerSettings, or NULL */
         const char *toolkit;     /* the toolkit's property name, e.g. "horovodSettings" (static) */

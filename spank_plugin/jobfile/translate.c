@@ -437,14 +437,13 @@ static bool sbatch_value_ok(const char *s)
 /* The GPUs per node: the Azure ML job's instance_type.NAME, else its cluster's gpus.ID (a mapped cluster
  * only), else gpus_per_node. Ranks (MPI, PyTorch, an Azure ML job's processes) each get a GPU of their own, so
  * a node cannot run more of them than it has GPUs. */
-static void plan_gpus(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
-                      struct bai_diag *d)
+static void plan_gpus(struct bai_plan *plan, const struct bai_job *job, const char *name,
+                      const struct bai_settings *site, struct bai_diag *d)
 {
-    const char *name = job->cluster_id ? strrchr(job->cluster_id, '/') : NULL, *value = NULL, *itype;
+    const char *value = NULL, *itype;
     struct bai_gpus g = { .count = site->gpus_per_node };
     int tasks = bai_job_task_count(job);
 
-    name = name ? name + 1 : job->cluster_id;
     itype = job->aml ? job->aml->instance_type : NULL;
     if (itype && !(value = bai_settings_instance_gpus(site, itype))) {
         bai_diag_add(d, "resources.instance_type", "\"%.80s\" is not mapped on this site: remove instance_type "
@@ -491,8 +490,37 @@ static void plan_gpus(struct bai_plan *plan, const struct bai_job *job, const st
     }
 }
 
-static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
-                            struct bai_diag *d)
+/* The last segment of a cluster's id ("/subscriptions/.../clusters/nc6" -> "nc6"): the name the site maps. */
+static const char *cluster_name(const char *id)
+{
+    const char *slash = id ? strrchr(id, '/') : NULL;
+    return slash ? slash + 1 : id;
+}
+
+/* The job's cluster: the one given on the command line (sbatch --batchai-cluster, batchai-job --cluster, as
+ * az batchai job create --cluster), else the file's cluster.id (an Azure ML job's compute). Both given, they
+ * must name the same cluster. Sets plan->origin.cluster_id and cluster_given; returns the name, or NULL. */
+static const char *plan_cluster(struct bai_plan *plan, const struct bai_job *job, const char *given,
+                                struct bai_diag *d)
+{
+    const char *field = job->aml ? "compute" : "properties.cluster.id";
+    if (given && !*given) {
+        bai_diag_add(d, "", "--cluster: expected a cluster's name or id, got an empty value");
+        return NULL;
+    }
+    if (given && job->cluster_id && strcmp(cluster_name(given), cluster_name(job->cluster_id)) != 0) {
+        bai_diag_add(d, field, "the file names cluster \"%.80s\", but --cluster names \"%.80s\": give the "
+                     "file's cluster, or remove %s from the file to choose the cluster on the command line",
+                     cluster_name(job->cluster_id), cluster_name(given), job->aml ? "compute" : "cluster.id");
+        return NULL;
+    }
+    plan->origin.cluster_given = given != NULL;
+    plan->origin.cluster_id = xstrdup_or_null(given ? given : job->cluster_id);
+    return cluster_name(plan->origin.cluster_id);
+}
+
+static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, const char *cluster,
+                            const struct bai_settings *site, struct bai_diag *d)
 {
     const struct bai_prio_map *prio = &site->priority[job->priority];
 
@@ -500,20 +528,21 @@ static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, co
     /* Slurm allocates at least one task per node; steps that want fewer (customToolkit) say so themselves. */
     plan->ntasks = bai_job_task_count(job) > job->node_count ? bai_job_task_count(job) : job->node_count;
     plan->time_limit_seconds = job->max_wall_seconds;
-    if (job->cluster_id) {
-        char *name = strrchr(job->cluster_id, '/');
-        const char *part = bai_settings_cluster_partition(site, name ? name + 1 : job->cluster_id);
+    const char *name = plan_cluster(plan, job, cluster, d);
+    if (name) {
+        const char *part = bai_settings_cluster_partition(site, name);
         plan->partition = xstrdup_or_null(part);
+        plan->origin.cluster_mapped = part != NULL;
         if (!part && site->unmapped_cluster == BAI_UNMAPPED_REFUSE)
-            bai_diag_add(d, job->aml ? "compute" : "properties.cluster.id", "%s \"%.80s\" is not mapped to a "
-                         "partition on this site: ask the admins for cluster.%.80s=PARTITION (or "
-                         "unmapped_cluster=partition, to run such jobs on the default partition)",
-                         job->aml ? "compute" : "cluster", name ? name + 1 : job->cluster_id,
-                         name ? name + 1 : job->cluster_id);
+            bai_diag_add(d, plan->origin.cluster_given ? "" : job->aml ? "compute" : "properties.cluster.id",
+                         "%s \"%.80s\" is not mapped to a partition on this site: ask the admins for "
+                         "cluster.%.80s=PARTITION (or unmapped_cluster=partition, to run such jobs on the default "
+                         "partition)", plan->origin.cluster_given ? "--cluster" : job->aml ? "compute" : "cluster",
+                         name, name);
     }
     if (!plan->partition && site->partition)
         plan->partition = strdup(site->partition);
-    plan_gpus(plan, job, site, d);
+    plan_gpus(plan, job, name, site, d);
     if (prio->kind == BAI_PRIO_QOS)
         plan->qos = strdup(prio->qos);
     else if (prio->kind == BAI_PRIO_NICE)
@@ -547,7 +576,6 @@ int bai_translate_all(const struct bai_job *job, const struct bai_settings *site
     plan->origin.toolkit = job->aml ? NULL : job->toolkit.kind->property;
     plan->origin.aml = job->aml != NULL;
     plan->origin.out_err_prefix = xstrdup_or_null(job->std_out_err_prefix);
-    plan->origin.cluster_id = xstrdup_or_null(job->cluster_id);
     plan->origin.image = xstrdup_or_null(job->image);
     plan->origin.shm_size = xstrdup_or_null(job->shm_size);
     plan->job_name = opts && opts->job_name ? strdup(opts->job_name) : default_job_name(opts ? opts->job_file : NULL);
@@ -573,7 +601,7 @@ int bai_translate_all(const struct bai_job *job, const struct bai_settings *site
     if (!bai_shell_path_ok(site->python))
         bai_diag_add(d, "", "the site's python \"%.80s\" cannot be one shell word (no \" \\ ` and $ only as "
                      "$NAME or ${NAME})", site->python);
-    plan_allocation(plan, job, site, d);
+    plan_allocation(plan, job, opts ? opts->cluster : NULL, site, d);
     user_shares_check(opts ? opts->user_shares : NULL, site, d);
     plan_mounts(plan, job, site, opts ? opts->user_shares : NULL, d);
     field_path(path, "stdOutErrPathPrefix");

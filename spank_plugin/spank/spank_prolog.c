@@ -162,7 +162,7 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av)
     const char *snapshot = bai_handoff_text();
     struct bai_source src = {.path = opt, .content = snapshot, .content_len = snapshot ? strlen(snapshot) : 0,
                              .uid = nj->uid, .gid = nj->gid, .job_name = bai_name_value(sp),
-                             .user_shares = bai_share_value(sp),
+                             .user_shares = bai_share_value(sp), .cluster = bai_cluster_value(sp),
                              .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms,
                              .digest = h.digest[0] ? h.digest : NULL, .keep_text = true};
     if (bai_load(&nj->l, ac, av, &src, BAI_JOB_POLICY, why) != 0) {
@@ -259,12 +259,13 @@ int bai_slurmd_init(int ac, char **av)
 }
 
 /* The copy's source file (BAI_NODE_FILE_SOURCE): a step started without the options loads the copy as the
- * job's own steps do, with the same name and share maps. */
+ * job's own steps do, with the same name, share maps and cluster. */
 static int write_source(const struct node_job *nj, spank_t sp, char *why)
 {
-    const char *name = bai_name_value(sp), *shares = bai_share_value(sp);
+    const char *name = bai_name_value(sp), *shares = bai_share_value(sp), *cluster = bai_cluster_value(sp);
     char *text = NULL;
-    int len = asprintf(&text, "%s%c%s%c%s%c", nj->job_file, 0, name ? name : "", 0, shares ? shares : "", 0);
+    int len = asprintf(&text, "%s%c%s%c%s%c%s%c", nj->job_file, 0, name ? name : "", 0, shares ? shares : "", 0,
+                       cluster ? cluster : "", 0);
     if (len < 0) {
         snprintf(why, BAI_WHY_MAX, "out of memory");
         return -1;
