@@ -70,23 +70,51 @@ static void attempt_end(const char *dir, long attempt, char *out, size_t size)
                  (int)(ev - line_of), line_of);
 }
 
+/* The plugin's line in `line`, past the prefix Slurm's log puts before it when the plugin itself failed a
+ * task on its node (the node's setup failing: an output directory that cannot be made, a job file changed
+ * after submission): "slurmstepd: error: batchai: ..." (22.05), "[2026-12-02T00:01:10.212] error: batchai:
+ * ..." (26.05). NULL when the line is not the plugin's. */
+static const char *plugin_line(const char *line)
+{
+    const char *p = line;
+    if (*p == '[') { /* a time stamp */
+        const char *end = strstr(p, "] ");
+        if (!end || end - p > 40)
+            return NULL;
+        p = end + 2;
+    }
+    if (strncmp(p, "slurmstepd", 10) == 0) { /* "slurmstepd: ", "slurmstepd-n1: " */
+        size_t word = strcspn(p, " ");
+        if (word < 11 || p[word - 1] != ':')
+            return NULL;
+        p += word + 1;
+    }
+    if (p != line) {
+        if (strncmp(p, "error: ", 7) != 0)
+            return NULL;
+        p += 7;
+    }
+    return strncmp(p, "batchai: ", 9) == 0 || strncmp(p, "batchai-job: ", 13) == 0 ? p : NULL;
+}
+
 /* The lines the plugin and the batch script wrote to stderr.txt for the user ("batchai: ..."), as errors;
  * each names its node. */
 static void plugin_errors(const char *dir, cJSON *errors)
 {
     char path[PATH_MAX + 16], line[2048];
     struct stat st;
+    const char *msg;
     if (snprintf(path, sizeof path, "%s/stderr.txt", dir) >= (int)sizeof path || lstat(path, &st) != 0 ||
         !S_ISREG(st.st_mode))
         return;
     FILE *f = fopen(path, "re");
     while (f && fgets(line, sizeof line, f) && cJSON_GetArraySize(errors) < 32)
-        if ((strncmp(line, "batchai: ", 9) == 0 && strncmp(line, "batchai: attempt ", 17) != 0) ||
-            strncmp(line, "batchai-job: ", 13) == 0) { /* the attempts' header lines are not errors */
+        if ((msg = plugin_line(line)) && strncmp(msg, "batchai: attempt ", 17) != 0) {
+            /* the attempts' header lines are not errors */
             line[strcspn(line, "\n")] = '\0';
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "code", "JobNodeError");
-            cJSON_AddStringToObject(e, "message", line + strcspn(line, " ") + 1);
+            cJSON_AddStringToObject(e, "message", msg + strcspn(msg, " ") + 1);
             cJSON_AddItemToArray(errors, e);
         }
     if (f)
