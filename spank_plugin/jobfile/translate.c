@@ -689,6 +689,91 @@ static void check_log_prefix(const struct bai_plan *plan, struct bai_diag *d)
                      "a share you can write (e.g. $AZ_BATCHAI_JOB_MOUNT_ROOT/<share>/logs)", plan->log_dir, dir);
 }
 
+/* The plan's value of the task variable `name`, or NULL. */
+static const char *plan_env_value(const struct bai_plan *plan, const char *name)
+{
+    for (size_t i = 0; i < plan->n_env; i++)
+        if (strcmp(plan->env[i].name, name) == 0)
+            return plan->env[i].value;
+    return NULL;
+}
+
+/* Is `dir` (a "%j"-pattern path the job makes on its nodes: its log directory, an output directory) on a
+ * mount that is there? Under the job's mounts it must be under one of them (the job's mount directory holds
+ * only their links); under the site's mount_root, on a mount that exists here, as the nodes have them. Says
+ * which mount is missing, at `path` (what the user wrote), instead of the "cannot create ... Permission
+ * denied" the node would give when the job starts. Returns false after adding a fault. */
+static bool dir_on_a_mount(const struct bai_plan *plan, const char *dir, const char *what, const char *path,
+                           struct bai_diag *d)
+{
+    const char *job_mounts = plan_env_value(plan, JOB_MOUNT_ROOT_VAR), *mount_root = plan_env_value(plan, MOUNT_ROOT_VAR);
+    size_t n;
+    if (job_mounts && (n = strlen(job_mounts)) && strncmp(dir, job_mounts, n) == 0 && dir[n] == '/') {
+        for (size_t i = 0; i < plan->n_mounts; i++) {
+            size_t t = strlen(plan->mounts[i].target);
+            if (strncmp(dir, plan->mounts[i].target, t) == 0 && (dir[t] == '/' || dir[t] == '\0'))
+                return true;
+        }
+        const char *rel = dir + n + 1;
+        char names[512] = "";
+        for (size_t i = 0, len = 0; i < plan->n_mounts && len < sizeof names; i++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", plan->mounts[i].relative_path);
+        bai_diag_add(d, path, "%s is on $" JOB_MOUNT_ROOT_VAR "/%.*s, which is not mounted: no mountVolumes entry "
+                     "has relativeMountPath \"%.*s\" (the job mounts %s): give a path on one of the job's mounts",
+                     what, (int)strcspn(rel, "/"), rel, (int)strcspn(rel, "/"), rel, names[0] ? names : "nothing");
+        return false;
+    }
+    if (mount_root && (n = strlen(mount_root)) && strncmp(dir, mount_root, n) == 0 && dir[n] == '/') {
+        char top[JV_PATH_MAX];
+        struct stat st;
+        snprintf(top, sizeof top, "%.*s", (int)(n + 1 + strcspn(dir + n + 1, "/")), dir);
+        if (stat(top, &st) == 0 && S_ISDIR(st.st_mode))
+            return true;
+        bai_diag_add(d, path, "%s is on $" MOUNT_ROOT_VAR "/%s, which is not mounted on this cluster (no directory "
+                     "%s; mount_root is %s): give a path on a share the job mounts, or ask the admins for that "
+                     "mount", what, top + n + 1, top, mount_root);
+        return false;
+    }
+    return true;
+}
+
+/* Every directory the job makes on its nodes under a mount: the log directory and the output directories.
+ * Returns whether the log directory is on a mount (else check_log_prefix's "not writable" would only blame
+ * the directory above the missing mount). */
+static bool check_mounts_of_dirs(const struct bai_plan *plan, struct bai_diag *d)
+{
+    char path[JV_PATH_MAX];
+    bool log_ok = true;
+    if (plan->log_dir && !plan->origin.aml) {
+        field_path(path, "stdOutErrPathPrefix");
+        log_ok = dir_on_a_mount(plan, plan->log_dir, "the log directory", path, d);
+        /* On a share whose directory is not here: the share's own fault says so (its "not available"), and
+         * the directory above it is not the one to blame. */
+        for (size_t i = 0; log_ok && i < plan->n_mounts; i++) {
+            const struct bai_plan_mount *m = &plan->mounts[i];
+            size_t n = m->site_path ? strlen(m->site_path) : 0;
+            struct stat st;
+            if (n && strncmp(plan->log_dir, m->site_path, n) == 0 && plan->log_dir[n] == '/' &&
+                (stat(m->site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
+                log_ok = false;
+        }
+    }
+    /* In the file's order (plan_env), so the k-th is outputDirectories[k]. */
+    for (size_t i = 0, k = 0; i < plan->n_env && !plan->origin.aml; i++) {
+        const struct bai_plan_env *e = &plan->env[i];
+        if (strncmp(e->name, "AZ_BATCHAI_OUTPUT_", 18) != 0)
+            continue;
+        char what[256], item[JV_PATH_MAX];
+        snprintf(what, sizeof what, "output directory \"%.80s\"", e->name + 18);
+        field_path(path, "outputDirectories");
+        jv_item(item, path, k++);
+        jv_child(path, item, "pathPrefix");
+        if (e->value)
+            (void)dir_on_a_mount(plan, e->value, what, path, d);
+    }
+    return log_ok;
+}
+
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
@@ -696,7 +781,8 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
     struct stat st;
 
     (void)bai_plan_check_policy(plan, d);
-    check_log_prefix(plan, d);
+    if (check_mounts_of_dirs(plan, d))
+        check_log_prefix(plan, d);
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         if (m->user_dir) {
