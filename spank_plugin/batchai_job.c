@@ -13,6 +13,7 @@
 #include "job_control.h"
 #include "load.h"
 #include "monitor.h"
+#include "partition_fit.h"
 #include "plugstack.h"
 #include "render.h"
 #include "slurm_job.h"
@@ -137,6 +138,22 @@ static int open_job(const struct cli *cli, const char *path, struct bai_opened *
     return rc;
 }
 
+/* At HOST level, the job against its partition, as slurmctld will judge it (partition_fit.h); faults printed
+ * with the path as the user typed it. Returns 0 when it fits (or Slurm cannot be asked). */
+static int fit_partition(const struct cli *cli, const char *path, const struct bai_opened *o)
+{
+    struct bai_diag diag = { 0 };
+    char prefix[4200];
+    if (cli->level != BAI_JOB_HOST)
+        return 0;
+    bai_partition_fit(&o->plan, &diag);
+    snprintf(prefix, sizeof prefix, "%s: ", path);
+    bai_diag_print(&diag, stderr, prefix);
+    int rc = bai_diag_total(&diag) ? 1 : 0;
+    bai_diag_free(&diag);
+    return rc;
+}
+
 static int cmd_validate(const struct cli *cli, int argc, char **argv)
 {
     int bad = 0;
@@ -149,6 +166,11 @@ static int cmd_validate(const struct cli *cli, int argc, char **argv)
         struct bai_opened o;
         if (open_job(cli, argv[i], &o) != 0) {
             bad++;
+            continue;
+        }
+        if (fit_partition(cli, argv[i], &o) != 0) {
+            bad++;
+            bai_opened_free(&o);
             continue;
         }
         printf("%s: valid (%s, %d node%s)\n", argv[i],
@@ -246,6 +268,33 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
         if (rc != 0)
             return rc;
     }
+    /* The file's size against its partition, unless options typed here change the size or the partition (they
+     * win over the file's). A file that does not open is left to sbatch, which says why. */
+    bool sized_here = false;
+    for (int i = 1; i < argc; i++)
+        sized_here |= strncmp(argv[i], "-N", 2) == 0 || strncmp(argv[i], "--nodes", 7) == 0 ||
+                      strncmp(argv[i], "-n", 2) == 0 || strncmp(argv[i], "--ntasks", 8) == 0 ||
+                      strncmp(argv[i], "-p", 2) == 0 || strncmp(argv[i], "--partition", 11) == 0;
+    struct bai_opened o;
+    struct bai_diag quiet = { 0 };
+    char cwd[4096], *abs = NULL;
+    if (argv[0][0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, argv[0]) < 0)
+        abs = NULL;
+    struct bai_job_source src = { .path = argv[0], .job_file = abs ? abs : argv[0], .job_name = cli->name,
+                                  .user_shares = cli->shares, .cluster = cli->cluster };
+    if (!sized_here && cli->level == BAI_JOB_HOST &&
+        bai_job_open(&src, &cli->site, BAI_JOB_POLICY, &bai_job_read_direct, &o, &quiet) == 0) {
+        int rc = fit_partition(cli, argv[0], &o);
+        bai_opened_free(&o);
+        if (rc != 0) {
+            fprintf(stderr, "batchai-job submit: %s does not fit its partition; nothing was submitted\n", argv[0]);
+            bai_diag_free(&quiet);
+            free(abs);
+            return 1;
+        }
+    }
+    bai_diag_free(&quiet);
+    free(abs);
     args = calloc((size_t)argc + 5, sizeof *args);
     if (!args || asprintf(&opt, "--batchai-job=%s", argv[0]) < 0 ||
         (cli->name && asprintf(&name, "--batchai-name=%s", cli->name) < 0) ||
