@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "plan.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
 
@@ -29,7 +30,9 @@ static int need_job(const char *jobid, struct bai_jobinfo *ji)
     }
     if (!bai_job_is_batchai(ji)) {
         fprintf(stderr, "batchai-job: job %s is not a Batch AI or Azure ML job (it was not submitted with "
-                        "--batchai-job: its output is not a .../%s/stdouterr/stdout.txt log directory)\n",
+                        "--batchai-job: its output is not a .../%s/stdouterr/stdout.txt log directory), or it has "
+                        "a script of its own and has not started yet (its output names its Batch AI logs once it "
+                        "has)\n",
                 jobid, jobid);
         return 1;
     }
@@ -97,20 +100,20 @@ static const char *plugin_line(const char *line)
     return strncmp(p, "batchai: ", 9) == 0 || strncmp(p, "batchai-job: ", 13) == 0 ? p : NULL;
 }
 
-/* The lines the plugin and the batch script wrote to stderr.txt for the user ("batchai: ..."), as errors;
- * each names its node. */
-static void plugin_errors(const char *dir, cJSON *errors)
+/* The lines the plugin and the batch script wrote for the user ("batchai: ...") to `path` (stderr.txt, or the
+ * output of a job with a script of its own), as errors; each names its node. */
+static void plugin_errors(const char *path, cJSON *errors)
 {
-    char path[PATH_MAX + 16], line[2048];
+    char line[2048];
     struct stat st;
     const char *msg;
-    if (snprintf(path, sizeof path, "%s/stderr.txt", dir) >= (int)sizeof path || lstat(path, &st) != 0 ||
-        !S_ISREG(st.st_mode))
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return;
     FILE *f = fopen(path, "re");
     while (f && fgets(line, sizeof line, f) && cJSON_GetArraySize(errors) < 32)
-        if ((msg = plugin_line(line)) && strncmp(msg, "batchai: attempt ", 17) != 0) {
-            /* the attempts' header lines are not errors */
+        if ((msg = plugin_line(line)) && strncmp(msg, "batchai: attempt ", 17) != 0 &&
+            !strstr(msg, BAI_OWN_SCRIPT_LOGS)) {
+            /* the attempts' header lines, and the line naming an own script's logs, are not errors */
             line[strcspn(line, "\n")] = '\0';
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "code", "JobNodeError");
@@ -220,8 +223,13 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
         cJSON_AddStringToObject(e, "message", "the job was cancelled while it waited in the queue; it never ran");
         cJSON_AddItemToArray(errors, e);
     }
-    if (have_dir)
-        plugin_errors(dir, errors);
+    if (have_dir) {
+        char path[PATH_MAX + 16];
+        if (snprintf(path, sizeof path, "%s/stderr.txt", dir) < (int)sizeof path)
+            plugin_errors(path, errors);
+    }
+    if (ji->own_script_logs[0]) /* what stopped the job before its script ran went to the script's output */
+        plugin_errors(ji->stdout_path, errors);
     if (have_dir && strcmp(exec, "failed") == 0)
         missing_log_dir(ji, dir, errors);
     cJSON_AddItemToObject(info, "errors", errors);

@@ -102,6 +102,13 @@ struct bai_plan {
  * experiment_name (the rendered script's #SBATCH --comment) or `batchai-job submit --experiment NAME`. */
 #define BAI_EXPERIMENT_TAG "batchai-experiment="
 
+/* A job submitted with --batchai-job and a script of the user's own keeps Slurm's output where the user asked,
+ * not in Batch AI's log layout, so nothing Slurm shows marks it as a Batch AI job: its batch step writes this
+ * line to that output when the node is ready (job id, job file, log directory), and batchai-job status finds
+ * the job's log directory by it. */
+#define BAI_OWN_SCRIPT_LINE "batchai: job %s runs %s with your own script; its Batch AI logs are in %s\n"
+#define BAI_OWN_SCRIPT_LOGS "; its Batch AI logs are in "
+
 /* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */
 char *bai_expand_jobid(const char *pattern, const char *jobid);
 

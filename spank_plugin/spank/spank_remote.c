@@ -398,6 +398,13 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     loaded = true;
 
     if (stepid == SLURM_BATCH_SCRIPT && h.script == BAI_SCRIPT_USER) {
+        /* The task's stdout is the job's output: where batchai-job status learns that this is a Batch AI job
+         * and where its logs are (plan.h), also when the checks below fail it. Best effort: the job runs
+         * either way. */
+        char *logs = bai_expand_jobid(l.file.plan.log_dir, jobid_s);
+        if (logs)
+            dprintf(STDOUT_FILENO, BAI_OWN_SCRIPT_LINE, jobid_s, job_file, logs);
+        free(logs);
         if (nnodes != (uint32_t)l.file.job.node_count) {
             bai_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
                       "submit with --nodes=%d or without a script",
