@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "partition_fit.h"
 #include "plan.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
@@ -189,6 +190,20 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
         cJSON_AddStringToObject(o, "pendingReason", ji->reason);
     else
         cJSON_AddNullToObject(o, "pendingReason");
+    /* slurmctld queues a job bigger than its partition (unless EnforcePartLimits), and it waits for ever:
+     * said with the partition's size (sbatch --batchai-job cannot ask; batchai-job validate and submit do). */
+    struct bai_partition part;
+    char never[700];
+    if (waiting && (strcmp(ji->reason, "PartitionNodeLimit") == 0 || strcmp(ji->reason, "PartitionConfig") == 0) &&
+        ji->partition[0] && bai_partition_read(ji->partition, &part) == 0 &&
+        bai_partition_too_small(&part, strtol(ji->nodes, NULL, 10), strtol(ji->cpus, NULL, 10), never, sizeof never)) {
+        char msg[800];
+        snprintf(msg, sizeof msg, "it will never start: it asks for %s; cancel it and submit it smaller", never);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", "JobWillNotStart");
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddItemToArray(errors, e);
+    }
     cJSON_AddNumberToObject(o, "nodeCount", ji->nodes[0] ? strtod(ji->nodes, NULL) : 0);
     if (ji->node_list[0])
         cJSON_AddItemToArray(nodes, cJSON_CreateString(ji->node_list));

@@ -47,48 +47,83 @@ static long part_number(const char *line, const char *key)
     return *end ? -1 : n; /* UNLIMITED, N/A: no bound */
 }
 
-void bai_partition_fit(const struct bai_plan *plan, struct bai_diag *d)
+int bai_partition_read(const char *name, struct bai_partition *p)
 {
     char *argv[] = {"scontrol", "-o", "show", "partition", NULL};
     char *out = NULL, *err = NULL;
-    if (bai_run(argv, &out, &err) != 0 || !out) { /* Slurm cannot be asked here: sbatch answers */
-        free(out);
-        free(err);
+    int rc = -1;
+    memset(p, 0, sizeof *p);
+    if (bai_run(argv, &out, &err) == 0 && out) {
+        const char *line = find_partition(out, name);
+        rc = line ? 0 : 1;
+        if (line) {
+            part_value(line, "PartitionName", p->name, sizeof p->name);
+            p->total_nodes = part_number(line, "TotalNodes");
+            p->max_nodes = part_number(line, "MaxNodes");
+            p->total_cpus = part_number(line, "TotalCPUs");
+        }
+    }
+    free(out);
+    free(err);
+    return rc;
+}
+
+static bool too_many_nodes(const struct bai_partition *p, long nodes, char *why, size_t size)
+{
+    if (p->total_nodes >= 0 && nodes > p->total_nodes)
+        snprintf(why, size, "%ld nodes, but partition %s has %ld (TotalNodes=%ld)", nodes, p->name, p->total_nodes,
+                 p->total_nodes);
+    else if (p->max_nodes >= 0 && nodes > p->max_nodes)
+        snprintf(why, size, "%ld nodes, but partition %s lets a job have at most %ld (MaxNodes=%ld)", nodes, p->name,
+                 p->max_nodes, p->max_nodes);
+    else
+        return false;
+    return true;
+}
+
+static bool too_many_tasks(const struct bai_partition *p, long tasks, char *why, size_t size)
+{
+    if (p->total_cpus < 0 || tasks <= p->total_cpus)
+        return false;
+    snprintf(why, size, "%ld processes, each with a CPU of its own, but partition %s has %ld CPUs in all "
+             "(TotalCPUs=%ld on %ld node(s))", tasks, p->name, p->total_cpus, p->total_cpus, p->total_nodes);
+    return true;
+}
+
+bool bai_partition_too_small(const struct bai_partition *p, long nodes, long tasks, char *why, size_t size)
+{
+    return too_many_nodes(p, nodes, why, size) || too_many_tasks(p, tasks, why, size);
+}
+
+void bai_partition_fit(const struct bai_plan *plan, struct bai_diag *d)
+{
+    struct bai_partition p;
+    int found = bai_partition_read(plan->partition, &p);
+    if (found < 0) /* Slurm cannot be asked here: sbatch answers */
+        return;
+    if (found > 0) {
+        if (plan->partition)
+            bai_diag_add(d, "", "partition \"%s\" does not exist on this cluster (scontrol show partition): ask the "
+                         "admins", plan->partition);
         return;
     }
-    const char *line = find_partition(out, plan->partition);
     const char *nodes_path = plan->origin.aml ? "resources.instance_count" : "properties.nodeCount";
-    char tasks_path[160];
+    char tasks_path[160], why[600];
     if (plan->origin.aml)
         snprintf(tasks_path, sizeof tasks_path, "distribution.process_count_per_instance");
     else if (plan->origin.toolkit && plan->origin.process_count_given)
         snprintf(tasks_path, sizeof tasks_path, "properties.%s.processCount", plan->origin.toolkit);
     else
         snprintf(tasks_path, sizeof tasks_path, "%s", nodes_path);
-    if (!line) {
-        if (plan->partition)
-            bai_diag_add(d, "", "partition \"%s\" does not exist on this cluster (scontrol show partition): ask the "
-                         "admins", plan->partition);
-        free(out);
-        free(err);
-        return;
+    if (!plan->partition) { /* named as the job will know it */
+        size_t n = strlen(p.name);
+        snprintf(p.name + n, sizeof p.name - n, " (the default partition)");
     }
-    char name[256] = "";
-    part_value(line, "PartitionName", name, sizeof name);
-    long total_nodes = part_number(line, "TotalNodes"), max_nodes = part_number(line, "MaxNodes"),
-         total_cpus = part_number(line, "TotalCPUs");
-    const char *which = plan->partition ? "" : " (the default partition)";
-    if (total_nodes >= 0 && plan->nodes > total_nodes)
-        bai_diag_add(d, nodes_path, "%d nodes, but partition %s%s has %ld (TotalNodes=%ld): Slurm would never start "
-                     "it; ask for at most %ld", plan->nodes, name, which, total_nodes, total_nodes, total_nodes);
-    else if (max_nodes >= 0 && plan->nodes > max_nodes)
-        bai_diag_add(d, nodes_path, "%d nodes, but partition %s%s lets a job have at most %ld (MaxNodes=%ld): Slurm "
-                     "would never start it; ask for at most %ld", plan->nodes, name, which, max_nodes, max_nodes,
-                     max_nodes);
-    if (total_cpus >= 0 && plan->ntasks > total_cpus)
-        bai_diag_add(d, tasks_path, "%d processes, each with a CPU of its own, but partition %s%s has %ld CPUs in all "
-                     "(TotalCPUs=%ld on %ld node(s)): Slurm would never start it; ask for at most %ld processes",
-                     plan->ntasks, name, which, total_cpus, total_cpus, total_nodes, total_cpus);
-    free(out);
-    free(err);
+    /* One fault per bound, each at the field that sets it. */
+    if (too_many_nodes(&p, plan->nodes, why, sizeof why))
+        bai_diag_add(d, nodes_path, "%s: Slurm would never start it; ask for at most %ld", why,
+                     p.total_nodes >= 0 && plan->nodes > p.total_nodes ? p.total_nodes : p.max_nodes);
+    if (too_many_tasks(&p, plan->ntasks, why, sizeof why))
+        bai_diag_add(d, tasks_path, "%s: Slurm would never start it; ask for at most %ld processes", why,
+                     p.total_cpus);
 }

@@ -64,6 +64,8 @@ static void from_record(struct bai_jobinfo *ji, const struct bai_record *rec)
     COPY(ji->name, rec, "JobName");
     COPY(ji->user_id, rec, "UserId");
     COPY(ji->nodes, rec, "NumNodes");
+    COPY(ji->cpus, rec, "NumCPUs");
+    COPY(ji->partition, rec, "Partition");
     COPY(ji->node_list, rec, "NodeList");
     COPY(ji->batch_host, rec, "BatchHost");
     COPY(ji->exit_code, rec, "ExitCode");

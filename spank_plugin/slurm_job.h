@@ -14,6 +14,8 @@ struct bai_jobinfo {
     char name[256];
     char user_id[128];    /* "user(1000)" */
     char nodes[32];       /* NumNodes */
+    char cpus[32];        /* NumCPUs */
+    char partition[256];
     char node_list[1024];
     char batch_host[256]; /* the node that ran the batch script */
     char exit_code[32];   /* "N:S" */

@@ -43,9 +43,18 @@ for how in validate submit; do
         fail "batchai-job $how eight.json does not name the partition's CPUs: $out"
 done
 echo "too big for the partition:"; sed 's/^/    /' <<<"$out"
-# sbatch's own answer to the same file, for the record (22.05 queues it, 26.05 refuses it without the size).
-out=$(as_user "sbatch --hold --parsable --batchai-job=five.json" </dev/null 2>&1) && scancel "${out%%;*}"
-echo "sbatch --batchai-job=five.json (nodeCount 5 on 2 nodes): $out"
+# sbatch itself queues the same file (slurmctld without EnforcePartLimits), where it would wait for ever:
+# batchai-job status says so, naming the partition's size.
+id=$(submit --batchai-job=five.json)
+for ((i = 0; i < 50; i++)); do
+    case $(job_field "$id" Reason) in PartitionNodeLimit | PartitionConfig) break ;; esac
+    sleep 0.1
+done
+st=$(as_user "$CL/batchai-job status $id" 2>&1) || fail "status of the queued job $id: $st"
+scancel "$id"
+grep -q "^error: *JobWillNotStart: it will never start: it asks for 5 nodes, but partition debug has 2 (TotalNodes=2)" <<<"$st" ||
+    fail "status of a job bigger than its partition (reason $(job_field "$id" Reason)) does not say it will never start: $st"
+echo "sbatch --batchai-job=five.json queued it; status:"; sed 's/^/    /' <<<"$st"
 # What fits still goes (and an option typed on submit's line wins over the file, as with sbatch).
 as_user "$CL/batchai-job validate bad.json" >/dev/null 2>&1 && fail "validate accepted bad.json"
 out=$(as_user "$CL/batchai-job submit five.json --nodes=2 --hold --parsable" </dev/null 2>&1) ||
