@@ -13,6 +13,7 @@
 #include "job_control.h"
 #include "load.h"
 #include "monitor.h"
+#include "partition_fit.h"
 #include "pipeline_cmd.h"
 #include "sweep_cmd.h"
 #include "plugstack.h"
@@ -30,10 +31,13 @@ static const char usage_text[] =
     "Run Azure Batch AI job files (job.json, schema 2018-05-01) and Azure ML command jobs (YAML) on Slurm.\n"
     "\n"
     "Commands:\n"
-    "  validate FILE...        check job files; exit 0 when all are valid, else 1 with every fault\n"
-    "  translate FILE          print the batch script `sbatch --batchai-job=FILE` submits\n"
-    "  submit FILE [--experiment NAME] [SBATCH_OPTION...]\n"
+    "  validate FILE... [--cluster NAME]\n"
+    "                          check job files; exit 0 when all are valid, else 1 with every fault\n"
+    "  translate FILE [--cluster NAME]\n"
+    "                          print the batch script `sbatch --batchai-job=FILE` submits\n"
+    "  submit FILE [--cluster NAME] [--experiment NAME] [SBATCH_OPTION...]\n"
     "                          submit through the plugin: sbatch --batchai-job=FILE [--batchai-name=NAME]\n"
+    "                          [--batchai-cluster=NAME]\n"
     "                          [SBATCH_OPTION...]; with --settings or --set, the file is first checked as\n"
     "                          validate does and refused when they change the script this site submits;\n"
     "                          --experiment records NAME in the job's Slurm comment (batchai-experiment=NAME);\n"
@@ -70,6 +74,9 @@ static const char usage_text[] =
     "      --no-host           skip the checks of this host (share directories exist, images are staged),\n"
     "                          as a node does: for a file written for another cluster\n"
     "  -n, --name NAME         job name (default: the file name without .json or .job.json)\n"
+    "      --cluster NAME      the job's cluster (its name or id), as az batchai job create --cluster: mapped\n"
+    "                          by the site as the file's cluster.id is (cluster.NAME, gpus.NAME); a file\n"
+    "                          that names another cluster is refused\n"
     "      --share NAME=DIR    share NAME is your directory DIR for this job (repeatable; sbatch's\n"
     "                          --batchai-share=NAME=DIR[,NAME=DIR]), where the site allows it (user_shares)\n"
     "  -h, --help              this text\n"
@@ -87,7 +94,33 @@ struct cli {
     enum bai_job_level level;
     bool own_settings; /* --settings or --set: site is not (only) this site's plugin line */
     char *shares;      /* --share words as "NAME=DIR,NAME=DIR", or NULL */
+    const char *cluster; /* --cluster NAME, or NULL */
 };
+
+/* `--cluster NAME` or `--cluster=NAME` among a command's arguments, as az batchai job create takes it after
+ * the command, into cli->cluster and out of argv (after a submit's FILE it would otherwise reach sbatch, which
+ * reads --cluster as its own --clusters). Returns the arguments left, or -1 after a usage message. */
+static int take_cluster(struct cli *cli, const char *cmd, int argc, char **argv)
+{
+    int k = 0;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--cluster") == 0) {
+            if (i + 1 >= argc || !argv[i + 1][0]) {
+                fprintf(stderr, "batchai-job %s: --cluster wants the cluster's name\n", cmd);
+                return -1;
+            }
+            cli->cluster = argv[++i];
+        } else if (strncmp(argv[i], "--cluster=", 10) == 0) {
+            cli->cluster = argv[i] + 10;
+            if (!cli->cluster[0]) {
+                fprintf(stderr, "batchai-job %s: --cluster wants the cluster's name\n", cmd);
+                return -1;
+            }
+        } else
+            argv[k++] = argv[i];
+    }
+    return k;
+}
 
 /* Open the file as sbatch's plugin does, only reading it directly; faults go to stderr prefixed with the path
  * as the user typed it. */
@@ -100,7 +133,7 @@ static int open_job(const struct cli *cli, const char *path, struct bai_opened *
     if (path[0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, path) < 0)
         abs = NULL;
     struct bai_job_source src = { .path = path, .job_file = abs ? abs : path, .job_name = cli->name,
-                                  .user_shares = cli->shares };
+                                  .user_shares = cli->shares, .cluster = cli->cluster };
     int rc = bai_job_open(&src, &cli->site, cli->level, &bai_job_read_direct, o, &diag);
 
     snprintf(prefix, sizeof prefix, "%s: ", path);
@@ -108,6 +141,31 @@ static int open_job(const struct cli *cli, const char *path, struct bai_opened *
     bai_diag_free(&diag);
     free(abs);
     return rc;
+}
+
+/* At HOST level, the job against its partition, as slurmctld will judge it (partition_fit.h); faults printed
+ * with the path as the user typed it. Returns 0 when it fits (or Slurm cannot be asked). */
+static int fit_partition(const struct cli *cli, const char *path, const struct bai_opened *o)
+{
+    struct bai_diag diag = { 0 };
+    char prefix[4200];
+    if (cli->level != BAI_JOB_HOST)
+        return 0;
+    bai_partition_fit(&o->plan, &diag);
+    snprintf(prefix, sizeof prefix, "%s: ", path);
+    bai_diag_print(&diag, stderr, prefix);
+    int rc = bai_diag_total(&diag) ? 1 : 0;
+    bai_diag_free(&diag);
+    return rc;
+}
+
+/* --cluster names one job's cluster; a pipeline's or a sweep's jobs take theirs from their compute. */
+static bool cluster_refused(const struct cli *cli, const char *path)
+{
+    if (cli->cluster)
+        fprintf(stderr, "batchai-job: %s: --cluster is for a Batch AI or Azure ML job file: a pipeline's or a "
+                        "sweep's jobs run on their own compute\n", path);
+    return cli->cluster != NULL;
 }
 
 static struct bai_pipeline_opts pipeline_opts(const struct cli *cli)
@@ -127,6 +185,10 @@ static int cmd_validate(const struct cli *cli, int argc, char **argv)
     }
     for (int i = 0; i < argc; i++) {
         struct bai_opened o;
+        if ((bai_pipeline_file(argv[i]) || bai_sweep_file(argv[i])) && cluster_refused(cli, argv[i])) {
+            bad++;
+            continue;
+        }
         if (bai_pipeline_file(argv[i])) {
             struct bai_pipeline_opts po = pipeline_opts(cli);
             bad += bai_pipeline_validate(&po, argv[i]) != 0;
@@ -139,6 +201,11 @@ static int cmd_validate(const struct cli *cli, int argc, char **argv)
         }
         if (open_job(cli, argv[i], &o) != 0) {
             bad++;
+            continue;
+        }
+        if (fit_partition(cli, argv[i], &o) != 0) {
+            bad++;
+            bai_opened_free(&o);
             continue;
         }
         printf("%s: valid (%s, %d node%s)\n", argv[i],
@@ -158,6 +225,8 @@ static int cmd_translate(const struct cli *cli, int argc, char **argv)
         fprintf(stderr, "batchai-job translate: expected exactly one FILE\n");
         return 2;
     }
+    if ((bai_pipeline_file(argv[0]) || bai_sweep_file(argv[0])) && cluster_refused(cli, argv[0]))
+        return 2;
     if (bai_pipeline_file(argv[0])) {
         struct bai_pipeline_opts po = pipeline_opts(cli);
         return bai_pipeline_translate(&po, argv[0]);
@@ -197,7 +266,7 @@ static char *script_of(const struct cli *cli, const char *path)
  * what this site's plugin, which sbatch runs, submits. Returns 0 when sbatch may go ahead, else the status. */
 static int submit_check(const struct cli *cli, const char *path)
 {
-    struct cli here = {.name = cli->name, .level = cli->level, .shares = cli->shares};
+    struct cli here = {.name = cli->name, .level = cli->level, .shares = cli->shares, .cluster = cli->cluster};
     struct bai_diag diag = {0};
     char origin[PATH_MAX + 200] = "";
     int rc = 1;
@@ -233,12 +302,14 @@ static int submit_check(const struct cli *cli, const char *path)
 static int cmd_submit(const struct cli *cli, int argc, char **argv)
 {
     char **args;
-    char *opt, *name = NULL, *shares = NULL;
+    char *opt, *name = NULL, *shares = NULL, *cluster = NULL;
 
     if (argc < 1) {
         fprintf(stderr, "batchai-job submit: expected FILE\n");
         return 2;
     }
+    if ((bai_pipeline_file(argv[0]) || bai_sweep_file(argv[0])) && cluster_refused(cli, argv[0]))
+        return 2;
     if (bai_pipeline_file(argv[0])) {
         /* A pipeline is submitted here, step by step: under --settings/--set its steps are checked with
          * them, and sbatch's plugin checks each again with the site's. */
@@ -254,9 +325,37 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
         if (rc != 0)
             return rc;
     }
-    args = calloc((size_t)argc + 4, sizeof *args);
+    /* The file's size against its partition, unless options typed here change the size or the partition (they
+     * win over the file's). A file that does not open is left to sbatch, which says why. */
+    bool sized_here = false;
+    for (int i = 1; i < argc; i++)
+        sized_here |= strncmp(argv[i], "-N", 2) == 0 || strncmp(argv[i], "--nodes", 7) == 0 ||
+                      strncmp(argv[i], "-n", 2) == 0 || strncmp(argv[i], "--ntasks", 8) == 0 ||
+                      strncmp(argv[i], "-p", 2) == 0 || strncmp(argv[i], "--partition", 11) == 0;
+    struct bai_opened o;
+    struct bai_diag quiet = { 0 };
+    char cwd[4096], *abs = NULL;
+    if (argv[0][0] != '/' && getcwd(cwd, sizeof cwd) && asprintf(&abs, "%s/%s", cwd, argv[0]) < 0)
+        abs = NULL;
+    struct bai_job_source src = { .path = argv[0], .job_file = abs ? abs : argv[0], .job_name = cli->name,
+                                  .user_shares = cli->shares, .cluster = cli->cluster };
+    if (!sized_here && cli->level == BAI_JOB_HOST &&
+        bai_job_open(&src, &cli->site, BAI_JOB_POLICY, &bai_job_read_direct, &o, &quiet) == 0) {
+        int rc = fit_partition(cli, argv[0], &o);
+        bai_opened_free(&o);
+        if (rc != 0) {
+            fprintf(stderr, "batchai-job submit: %s does not fit its partition; nothing was submitted\n", argv[0]);
+            bai_diag_free(&quiet);
+            free(abs);
+            return 1;
+        }
+    }
+    bai_diag_free(&quiet);
+    free(abs);
+    args = calloc((size_t)argc + 5, sizeof *args);
     if (!args || asprintf(&opt, "--batchai-job=%s", argv[0]) < 0 ||
         (cli->name && asprintf(&name, "--batchai-name=%s", cli->name) < 0) ||
+        (cli->cluster && asprintf(&cluster, "--batchai-cluster=%s", cli->cluster) < 0) ||
         (cli->shares && asprintf(&shares, "--batchai-share=%s", cli->shares) < 0)) {
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
@@ -268,6 +367,8 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
         args[k++] = name;
     if (shares)
         args[k++] = shares;
+    if (cluster)
+        args[k++] = cluster;
     for (int i = 1; i < argc; i++) {
         /* The experiment goes into the job's comment, where list and status read it. */
         if (strcmp(argv[i], "--experiment") == 0 && i + 1 < argc) {
@@ -296,7 +397,7 @@ int main(int argc, char **argv)
         { "settings", required_argument, NULL, 's' }, { "set", required_argument, NULL, 'o' },
         { "name", required_argument, NULL, 'n' },     { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },        { "no-host", no_argument, NULL, 'H' },
-        { "share", required_argument, NULL, 'S' },
+        { "share", required_argument, NULL, 'S' },   { "cluster", required_argument, NULL, 'c' },
         { NULL, 0, NULL, 0 },
     };
     struct cli cli = { .name = NULL, .level = BAI_JOB_HOST };
@@ -323,6 +424,7 @@ int main(int argc, char **argv)
             sets[n_sets++] = optarg;
             break;
         case 'n': cli.name = optarg; break;
+        case 'c': cli.cluster = optarg; break;
         case 'S': {
             char *grown = NULL;
             if (asprintf(&grown, "%s%s%s", cli.shares ? cli.shares : "", cli.shares ? "," : "", optarg) < 0) {
@@ -368,6 +470,10 @@ int main(int argc, char **argv)
     const char *cmd = argv[optind++];
     int n = argc - optind;
     char **rest = argv + optind;
+    if (strcmp(cmd, "validate") == 0 || strcmp(cmd, "translate") == 0 || strcmp(cmd, "submit") == 0) {
+        if ((n = take_cluster(&cli, cmd, n, rest)) < 0)
+            goto out;
+    }
     if (strcmp(cmd, "validate") == 0)
         rc = cmd_validate(&cli, n, rest);
     else if (strcmp(cmd, "translate") == 0)

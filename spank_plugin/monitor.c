@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "partition_fit.h"
+#include "plan.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
 
@@ -29,7 +31,9 @@ static int need_job(const char *jobid, struct bai_jobinfo *ji)
     }
     if (!bai_job_is_batchai(ji)) {
         fprintf(stderr, "batchai-job: job %s is not a Batch AI or Azure ML job (it was not submitted with "
-                        "--batchai-job: its output is not a .../%s/stdouterr/stdout.txt log directory)\n",
+                        "--batchai-job: its output is not a .../%s/stdouterr/stdout.txt log directory), or it has "
+                        "a script of its own and has not started yet (its output names its Batch AI logs once it "
+                        "has)\n",
                 jobid, jobid);
         return 1;
     }
@@ -70,23 +74,51 @@ static void attempt_end(const char *dir, long attempt, char *out, size_t size)
                  (int)(ev - line_of), line_of);
 }
 
-/* The lines the plugin and the batch script wrote to stderr.txt for the user ("batchai: ..."), as errors;
- * each names its node. */
-static void plugin_errors(const char *dir, cJSON *errors)
+/* The plugin's line in `line`, past the prefix Slurm's log puts before it when the plugin itself failed a
+ * task on its node (the node's setup failing: an output directory that cannot be made, a job file changed
+ * after submission): "slurmstepd: error: batchai: ..." (22.05), "[2026-12-02T00:01:10.212] error: batchai:
+ * ..." (26.05). NULL when the line is not the plugin's. */
+static const char *plugin_line(const char *line)
 {
-    char path[PATH_MAX + 16], line[2048];
+    const char *p = line;
+    if (*p == '[') { /* a time stamp */
+        const char *end = strstr(p, "] ");
+        if (!end || end - p > 40)
+            return NULL;
+        p = end + 2;
+    }
+    if (strncmp(p, "slurmstepd", 10) == 0) { /* "slurmstepd: ", "slurmstepd-n1: " */
+        size_t word = strcspn(p, " ");
+        if (word < 11 || p[word - 1] != ':')
+            return NULL;
+        p += word + 1;
+    }
+    if (p != line) {
+        if (strncmp(p, "error: ", 7) != 0)
+            return NULL;
+        p += 7;
+    }
+    return strncmp(p, "batchai: ", 9) == 0 || strncmp(p, "batchai-job: ", 13) == 0 ? p : NULL;
+}
+
+/* The lines the plugin and the batch script wrote for the user ("batchai: ...") to `path` (stderr.txt, or the
+ * output of a job with a script of its own), as errors; each names its node. */
+static void plugin_errors(const char *path, cJSON *errors)
+{
+    char line[2048];
     struct stat st;
-    if (snprintf(path, sizeof path, "%s/stderr.txt", dir) >= (int)sizeof path || lstat(path, &st) != 0 ||
-        !S_ISREG(st.st_mode))
+    const char *msg;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
         return;
     FILE *f = fopen(path, "re");
     while (f && fgets(line, sizeof line, f) && cJSON_GetArraySize(errors) < 32)
-        if ((strncmp(line, "batchai: ", 9) == 0 && strncmp(line, "batchai: attempt ", 17) != 0) ||
-            strncmp(line, "batchai-job: ", 13) == 0) { /* the attempts' header lines are not errors */
+        if ((msg = plugin_line(line)) && strncmp(msg, "batchai: attempt ", 17) != 0 &&
+            !strstr(msg, BAI_OWN_SCRIPT_LOGS)) {
+            /* the attempts' header lines, and the line naming an own script's logs, are not errors */
             line[strcspn(line, "\n")] = '\0';
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "code", "JobNodeError");
-            cJSON_AddStringToObject(e, "message", line + strcspn(line, " ") + 1);
+            cJSON_AddStringToObject(e, "message", msg + strcspn(msg, " ") + 1);
             cJSON_AddItemToArray(errors, e);
         }
     if (f)
@@ -158,6 +190,20 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
         cJSON_AddStringToObject(o, "pendingReason", ji->reason);
     else
         cJSON_AddNullToObject(o, "pendingReason");
+    /* slurmctld queues a job bigger than its partition (unless EnforcePartLimits), and it waits for ever:
+     * said with the partition's size (sbatch --batchai-job cannot ask; batchai-job validate and submit do). */
+    struct bai_partition part;
+    char never[700];
+    if (waiting && (strcmp(ji->reason, "PartitionNodeLimit") == 0 || strcmp(ji->reason, "PartitionConfig") == 0) &&
+        ji->partition[0] && bai_partition_read(ji->partition, &part) == 0 &&
+        bai_partition_too_small(&part, strtol(ji->nodes, NULL, 10), strtol(ji->cpus, NULL, 10), never, sizeof never)) {
+        char msg[800];
+        snprintf(msg, sizeof msg, "it will never start: it asks for %s; cancel it and submit it smaller", never);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", "JobWillNotStart");
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddItemToArray(errors, e);
+    }
     cJSON_AddNumberToObject(o, "nodeCount", ji->nodes[0] ? strtod(ji->nodes, NULL) : 0);
     if (ji->node_list[0])
         cJSON_AddItemToArray(nodes, cJSON_CreateString(ji->node_list));
@@ -192,8 +238,13 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
         cJSON_AddStringToObject(e, "message", "the job was cancelled while it waited in the queue; it never ran");
         cJSON_AddItemToArray(errors, e);
     }
-    if (have_dir)
-        plugin_errors(dir, errors);
+    if (have_dir) {
+        char path[PATH_MAX + 16];
+        if (snprintf(path, sizeof path, "%s/stderr.txt", dir) < (int)sizeof path)
+            plugin_errors(path, errors);
+    }
+    if (ji->own_script_logs[0]) /* what stopped the job before its script ran went to the script's output */
+        plugin_errors(ji->stdout_path, errors);
     if (have_dir && strcmp(exec, "failed") == 0)
         missing_log_dir(ji, dir, errors);
     cJSON_AddItemToObject(info, "errors", errors);

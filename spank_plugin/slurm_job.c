@@ -3,14 +3,57 @@
 #include "slurm_job.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "plan.h"
 #include "slurm_read.h"
 #include "translate.h"
 
 #define COPY(dst, rec, key) snprintf((dst), sizeof(dst), "%s", bai_record_get((rec), (key)))
+
+/* A job with a script of the user's own: the log directory its batch step named in the first lines of its
+ * output (BAI_OWN_SCRIPT_LINE), read as the user running this command; it must be a Batch AI log directory of
+ * this job ("/<job id>/stdouterr"). Nothing for a job in Batch AI's layout, or one that has not started. */
+static void own_script_logs(struct bai_jobinfo *ji)
+{
+    char head[8192], tail[64], want[64];
+    struct stat st;
+    size_t len = strlen(ji->stdout_path);
+    int n = snprintf(tail, sizeof tail, "/%s/stdouterr/stdout.txt", ji->id);
+    if (ji->stdout_path[0] != '/' || (n > 0 && len > (size_t)n && strcmp(ji->stdout_path + len - (size_t)n, tail) == 0))
+        return;
+    int fd = open(ji->stdout_path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    ssize_t got = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, head, sizeof head - 1) : -1;
+    close(fd);
+    if (got <= 0)
+        return;
+    head[got] = '\0';
+    snprintf(want, sizeof want, "batchai: job %s runs ", ji->id);
+    snprintf(tail, sizeof tail, "/%s/stdouterr", ji->id);
+    for (char *line = head, *next; line; line = next) {
+        next = strchr(line, '\n');
+        if (!next) /* a line cut by the read is not taken */
+            break;
+        *next++ = '\0';
+        char *logs = strncmp(line, want, strlen(want)) == 0 ? strstr(line, BAI_OWN_SCRIPT_LOGS) : NULL;
+        if (!logs)
+            continue;
+        logs += strlen(BAI_OWN_SCRIPT_LOGS);
+        size_t ll = strlen(logs);
+        if (logs[0] == '/' && ll > strlen(tail) && strcmp(logs + ll - strlen(tail), tail) == 0 &&
+            ll < sizeof ji->own_script_logs) {
+            snprintf(ji->own_script_logs, sizeof ji->own_script_logs, "%s", logs);
+            return;
+        }
+    }
+}
 
 static void from_record(struct bai_jobinfo *ji, const struct bai_record *rec)
 {
@@ -21,6 +64,8 @@ static void from_record(struct bai_jobinfo *ji, const struct bai_record *rec)
     COPY(ji->name, rec, "JobName");
     COPY(ji->user_id, rec, "UserId");
     COPY(ji->nodes, rec, "NumNodes");
+    COPY(ji->cpus, rec, "NumCPUs");
+    COPY(ji->partition, rec, "Partition");
     COPY(ji->node_list, rec, "NodeList");
     COPY(ji->batch_host, rec, "BatchHost");
     COPY(ji->exit_code, rec, "ExitCode");
@@ -36,6 +81,7 @@ static void from_record(struct bai_jobinfo *ji, const struct bai_record *rec)
         ji->node_list[0] = '\0';
     if (strcmp(ji->comment, "(null)") == 0)
         ji->comment[0] = '\0';
+    own_script_logs(ji);
 }
 
 /* sacct's fields, split at a separator no value holds. */
@@ -183,6 +229,8 @@ int bai_job_list_user(unsigned uid, struct bai_jobinfo **jobs, size_t *n, char *
 
 bool bai_job_log_dir(const struct bai_jobinfo *ji, char *dir, size_t size)
 {
+    if (ji->own_script_logs[0])
+        return snprintf(dir, size, "%s", ji->own_script_logs) < (int)size;
     if (ji->stdout_path[0] != '/' || snprintf(dir, size, "%s", ji->stdout_path) >= (int)size)
         return false;
     char *slash = strrchr(dir, '/');
@@ -195,7 +243,8 @@ bool bai_job_is_batchai(const struct bai_jobinfo *ji)
     char tail[64];
     int n = snprintf(tail, sizeof tail, "/%s/stdouterr/stdout.txt", ji->id);
     size_t len = strlen(ji->stdout_path);
-    return n > 0 && len > (size_t)n && strcmp(ji->stdout_path + len - (size_t)n, tail) == 0;
+    return (n > 0 && len > (size_t)n && strcmp(ji->stdout_path + len - (size_t)n, tail) == 0) ||
+           ji->own_script_logs[0];
 }
 
 static bool state_in(const char *s, const char *const set[])

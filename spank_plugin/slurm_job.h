@@ -14,6 +14,8 @@ struct bai_jobinfo {
     char name[256];
     char user_id[128];    /* "user(1000)" */
     char nodes[32];       /* NumNodes */
+    char cpus[32];        /* NumCPUs */
+    char partition[256];
     char node_list[1024];
     char batch_host[256]; /* the node that ran the batch script */
     char exit_code[32];   /* "N:S" */
@@ -22,6 +24,8 @@ struct bai_jobinfo {
     char comment[1024];
     char work_dir[PATH_MAX]; /* the submit directory */
     char stdout_path[PATH_MAX];
+    char own_script_logs[PATH_MAX]; /* a job with a script of the user's own: its log directory, from the line
+                                     * its batch step wrote to its output (BAI_OWN_SCRIPT_LINE); else "" */
     bool from_accounting; /* slurmctld had forgotten it */
 };
 
@@ -33,9 +37,10 @@ int bai_job_load(const char *id, struct bai_jobinfo *ji, char *why, size_t why_s
  * fails. */
 int bai_job_list_user(unsigned uid, struct bai_jobinfo **jobs, size_t *n, char *why, size_t why_size);
 
-/* Whether the plugin made the job: its StdOut is Batch AI's ".../<job id>/stdouterr/stdout.txt". */
+/* Whether the plugin made the job: its StdOut is Batch AI's ".../<job id>/stdouterr/stdout.txt", or, with a
+ * script of the user's own, its output says where its Batch AI logs are (own_script_logs). */
 bool bai_job_is_batchai(const struct bai_jobinfo *ji);
-/* The log directory (the StdOut's directory) into dir; false when the job has none. */
+/* The log directory (the StdOut's directory, or own_script_logs) into dir; false when the job has none. */
 bool bai_job_log_dir(const struct bai_jobinfo *ji, char *dir, size_t size);
 
 /* Batch AI's executionState for the job: queued, running, terminating, succeeded, failed, or cancelled (a job

@@ -34,7 +34,7 @@ int bai_job_open(const struct bai_job_source *src, const struct bai_settings *si
     out->have_job = true;
     if (level >= BAI_JOB_POLICY) {
         struct bai_translate_opts opts = {.job_name = src->job_name, .user_shares = src->user_shares,
-                                          .job_file = src->job_file ? src->job_file : src->path};
+                                          .cluster = src->cluster, .job_file = src->job_file ? src->job_file : src->path};
         int translated = bai_translate_all(&out->job, site, &opts, &out->plan, diag);
         out->have_plan = true;
         if (translated != 0) {

@@ -43,6 +43,7 @@ struct bai_job_source {
     const char *job_name; /* NULL: the file's base name without .json / .job.json */
     const char *digest;   /* the SHA-256 (hex) the content must have (the allocator's), or NULL */
     const char *user_shares; /* the user's share maps (translate.h), or NULL */
+    const char *cluster;  /* the cluster named on the command line (translate.h), or NULL */
 };
 
 /* An opened job file. plan is set from BAI_JOB_POLICY on. */

@@ -84,7 +84,9 @@ struct bai_plan {
         bool process_count_given;
         bool default_wall_time;  /* maxWallClockTime absent: Batch AI's 7 days */
         char *out_err_prefix;    /* stdOutErrPathPrefix as the file says it */
-        char *cluster_id;        /* cluster.id, or NULL */
+        char *cluster_id;        /* the cluster's id (cluster.id, compute or --cluster), or NULL */
+        bool cluster_given;      /* cluster_id came from the command line (--cluster) */
+        bool cluster_mapped;     /* the site maps it to a partition (cluster.ID) */
         char *gpu_setting;       /* the site setting the GPU count came from ("gpus.nc6"), or NULL */
         char *image, *shm_size;  /* containerSettings, or NULL */
         const char *toolkit;     /* the toolkit's property name, e.g. "horovodSettings" (static) */
@@ -99,6 +101,13 @@ struct bai_plan {
 /* The experiment is kept in the Slurm job's comment as "batchai-experiment=NAME": from an Azure ML file's
  * experiment_name (the rendered script's #SBATCH --comment) or `batchai-job submit --experiment NAME`. */
 #define BAI_EXPERIMENT_TAG "batchai-experiment="
+
+/* A job submitted with --batchai-job and a script of the user's own keeps Slurm's output where the user asked,
+ * not in Batch AI's log layout, so nothing Slurm shows marks it as a Batch AI job: its batch step writes this
+ * line to that output when the node is ready (job id, job file, log directory), and batchai-job status finds
+ * the job's log directory by it. */
+#define BAI_OWN_SCRIPT_LINE "batchai: job %s runs %s with your own script; its Batch AI logs are in %s\n"
+#define BAI_OWN_SCRIPT_LOGS "; its Batch AI logs are in "
 
 /* Replace every "%j" in pattern with jobid. Newly allocated, NULL on OOM. */
 char *bai_expand_jobid(const char *pattern, const char *jobid);

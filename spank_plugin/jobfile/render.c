@@ -71,6 +71,31 @@ static void render_gpu_origin(struct sbuf *b, const struct bai_plan *p)
                       "each (srun --gpus-per-task=1); a node's other GPUs stay unused", p->ranks_min, p->ranks_max);
 }
 
+/* Which partition and GPUs the job's cluster chose, and from what: the file's field, or --cluster. */
+static void render_partition_origin(struct sbuf *b, const struct bai_plan *p, const char *field)
+{
+    if (!p->partition || !p->origin.cluster_id)
+        return;
+    if (!p->origin.cluster_mapped) {
+        sb_comment(b, "  --partition  %s: the site's default partition (the job's cluster \"%s\" is not mapped, "
+                   "unmapped_cluster=partition)", p->partition, p->origin.cluster_id);
+        return;
+    }
+    const char *slash = strrchr(p->origin.cluster_id, '/'), *name = slash ? slash + 1 : p->origin.cluster_id;
+    char from[300];
+    if (p->origin.cluster_given)
+        snprintf(from, sizeof from, "from --cluster %.200s", p->origin.cluster_id);
+    else
+        snprintf(from, sizeof from, "from %s \"%.200s\"", field, p->origin.cluster_id);
+    if (p->gpus_per_node && p->origin.gpu_setting && strncmp(p->origin.gpu_setting, "gpus.", 5) == 0)
+        sb_comment(b, "  --partition  %s, %d GPU%s per node: %s via cluster.%s=%s, %s=%s%s%d", p->partition,
+                   p->gpus_per_node, p->gpus_per_node == 1 ? "" : "s", from, name, p->partition,
+                   p->origin.gpu_setting, p->gpu_type ? p->gpu_type : "", p->gpu_type ? ":" : "", p->gpus_per_node);
+    else
+        sb_comment(b, "  --partition  %s: %s via the site's cluster map (cluster.%s=%s)", p->partition, from, name,
+                   p->partition);
+}
+
 /* #SBATCH lines are read by sbatch, not by the shell: it cuts them at white space, takes ' " and \ as
  * quoting and an unquoted '#' as the end of the options (get_argument() in Slurm's src/sbatch/opt.c). Their
  * values are therefore never quoted but made of characters none of that applies to: translate checks the
@@ -125,8 +150,7 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
         sb_puts(b, "#   --output     the job file's directory, then <job name>/<job id>/stdouterr as Batch AI laid\n"
                    "#                out its logs\n" OPEN_MODE_ORIGIN);
         render_checkpoint_origin(b, p, BAI_CHECKPOINTABLE_VAR "=true (environment_variables)");
-        if (p->partition && p->origin.cluster_id)
-            sb_comment(b, "  --partition  compute \"%s\", through the site's cluster map", p->origin.cluster_id);
+        render_partition_origin(b, p, "compute");
         if (p->comment)
             sb_comment(b, "  --comment    experiment_name, where batchai-job list finds it");
         render_gpu_origin(b, p);
@@ -141,8 +165,7 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
                p->origin.out_err_prefix);
     sb_puts(b, "#                then <job name>/<job id>/stdouterr as Batch AI lays out its logs\n" OPEN_MODE_ORIGIN);
     render_checkpoint_origin(b, p, "\"" BAI_CHECKPOINTABLE_KEY "\": true");
-    if (p->partition && p->origin.cluster_id)
-        sb_comment(b, "  --partition  cluster.id \"%s\", through the site's cluster map", p->origin.cluster_id);
+    render_partition_origin(b, p, "cluster.id");
     render_gpu_origin(b, p);
     if (p->qos || p->nice)
         sb_comment(b, "  --%s  schedulingPriority, through the site's priority map", p->qos ? "qos " : "nice");

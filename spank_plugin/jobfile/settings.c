@@ -61,7 +61,8 @@ const struct bai_setting bai_setting_table[] = {
       .def = "none", .help = "The same for high priority." },
     { "cluster.ID", "PARTITION", BAI_SET_STRING, MAP(clusters),
       .help = "The last segment of the job's `cluster.id`, ID, or an Azure ML command job's `compute` without "
-              "`azureml:`, becomes `--partition=PARTITION`." },
+              "`azureml:`, or the cluster the user names at submission (`sbatch --batchai-cluster=ID`, "
+              "`batchai-job --cluster ID`), becomes `--partition=PARTITION`." },
     { "gpus.ID", "N|TYPE:N", BAI_SET_GPUS, MAP(gpus),
       .help = "The GPUs of each node of cluster ID's partition (ID as in `cluster.ID`), instead of `gpus_per_node`: "
               "every job on it asks Slurm for them, `--gpus-per-node=N`, or `--gres=gpu:TYPE:N` where the site's "
@@ -72,7 +73,7 @@ const struct bai_setting bai_setting_table[] = {
               "is that many GPUs per node on the job's `compute` partition, instead of its `gpus.ID`.\n"
               "An instance type that is not mapped is refused by name." },
     { "unmapped_cluster", "refuse|partition", BAI_SET_CHOICE, FIELD(unmapped_cluster), .def = "refuse",
-      .help = "A job whose cluster (`cluster.id`, `compute`) has no `cluster.ID`: `refuse`, by name, with the "
+      .help = "A job whose cluster (`cluster.id`, `compute`, `--batchai-cluster`) has no `cluster.ID`: `refuse`, by name, with the "
               "setting that would map it; `partition`, run it on `partition` (or Slurm's default) with "
               "`gpus_per_node`." },
     { "environment.REF", "IMAGE", BAI_SET_STRING, MAP(environments),

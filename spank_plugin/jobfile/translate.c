@@ -437,14 +437,13 @@ static bool sbatch_value_ok(const char *s)
 /* The GPUs per node: the Azure ML job's instance_type.NAME, else its cluster's gpus.ID (a mapped cluster
  * only), else gpus_per_node. Ranks (MPI, PyTorch, an Azure ML job's processes) each get a GPU of their own, so
  * a node cannot run more of them than it has GPUs. */
-static void plan_gpus(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
-                      struct bai_diag *d)
+static void plan_gpus(struct bai_plan *plan, const struct bai_job *job, const char *name,
+                      const struct bai_settings *site, struct bai_diag *d)
 {
-    const char *name = job->cluster_id ? strrchr(job->cluster_id, '/') : NULL, *value = NULL, *itype;
+    const char *value = NULL, *itype;
     struct bai_gpus g = { .count = site->gpus_per_node };
     int tasks = bai_job_task_count(job);
 
-    name = name ? name + 1 : job->cluster_id;
     itype = job->aml ? job->aml->instance_type : NULL;
     if (itype && !(value = bai_settings_instance_gpus(site, itype))) {
         bai_diag_add(d, "resources.instance_type", "\"%.80s\" is not mapped on this site: remove instance_type "
@@ -491,8 +490,37 @@ static void plan_gpus(struct bai_plan *plan, const struct bai_job *job, const st
     }
 }
 
-static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, const struct bai_settings *site,
-                            struct bai_diag *d)
+/* The last segment of a cluster's id ("/subscriptions/.../clusters/nc6" -> "nc6"): the name the site maps. */
+static const char *cluster_name(const char *id)
+{
+    const char *slash = id ? strrchr(id, '/') : NULL;
+    return slash ? slash + 1 : id;
+}
+
+/* The job's cluster: the one given on the command line (sbatch --batchai-cluster, batchai-job --cluster, as
+ * az batchai job create --cluster), else the file's cluster.id (an Azure ML job's compute). Both given, they
+ * must name the same cluster. Sets plan->origin.cluster_id and cluster_given; returns the name, or NULL. */
+static const char *plan_cluster(struct bai_plan *plan, const struct bai_job *job, const char *given,
+                                struct bai_diag *d)
+{
+    const char *field = job->aml ? "compute" : "properties.cluster.id";
+    if (given && !*given) {
+        bai_diag_add(d, "", "--cluster: expected a cluster's name or id, got an empty value");
+        return NULL;
+    }
+    if (given && job->cluster_id && strcmp(cluster_name(given), cluster_name(job->cluster_id)) != 0) {
+        bai_diag_add(d, field, "the file names cluster \"%.80s\", but --cluster names \"%.80s\": give the "
+                     "file's cluster, or remove %s from the file to choose the cluster on the command line",
+                     cluster_name(job->cluster_id), cluster_name(given), job->aml ? "compute" : "cluster.id");
+        return NULL;
+    }
+    plan->origin.cluster_given = given != NULL;
+    plan->origin.cluster_id = xstrdup_or_null(given ? given : job->cluster_id);
+    return cluster_name(plan->origin.cluster_id);
+}
+
+static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, const char *cluster,
+                            const struct bai_settings *site, struct bai_diag *d)
 {
     const struct bai_prio_map *prio = &site->priority[job->priority];
 
@@ -500,20 +528,21 @@ static void plan_allocation(struct bai_plan *plan, const struct bai_job *job, co
     /* Slurm allocates at least one task per node; steps that want fewer (customToolkit) say so themselves. */
     plan->ntasks = bai_job_task_count(job) > job->node_count ? bai_job_task_count(job) : job->node_count;
     plan->time_limit_seconds = job->max_wall_seconds;
-    if (job->cluster_id) {
-        char *name = strrchr(job->cluster_id, '/');
-        const char *part = bai_settings_cluster_partition(site, name ? name + 1 : job->cluster_id);
+    const char *name = plan_cluster(plan, job, cluster, d);
+    if (name) {
+        const char *part = bai_settings_cluster_partition(site, name);
         plan->partition = xstrdup_or_null(part);
+        plan->origin.cluster_mapped = part != NULL;
         if (!part && site->unmapped_cluster == BAI_UNMAPPED_REFUSE)
-            bai_diag_add(d, job->aml ? "compute" : "properties.cluster.id", "%s \"%.80s\" is not mapped to a "
-                         "partition on this site: ask the admins for cluster.%.80s=PARTITION (or "
-                         "unmapped_cluster=partition, to run such jobs on the default partition)",
-                         job->aml ? "compute" : "cluster", name ? name + 1 : job->cluster_id,
-                         name ? name + 1 : job->cluster_id);
+            bai_diag_add(d, plan->origin.cluster_given ? "" : job->aml ? "compute" : "properties.cluster.id",
+                         "%s \"%.80s\" is not mapped to a partition on this site: ask the admins for "
+                         "cluster.%.80s=PARTITION (or unmapped_cluster=partition, to run such jobs on the default "
+                         "partition)", plan->origin.cluster_given ? "--cluster" : job->aml ? "compute" : "cluster",
+                         name, name);
     }
     if (!plan->partition && site->partition)
         plan->partition = strdup(site->partition);
-    plan_gpus(plan, job, site, d);
+    plan_gpus(plan, job, name, site, d);
     if (prio->kind == BAI_PRIO_QOS)
         plan->qos = strdup(prio->qos);
     else if (prio->kind == BAI_PRIO_NICE)
@@ -547,7 +576,6 @@ int bai_translate_all(const struct bai_job *job, const struct bai_settings *site
     plan->origin.toolkit = job->aml ? NULL : job->toolkit.kind->property;
     plan->origin.aml = job->aml != NULL;
     plan->origin.out_err_prefix = xstrdup_or_null(job->std_out_err_prefix);
-    plan->origin.cluster_id = xstrdup_or_null(job->cluster_id);
     plan->origin.image = xstrdup_or_null(job->image);
     plan->origin.shm_size = xstrdup_or_null(job->shm_size);
     plan->job_name = opts && opts->job_name ? strdup(opts->job_name) : default_job_name(opts ? opts->job_file : NULL);
@@ -573,7 +601,7 @@ int bai_translate_all(const struct bai_job *job, const struct bai_settings *site
     if (!bai_shell_path_ok(site->python))
         bai_diag_add(d, "", "the site's python \"%.80s\" cannot be one shell word (no \" \\ ` and $ only as "
                      "$NAME or ${NAME})", site->python);
-    plan_allocation(plan, job, site, d);
+    plan_allocation(plan, job, opts ? opts->cluster : NULL, site, d);
     user_shares_check(opts ? opts->user_shares : NULL, site, d);
     plan_mounts(plan, job, site, opts ? opts->user_shares : NULL, d);
     field_path(path, "stdOutErrPathPrefix");
@@ -661,6 +689,91 @@ static void check_log_prefix(const struct bai_plan *plan, struct bai_diag *d)
                      "a share you can write (e.g. $AZ_BATCHAI_JOB_MOUNT_ROOT/<share>/logs)", plan->log_dir, dir);
 }
 
+/* The plan's value of the task variable `name`, or NULL. */
+static const char *plan_env_value(const struct bai_plan *plan, const char *name)
+{
+    for (size_t i = 0; i < plan->n_env; i++)
+        if (strcmp(plan->env[i].name, name) == 0)
+            return plan->env[i].value;
+    return NULL;
+}
+
+/* Is `dir` (a "%j"-pattern path the job makes on its nodes: its log directory, an output directory) on a
+ * mount that is there? Under the job's mounts it must be under one of them (the job's mount directory holds
+ * only their links); under the site's mount_root, on a mount that exists here, as the nodes have them. Says
+ * which mount is missing, at `path` (what the user wrote), instead of the "cannot create ... Permission
+ * denied" the node would give when the job starts. Returns false after adding a fault. */
+static bool dir_on_a_mount(const struct bai_plan *plan, const char *dir, const char *what, const char *path,
+                           struct bai_diag *d)
+{
+    const char *job_mounts = plan_env_value(plan, JOB_MOUNT_ROOT_VAR), *mount_root = plan_env_value(plan, MOUNT_ROOT_VAR);
+    size_t n;
+    if (job_mounts && (n = strlen(job_mounts)) && strncmp(dir, job_mounts, n) == 0 && dir[n] == '/') {
+        for (size_t i = 0; i < plan->n_mounts; i++) {
+            size_t t = strlen(plan->mounts[i].target);
+            if (strncmp(dir, plan->mounts[i].target, t) == 0 && (dir[t] == '/' || dir[t] == '\0'))
+                return true;
+        }
+        const char *rel = dir + n + 1;
+        char names[512] = "";
+        for (size_t i = 0, len = 0; i < plan->n_mounts && len < sizeof names; i++)
+            len += (size_t)snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "", plan->mounts[i].relative_path);
+        bai_diag_add(d, path, "%s is on $" JOB_MOUNT_ROOT_VAR "/%.*s, which is not mounted: no mountVolumes entry "
+                     "has relativeMountPath \"%.*s\" (the job mounts %s): give a path on one of the job's mounts",
+                     what, (int)strcspn(rel, "/"), rel, (int)strcspn(rel, "/"), rel, names[0] ? names : "nothing");
+        return false;
+    }
+    if (mount_root && (n = strlen(mount_root)) && strncmp(dir, mount_root, n) == 0 && dir[n] == '/') {
+        char top[JV_PATH_MAX];
+        struct stat st;
+        snprintf(top, sizeof top, "%.*s", (int)(n + 1 + strcspn(dir + n + 1, "/")), dir);
+        if (stat(top, &st) == 0 && S_ISDIR(st.st_mode))
+            return true;
+        bai_diag_add(d, path, "%s is on $" MOUNT_ROOT_VAR "/%s, which is not mounted on this cluster (no directory "
+                     "%s; mount_root is %s): give a path on a share the job mounts, or ask the admins for that "
+                     "mount", what, top + n + 1, top, mount_root);
+        return false;
+    }
+    return true;
+}
+
+/* Every directory the job makes on its nodes under a mount: the log directory and the output directories.
+ * Returns whether the log directory is on a mount (else check_log_prefix's "not writable" would only blame
+ * the directory above the missing mount). */
+static bool check_mounts_of_dirs(const struct bai_plan *plan, struct bai_diag *d)
+{
+    char path[JV_PATH_MAX];
+    bool log_ok = true;
+    if (plan->log_dir && !plan->origin.aml) {
+        field_path(path, "stdOutErrPathPrefix");
+        log_ok = dir_on_a_mount(plan, plan->log_dir, "the log directory", path, d);
+        /* On a share whose directory is not here: the share's own fault says so (its "not available"), and
+         * the directory above it is not the one to blame. */
+        for (size_t i = 0; log_ok && i < plan->n_mounts; i++) {
+            const struct bai_plan_mount *m = &plan->mounts[i];
+            size_t n = m->site_path ? strlen(m->site_path) : 0;
+            struct stat st;
+            if (n && strncmp(plan->log_dir, m->site_path, n) == 0 && plan->log_dir[n] == '/' &&
+                (stat(m->site_path, &st) != 0 || !S_ISDIR(st.st_mode)))
+                log_ok = false;
+        }
+    }
+    /* In the file's order (plan_env), so the k-th is outputDirectories[k]. */
+    for (size_t i = 0, k = 0; i < plan->n_env && !plan->origin.aml; i++) {
+        const struct bai_plan_env *e = &plan->env[i];
+        if (strncmp(e->name, "AZ_BATCHAI_OUTPUT_", 18) != 0)
+            continue;
+        char what[256], item[JV_PATH_MAX];
+        snprintf(what, sizeof what, "output directory \"%.80s\"", e->name + 18);
+        field_path(path, "outputDirectories");
+        jv_item(item, path, k++);
+        jv_child(path, item, "pathPrefix");
+        if (e->value)
+            (void)dir_on_a_mount(plan, e->value, what, path, d);
+    }
+    return log_ok;
+}
+
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
@@ -668,7 +781,8 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
     struct stat st;
 
     (void)bai_plan_check_policy(plan, d);
-    check_log_prefix(plan, d);
+    if (check_mounts_of_dirs(plan, d))
+        check_log_prefix(plan, d);
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         if (m->user_dir) {

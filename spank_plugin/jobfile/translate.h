@@ -21,6 +21,8 @@ struct bai_translate_opts {
     const char *job_name;  /* default: the job file's base name without .json / .job.json */
     const char *job_file;  /* the job file's path as the user gave it (for --batchai-job= and comments) */
     const char *user_shares; /* NULL or the user's share maps (above) */
+    const char *cluster;   /* NULL or the cluster named on the command line (sbatch --batchai-cluster,
+                            * batchai-job --cluster): used as cluster.id is; one the file names must match */
 };
 
 /* bai_translate, except that the plan, as far as it got, is kept when there are faults: for the host's checks,

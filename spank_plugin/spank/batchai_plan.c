@@ -4,7 +4,7 @@
  * opens, validates and translates them with the job-file library exactly as batchai-job does, and writes the
  * plan (plan_wire.h) to stdout: status 0. Status 1: stdout holds the reason the file cannot be used.
  *
- *   batchai-plan JOBID UID PATH DIGEST NAME SHARES -- PLUGSTACK-ARGS...
+ *   batchai-plan JOBID UID PATH DIGEST NAME SHARES CLUSTER -- PLUGSTACK-ARGS...
  *
  * DIGEST, NAME, SHARES: "" when none. Built with BAI_PLAN_FAULTS (the test build, never installed), a job
  * file that contains BATCHAI_PLAN_FAULT=<fault> makes it misbehave on purpose, or (probe) report what it is and
@@ -146,8 +146,8 @@ static void fault(const struct input *in, struct bai_wire_plan *w, const char *s
 
 int main(int argc, char **argv)
 {
-    if (argc < 8 || strcmp(argv[7], "--") != 0) {
-        fprintf(stderr, "usage: batchai-plan JOBID UID PATH DIGEST NAME SHARES -- PLUGSTACK-ARGS...\n");
+    if (argc < 9 || strcmp(argv[8], "--") != 0) {
+        fprintf(stderr, "usage: batchai-plan JOBID UID PATH DIGEST NAME SHARES CLUSTER -- PLUGSTACK-ARGS...\n");
         return 2;
     }
     /* Whatever the caller left open (it closes all but 0-2; a caller by hand may not). */
@@ -161,7 +161,7 @@ int main(int argc, char **argv)
     char why[WHY_MAX] = "";
     if (bai_settings_init(&site) != 0)
         return say("out of memory");
-    for (int i = 8; i < argc; i++)
+    for (int i = 9; i < argc; i++)
         (void)bai_settings_apply(&site, argv[i], "plugstack.conf", true, &diag);
     if (bai_diag_total(&diag) > 0)
         return say("the plugin's plugstack.conf line has errors (see the slurmd log)");
@@ -195,7 +195,8 @@ int main(int argc, char **argv)
 #endif
 
     struct bai_job_source js = {.path = path, .digest = argv[4][0] ? argv[4] : NULL,
-                                .job_name = argv[5][0] ? argv[5] : NULL, .user_shares = argv[6][0] ? argv[6] : NULL};
+                                .job_name = argv[5][0] ? argv[5] : NULL, .user_shares = argv[6][0] ? argv[6] : NULL,
+                                .cluster = argv[7][0] ? argv[7] : NULL};
     struct bai_job_reader reader = {read_input, &in};
     struct bai_opened o;
     if (bai_job_open(&js, &site, BAI_JOB_POLICY, &reader, &o, &diag) != 0) {

@@ -171,7 +171,7 @@ int bai_plan_get(const struct bai_plan_request *rq, const struct bai_settings *s
     snprintf(num[1], sizeof num[1], "%u", (unsigned)rq->uid);
     /* Built before the fork: the child only execs. */
     size_t n = 0;
-    char **argv = calloc((size_t)rq->ac + 9, sizeof *argv);
+    char **argv = calloc((size_t)rq->ac + 10, sizeof *argv);
     if (!argv) {
         close(in);
         close(exe);
@@ -185,6 +185,7 @@ int bai_plan_get(const struct bai_plan_request *rq, const struct bai_settings *s
     argv[n++] = rq->digest ? (char *)rq->digest : (char *)"";
     argv[n++] = rq->job_name ? (char *)rq->job_name : (char *)"";
     argv[n++] = rq->user_shares ? (char *)rq->user_shares : (char *)"";
+    argv[n++] = rq->cluster ? (char *)rq->cluster : (char *)"";
     argv[n++] = (char *)"--";
     for (int i = 0; i < rq->ac; i++)
         argv[n++] = rq->av[i];

@@ -33,6 +33,7 @@ struct bai_plan_request {
     const char *digest;      /* the digest sbatch validated, or NULL */
     const char *job_name;    /* --batchai-name, or NULL */
     const char *user_shares; /* --batchai-share, or NULL */
+    const char *cluster;     /* --batchai-cluster, or NULL */
     int ac;                  /* the plugstack arguments, handed to the helper */
     char **av;
     long long deadline_ms;

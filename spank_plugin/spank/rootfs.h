@@ -51,8 +51,8 @@ int bai_job_dir_check(int root_fd, const char *name, uid_t uid, char *why);
 #define BAI_NODE_FILE_JOB "job"              /* the job file as the prolog read and verified it, which the
                                               * tasks use instead of reading the user's path again */
 #define BAI_NODE_FILE_SOURCE "source"        /* what that copy was loaded with, each value ended by a NUL: the job
-                                              * file's absolute path, the --batchai-name and the --batchai-share
-                                              * values ("" when not given): what a step started without the
+                                              * file's absolute path, the --batchai-name, --batchai-share and
+                                              * --batchai-cluster values ("" when not given): what a step started without the
                                               * options (srun --jobid --overlap) goes by */
 
 /* Write that name for `node` to out. Fails (-1) for a node name that is not a plain file name. */

@@ -33,7 +33,7 @@ static struct {
 } alloc = {.script_fd = -1};
 
 /* The value of --NAME[=]VALUE on our own command line (NAME one of the plugin's options), or NULL.
- * getopt_long accepts unambiguous prefixes: "--batchai-j", "--batchai-n" and "--batchai-s" are the shortest
+ * getopt_long accepts unambiguous prefixes: "--batchai-j", "--batchai-n", "--batchai-s" and "--batchai-c" are the shortest
  * spellings taken (shorter ones are ambiguous between them, or collide with --batch). Scanning stops at "--". Newly
  * allocated. */
 static char *cmdline_option(const char *name)
@@ -135,7 +135,7 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
     struct bai_loaded l;
     bool loaded = false;
     char *script = NULL;
-    char *path = NULL, *abs = NULL, *name = NULL, *shares = NULL;
+    char *path = NULL, *abs = NULL, *name = NULL, *shares = NULL, *cluster = NULL;
     int rc = -1;
 
     if (bai_option_register(sp) != 0)
@@ -163,7 +163,9 @@ int bai_alloc_init(spank_t sp, int ac, char **av)
      * so the default job name (and with it the log directory) comes out the same everywhere. */
     name = cmdline_option(BAI_NAME_OPTION_NAME);
     shares = cmdline_option(BAI_SHARE_OPTION_NAME);
+    cluster = cmdline_option(BAI_CLUSTER_OPTION_NAME);
     struct bai_source src = {.path = abs, .uid = (uid_t)-1, .gid = (gid_t)-1, .job_name = name, .user_shares = shares,
+                             .cluster = cluster,
                              .deadline_ms = bai_now_ms() + BAI_JOB_READ_DEADLINE_MS, .keep_text = true};
     if (bai_load(&l, ac, av, &src, BAI_JOB_HOST, NULL) != 0) {
         bai_error("batchai: %s cannot run on this cluster (batchai-job validate says the same); nothing was "
@@ -217,6 +219,7 @@ out:
     free(path);
     free(name);
     free(shares);
+    free(cluster);
     free(abs);
     if (loaded)
         bai_loaded_free(&l);

@@ -52,13 +52,14 @@ static struct spank_option bai_option = {
     .cb = option_cb,
 };
 
-/* --batchai-name and --batchai-share: a value must come; the translation checks it. */
+/* --batchai-name, --batchai-share and --batchai-cluster: a value must come; the translation checks it. */
 static int name_cb(int val, const char *optarg, int remote)
 {
     (void)val;
     (void)remote;
     if (!optarg || !*optarg) {
-        bai_error("batchai: --%s and --%s need a value", BAI_NAME_OPTION_NAME, BAI_SHARE_OPTION_NAME);
+        bai_error("batchai: --%s, --%s and --%s need a value", BAI_NAME_OPTION_NAME, BAI_SHARE_OPTION_NAME,
+                  BAI_CLUSTER_OPTION_NAME);
         return -1;
     }
     return 0;
@@ -82,9 +83,18 @@ static struct spank_option bai_share_option = {
     .cb = name_cb,
 };
 
+static struct spank_option bai_cluster_option = {
+    .name = BAI_CLUSTER_OPTION_NAME,
+    .arginfo = "NAME",
+    .usage = "The Batch AI job's cluster, as az batchai job create --cluster: mapped by the site as cluster.id is.",
+    .has_arg = 1,
+    .val = 0,
+    .cb = name_cb,
+};
+
 int bai_option_register(spank_t sp)
 {
-    struct spank_option *opts[] = {&bai_option, &bai_name_option, &bai_share_option};
+    struct spank_option *opts[] = {&bai_option, &bai_name_option, &bai_share_option, &bai_cluster_option};
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
         spank_err_t err = spank_option_register(sp, opts[i]);
         if (err != ESPANK_SUCCESS) {
@@ -111,6 +121,11 @@ const char *bai_name_value(spank_t sp)
 const char *bai_share_value(spank_t sp)
 {
     return value_of(sp, &bai_share_option);
+}
+
+const char *bai_cluster_value(spank_t sp)
+{
+    return value_of(sp, &bai_cluster_option);
 }
 
 static const char *value_of(spank_t sp, struct spank_option *opt);
@@ -216,7 +231,7 @@ int bai_load(struct bai_loaded *l, int ac, char **av, const struct bai_source *s
     }
     l->have_site = true;
     struct bai_job_source js = {.path = src->path, .digest = src->digest, .job_name = src->job_name,
-                                .user_shares = src->user_shares};
+                                .user_shares = src->user_shares, .cluster = src->cluster};
     struct load_read r = {src, l};
     struct bai_job_reader reader = {read_user, &r};
     if (bai_job_open(&js, &l->site, level, &reader, &l->file, &diag) == 0) {

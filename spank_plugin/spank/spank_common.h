@@ -19,6 +19,7 @@
 #define BAI_OPTION_NAME "batchai-job"
 #define BAI_NAME_OPTION_NAME "batchai-name"
 #define BAI_SHARE_OPTION_NAME "batchai-share"
+#define BAI_CLUSTER_OPTION_NAME "batchai-cluster"
 
 /* slurm_error() for every message of the plugin: the formatted line has its control characters (a line
  * break, an escape sequence, from a path or a message the user chose) written as \n, \t or \xHH and is cut
@@ -35,6 +36,9 @@ const char *bai_name_value(spank_t sp);
 
 /* --batchai-share's value (the user's share maps, translate.h), or NULL. Owned by Slurm. */
 const char *bai_share_value(spank_t sp);
+
+/* --batchai-cluster's value (the job's cluster, translate.h), or NULL. Owned by Slurm. */
+const char *bai_cluster_value(spank_t sp);
 
 /* The option's value in contexts where spank_option_getopt works (remote user_init, prolog, epilog),
  * or NULL when the job did not use the option. Owned by Slurm. */
@@ -61,6 +65,7 @@ struct bai_source {
     const char *digest;      /* the SHA-256 (hex) the content must have, or NULL */
     const char *job_name;    /* --batchai-name, or NULL for the file's name */
     const char *user_shares; /* --batchai-share, or NULL */
+    const char *cluster;     /* --batchai-cluster, or NULL */
     bool keep_text;          /* keep the bytes read in bai_loaded.text (the prolog, for its copy) */
 };
 

@@ -196,7 +196,8 @@ static int load_job(struct node_job *nj, spank_t sp, int ac, char **av, const st
         struct bai_plan_request rq = {.jobid = nj->jobid, .uid = nj->uid, .gid = nj->gid, .path = opt,
                                       .text = nj->text, .text_len = nj->text_len,
                                       .digest = h.digest[0] ? h.digest : NULL, .job_name = bai_name_value(sp),
-                                      .user_shares = bai_share_value(sp), .ac = ac, .av = av,
+                                      .user_shares = bai_share_value(sp),
+                                      .cluster = bai_cluster_value(sp), .ac = ac, .av = av,
                                       .deadline_ms = read_by < nj->deadline_ms ? read_by : nj->deadline_ms};
         rc = bai_plan_get(&rq, site, &nj->w, why);
     }
@@ -294,12 +295,13 @@ int bai_slurmd_init(int ac, char **av)
 }
 
 /* The copy's source file (BAI_NODE_FILE_SOURCE): a step started without the options loads the copy as the
- * job's own steps do, with the same name and share maps. */
+ * job's own steps do, with the same name, share maps and cluster. */
 static int write_source(const struct node_job *nj, spank_t sp, char *why)
 {
-    const char *name = bai_name_value(sp), *shares = bai_share_value(sp);
+    const char *name = bai_name_value(sp), *shares = bai_share_value(sp), *cluster = bai_cluster_value(sp);
     char *text = NULL;
-    int len = asprintf(&text, "%s%c%s%c%s%c", nj->job_file, 0, name ? name : "", 0, shares ? shares : "", 0);
+    int len = asprintf(&text, "%s%c%s%c%s%c%s%c", nj->job_file, 0, name ? name : "", 0, shares ? shares : "", 0,
+                       cluster ? cluster : "", 0);
     if (len < 0) {
         snprintf(why, BAI_WHY_MAX, "out of memory");
         return -1;

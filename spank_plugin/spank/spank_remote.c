@@ -60,7 +60,8 @@ struct seen_node {
     char *job;                /* the copy's bytes, job_len of them */
     size_t job_len;
     char *source;             /* what the copy was loaded with (BAI_NODE_FILE_SOURCE), or NULL: */
-    const char *path, *name, *shares; /* the job file's path, --batchai-name, --batchai-share (NULL: none) */
+    const char *path, *name, *shares, *cluster; /* the job file's path, --batchai-name, --batchai-share,
+                                                 * --batchai-cluster (NULL: none) */
 };
 static struct {
     bool read;                    /* task_init_privileged ran (for every job: a step without the option may be a
@@ -93,21 +94,21 @@ static struct seen_node *seen_node(const char *node, bool make)
     return &seen.node[seen.n++];
 }
 
-/* The source file `name` into n: three NUL-ended values, the first an absolute path; anything else leaves
+/* The source file `name` into n: four NUL-ended values, the first an absolute path; anything else leaves
  * n->source NULL, and a step without the options is then not taken for the job's. */
 static void read_source(int root_fd, const char *name, struct seen_node *n)
 {
     char *text = NULL, why[BAI_WHY_MAX];
     size_t len;
-    if (bai_root_file_read(root_fd, name, 3 * PATH_MAX, &text, &len, why) != 1)
+    if (bai_root_file_read(root_fd, name, 4 * PATH_MAX, &text, &len, why) != 1)
         return;
-    const char *v[3], *p = text, *end = text + len;
+    const char *v[4], *p = text, *end = text + len;
     int k = 0;
-    for (; k < 3 && p < end; k++) {
+    for (; k < 4 && p < end; k++) {
         v[k] = p;
         p += strlen(p) + 1; /* the reader's NUL ends the last value at worst */
     }
-    if (k != 3 || p != end || v[0][0] != '/') {
+    if (k != 4 || p != end || v[0][0] != '/') {
         free(text);
         return;
     }
@@ -115,6 +116,7 @@ static void read_source(int root_fd, const char *name, struct seen_node *n)
     n->path = v[0];
     n->name = v[1][0] ? v[1] : NULL;
     n->shares = v[2][0] ? v[2] : NULL;
+    n->cluster = v[3][0] ? v[3] : NULL;
 }
 
 static void read_prolog_verdict(const char *job_root, uint32_t jobid, const char *jobid_s, uid_t uid)
@@ -406,7 +408,8 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     struct bai_source src = {.path = job_file, .content = n->job, .content_len = n->job_len,
                              .digest = h.digest[0] ? h.digest : NULL,
                              .job_name = opt ? bai_name_value(sp) : n->name,
-                             .user_shares = opt ? bai_share_value(sp) : n->shares};
+                             .user_shares = opt ? bai_share_value(sp) : n->shares,
+                             .cluster = opt ? bai_cluster_value(sp) : n->cluster};
     if (bai_load(&l, ac, av, &src, BAI_JOB_POLICY, NULL) != 0) {
         bai_error("batchai: job %u: the job file %s cannot be used on node %s", jobid, job_file, node);
         goto out;
@@ -414,6 +417,13 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
     loaded = true;
 
     if (stepid == SLURM_BATCH_SCRIPT && h.script == BAI_SCRIPT_USER) {
+        /* The task's stdout is the job's output: where batchai-job status learns that this is a Batch AI job
+         * and where its logs are (plan.h), also when the checks below fail it. Best effort: the job runs
+         * either way. */
+        char *logs = bai_expand_jobid(l.file.plan.log_dir, jobid_s);
+        if (logs)
+            dprintf(STDOUT_FILENO, BAI_OWN_SCRIPT_LINE, jobid_s, job_file, logs);
+        free(logs);
         if (nnodes != (uint32_t)l.file.job.node_count) {
             bai_error("batchai: job %u: the allocation has %u node(s) but %s asks for nodeCount %d; "
                       "submit with --nodes=%d or without a script",

@@ -3,6 +3,8 @@
 # NVIDIA's major 195 per node, gres.conf AutoDetect=off, Gres=gpu:2; no driver answers them, so opening one
 # a task may use fails with ENXIO and one its devices cgroup denies with EPERM). The site maps the job's
 # cluster and Azure ML compute "gpucl" to the partition with gpus.gpucl=2.
+#   nocl.json a job.json without cluster.id given its cluster on the command line (batchai-job submit
+#             --cluster gpucl): the same GPUs per rank; sbatch --batchai-cluster unlike the file's refused.
 #   job.json  2 nodes x 2 ranks: the script asks --gpus-per-node=2 and the ranks --gpus-per-task=1; every
 #             task has a CUDA_VISIBLE_DEVICES of its own on its node, AZ_BATCHAI_NUM_GPUS and LOCAL_RANK.
 #   one.json  one task submitted with --gpus-per-node=1: AZ_BATCHAI_NUM_GPUS is Slurm's 1, not the site's 2.
@@ -37,6 +39,28 @@ out=$(log_dir "$id" gpus)/stdout.txt
 scontrol write batch_script "$id" "$CL/gpus.stored" >/dev/null
 grep -qx '#SBATCH --gpus-per-node=2' "$CL/gpus.stored" || fail "job.json: the script asks for no GPUs"
 check_tasks "$out" "job.json, 2 nodes x 2 ranks"
+
+# 1a. The tutorial's own command line (az batchai job create --cluster nc6cluster): its job.json names no
+# cluster, and `batchai-job submit FILE --cluster NAME` (sbatch --batchai-cluster=NAME) chooses it as
+# cluster.id does: the partition and a GPU of its own for every rank. A file that names another cluster is
+# refused by sbatch, naming both.
+install -m 0755 "$BUILD/bin/batchai-job" "$CL/batchai-job" # the user may not reach the build tree
+write_job nocl.json <<JSON
+{"properties": {"nodeCount": 2, "customMpiSettings": {"commandLine": "$WORK/probe.sh", "processCount": 4},
+  $LOGS_JSON, $MOUNT_JSON}}
+JSON
+id=$(as_user "$CL/batchai-job submit nocl.json --cluster gpucl --parsable" </dev/null 2>&1) ||
+    fail "batchai-job submit --cluster gpucl: $id"
+id=${id%%;*}
+st=$(wait_job "$id")
+out=$(log_dir "$id" nocl)/stdout.txt
+[ "$st" = COMPLETED ] || fail "--cluster: job $id ended $st: $(cat "$out" "$(log_dir "$id" nocl)/stderr.txt" 2>&1)"
+[ "$(job_field "$id" Partition)" = debug ] || fail "--cluster gpucl: partition $(job_field "$id" Partition), want debug"
+check_tasks "$out" "a job.json without cluster.id, batchai-job submit --cluster gpucl"
+err=$(as_user "sbatch --batchai-cluster=othercl --batchai-job=gpus.json" 2>&1) &&
+    fail "sbatch accepted --batchai-cluster=othercl for a file whose cluster.id is gpucl"
+grep -q 'properties.cluster.id: the file names cluster "gpucl", but --cluster names "othercl"' <<<"$err" ||
+    fail "a --batchai-cluster unlike the file's cluster.id refused without naming both: $err"
 
 # 1b. AZ_BATCHAI_NUM_GPUS is what Slurm allocated on the node, not the site's figure: one task asking
 # --gpus-per-node=1 on the sbatch line (which wins over the script's 2) is told 1.

@@ -4,6 +4,7 @@
 # <job_root>/<jobid>.prolog-failed-<node> on both nodes; from the moment it appears until the epilog
 # removes it, it is mode 0600 and root's, and the job's user (standing in for any other) cannot read it.
 # (The tasks read markers while still root: hostile_job_root.sh and hostile_log_paths.sh see their reasons.)
+# batchai-job status gives the user the reason the node's setup failed (its errors[], text and --json).
 . "$(dirname "$0")/lib.sh"
 cluster_start
 job='{"properties": {"nodeCount": 2, "customMpiSettings": {"commandLine": "echo main-ran", "processCount": 2},
@@ -44,6 +45,19 @@ st=$(wait_job "$id" 60)
 wait "$watcher" || true
 [ "$st" = FAILED ] || fail "job $id ended $st"
 assert_grep "the file changed after it was submitted" "$(log_dir "$id" m)/stderr.txt"
+# The user reads the reason where they look, not only in stderr.txt: batchai-job status, text and --json.
+install -m 0755 "$BUILD/bin/batchai-job" "$CL/batchai-job" # the user may not reach the build tree
+st=$(as_user "$CL/batchai-job status $id" 2>&1) && fail "status of the failed job $id exited 0: $st"
+grep -q '^error: *JobNodeError: .*the file changed after it was submitted' <<<"$st" ||
+    fail "status of job $id does not give the node's reason: $st (stderr.txt: $(cat "$(log_dir "$id" m)/stderr.txt"))"
+js=$(as_user "$CL/batchai-job status $id --json" 2>&1) || true
+/usr/bin/python3 -c '
+import json, sys
+errs = json.load(sys.stdin)["executionInfo"]["errors"]
+sys.exit(0 if any(e["code"] == "JobNodeError" and "the file changed after it was submitted" in e["message"]
+                  and not e["message"].startswith("slurmstepd") for e in errs) else 1)' <<<"$js" ||
+    fail "status --json of job $id has no JobNodeError with the reason: $js"
+echo "status of the job whose file changed:"; sed 's/^/    /' <<<"$st"
 [ -s "$seen" ] || fail "the watcher never saw a marker of job $id (the test could not look)"
 [ "$(head -n 1 "$seen")" = "600 root" ] || fail "the marker was $(head -n 1 "$seen"), want 600 root"
 ! grep -q READ-BY-USER "$seen" || fail "a user read the marker: $(cat "$seen")"

@@ -112,6 +112,24 @@ elif check contrib-cifar-gpu.script "$out/contrib-cifar-gpu.script"; then
 else
     fail=$((fail + 1))
 fi
+# The tutorial's own command line, az batchai job create --cluster nc6cluster: its job.json names no cluster,
+# and --cluster chooses it as cluster.id would (partition gpu, one GPU per rank); a file that names another
+# cluster is refused, by validate and translate alike.
+if ! (cd contrib && "$bin" --no-host -o cluster.nc6cluster=gpu -o gpus.nc6cluster=1 translate cifar/job.json \
+    --cluster nc6cluster) >"$out/contrib-cifar-cluster.script" 2>"$out/err"; then
+    echo "FAIL contrib/cifar/job.json --cluster nc6cluster: does not translate"; cat "$out/err"; fail=$((fail + 1))
+elif ! shellcheck -s bash "$out/contrib-cifar-cluster.script" >"$out/err" 2>&1; then
+    echo "FAIL contrib/cifar/job.json --cluster nc6cluster: shellcheck finds faults"; cat "$out/err"; fail=$((fail + 1))
+elif check contrib-cifar-cluster.script "$out/contrib-cifar-cluster.script"; then
+    pass=$((pass + 1)); echo "ok   contrib/cifar/job.json --cluster nc6cluster"
+else
+    fail=$((fail + 1))
+fi
+if refused cluster-mismatch contrib/cifar/cifar-gpu.job.json --no-host -o cluster.nc6cluster=gpu --cluster=other; then
+    pass=$((pass + 1)); echo "ok   cifar-gpu.job.json --cluster=other (refused)"
+else
+    fail=$((fail + 1))
+fi
 # Validation only: the scripts of files at the size limit would be as large as they are.
 for f in "$hostile"/valid/*.json "$hostile"/valid/*.yml; do
     if (cd "$(dirname "$f")" && "$bin" "${site[@]}" validate "$(basename "$f")") >"$out/v" 2>&1; then

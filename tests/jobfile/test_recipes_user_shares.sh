@@ -2,6 +2,7 @@
 # The official Batch AI recipes ($shared/reference/batchai/recipes) on a site with the default settings, the
 # user mapping each share to a directory of their own (--share NAME=DIR, sbatch's --batchai-share):
 #   - without the maps, validate names every share the recipe mounts (so the maps are what makes them pass);
+#   - an output directory on a mount of the site's mount_root that is not there is named (then made);
 #   - with them, the only faults left are the images, which only an admin can stage (no TF/PyTorch image
 #     here, and none can be pulled);
 #   - with stand-in bundles staged for those images (an empty config.json, the admin's part), each recipe
@@ -44,6 +45,26 @@ for s in mv.get("azureFileShares", []):
         grep -qF "share \"${s%% *}\" is not available on this cluster" <<<"$out" &&
             grep -qF -- "--batchai-share=${s%% *}=DIR" <<<"$out" || fail "$r: share ${s%% *} not named: $out"
     done
+    # An output directory on a mount of the site's mount_root ($AZ_BATCHAI_MOUNT_ROOT/external, Horovod-PyTorch)
+    # that this cluster does not have is named at validate, not left to fail when the job starts; with the
+    # mount there (the admins'), it passes.
+    mapfile -t site_mounts < <(/usr/bin/python3 -c '
+import json, sys
+for i, o in enumerate(json.load(open(sys.argv[1]))["properties"].get("outputDirectories", [])):
+    if o["pathPrefix"].startswith("$AZ_BATCHAI_MOUNT_ROOT/"):
+        print(i, o["id"], o["pathPrefix"].split("/")[1])' "$f") || fail "$r: cannot read its outputs"
+    args+=(-o mount_root="$T/$r/mounts")
+    mkdir -p "$T/$r/mounts"
+    if [ ${#site_mounts[@]} -gt 0 ]; then
+        out=$("$bin" -s "$T/site.conf" -o image_root="$T/$r/images" "${args[@]}" validate "$f" 2>&1) &&
+            fail "$r validated with its output directories' mount missing: $out"
+        for m in "${site_mounts[@]}"; do
+            read -r i id top <<<"$m"
+            grep -qF "properties.outputDirectories[$i].pathPrefix: output directory \"$id\" is on \$AZ_BATCHAI_MOUNT_ROOT/$top, which is not mounted on this cluster (no directory $T/$r/mounts/$top;" <<<"$out" ||
+                fail "$r: output $id on the missing mount $top not named: $out"
+            mkdir -p "$T/$r/mounts/$top"
+        done
+    fi
     # With them: only the image is left, which is the admins' to stage.
     out=$("$bin" -s "$T/site.conf" -o image_root="$T/$r/images" "${args[@]}" validate "$f" 2>&1) &&
         fail "$r validated with no image staged: $out"
