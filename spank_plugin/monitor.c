@@ -214,6 +214,22 @@ static int failed_status(const struct bai_jobinfo *ji)
     return strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0;
 }
 
+/* An Azure ML job's ./outputs and ./logs, kept beside its stdouterr (azureml_plan.c), once its first task made
+ * them. */
+static void aml_outputs(const char *stdouterr)
+{
+    char up[PATH_MAX], path[PATH_MAX + 16];
+    const char *slash = strrchr(stdouterr, '/');
+    struct stat st;
+
+    if (!slash || strcmp(slash, "/stdouterr") != 0)
+        return;
+    snprintf(up, sizeof up, "%.*s", (int)(slash - stdouterr), stdouterr);
+    snprintf(path, sizeof path, "%s/outputs", up);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        printf("outputs:          %s (the command's ./outputs; its ./logs: %s/logs)\n", path, up);
+}
+
 static int cmd_status(const char *jobid, bool json)
 {
     struct bai_jobinfo ji;
@@ -251,8 +267,10 @@ static int cmd_status(const char *jobid, bool json)
             printf("startTime:        %s\n", str_or(info, "startTime", ""));
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(info, "endTime")))
             printf("endTime:          %s\n", str_or(info, "endTime", ""));
-        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "stdOutErrPath")))
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "stdOutErrPath"))) {
             printf("stdOutErrPath:    %s\n", str_or(o, "stdOutErrPath", ""));
+            aml_outputs(str_or(o, "stdOutErrPath", ""));
+        }
         printf("attempt:          %d\n", cJSON_GetObjectItemCaseSensitive(o, "attempt")->valueint);
         if (cJSON_IsObject(lr))
             printf("lastRequeue:      attempt %d ended: %s\n", cJSON_GetObjectItemCaseSensitive(lr, "attempt")->valueint,
