@@ -214,8 +214,8 @@ static int failed_status(const struct bai_jobinfo *ji)
     return strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0;
 }
 
-/* An Azure ML job's ./outputs and ./logs, kept beside its stdouterr (azureml_plan.c), once its first task made
- * them. */
+/* The job's outputs beside its stdouterr, once made: outputDirectories, and an Azure ML job's ./outputs and
+ * ./logs (azureml_plan.c). */
 static void aml_outputs(const char *stdouterr)
 {
     char up[PATH_MAX], path[PATH_MAX + 16];
@@ -227,7 +227,10 @@ static void aml_outputs(const char *stdouterr)
     snprintf(up, sizeof up, "%.*s", (int)(slash - stdouterr), stdouterr);
     snprintf(path, sizeof path, "%s/outputs", up);
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-        printf("outputs:          %s (the command's ./outputs; its ./logs: %s/logs)\n", path, up);
+        printf("outputs:          %s\n", path);
+    snprintf(path, sizeof path, "%s/logs", up);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        printf("logs:             %s\n", path);
 }
 
 static int cmd_status(const char *jobid, bool json)

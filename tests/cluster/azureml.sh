@@ -80,7 +80,7 @@ done
 [ "$(grep -c '^downloaded input$' "$logs/stdout.txt")" = 4 ] || fail "torch.yml: the downloaded input was not read by 4 ranks"
 out=$(as_user "$CL/batchai-job status $id")
 grep -q '^executionState: *succeeded$' <<<"$out" || fail "batchai-job status $id: not succeeded: $out"
-grep -qF "outputs:          $WORK/torch/$id/outputs (the command's ./outputs; its ./logs: $WORK/torch/$id/logs)" <<<"$out" ||
+grep -qxF "outputs:          $WORK/torch/$id/outputs" <<<"$out" && grep -qxF "logs:             $WORK/torch/$id/logs" <<<"$out" ||
     fail "batchai-job status $id does not say where ./outputs is kept: $out"
 # Azure's basics/hello-world-output as shipped (its image left out: no container here), no code: the
 # working directory is the submit directory's, and ./outputs exists in it.
