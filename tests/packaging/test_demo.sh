@@ -65,8 +65,9 @@ grep -qF "$DIR/home/cifar.json is yours now" "$OUT" || fail "the second start do
 # map: each runs to COMPLETED or is refused at submission with its reasons, each a "batchai: FILE: FIELD: ..."
 # line. Which run is the map's doing: the six basic jobs that bring neither code nor data.
 REF=$TOP/../shared/reference/azureml/jobs
-[ "$(ls "$REF" | wc -l)" = 32 ] || fail "$REF does not hold the 32 reference jobs"
+[ "$(find "$REF" -maxdepth 1 -type f | wc -l)" = 32 ] || fail "$REF does not hold the 32 reference jobs"
 as_demo_user "mkdir '$DIR/home/azureml' && cp '$REF'/* '$DIR/home/azureml/'"
+# shellcheck disable=SC2016 # expanded by the demo user's shell
 demo shell 'cd azureml && for f in *; do if out=$(sbatch --parsable --batchai-job="$f" 2>&1 </dev/null); then
     echo "RUN $f ${out%%;*}"; else echo "REFUSED $f"; printf "%s\n" "$out" | sed "s/^/  /"; fi; done'
 runs=$(awk '$1 == "RUN" {print $2}' "$OUT" | tr '\n' ' ')
