@@ -13,6 +13,8 @@
 #include "job_control.h"
 #include "load.h"
 #include "monitor.h"
+#include "pipeline_cmd.h"
+#include "sweep_cmd.h"
 #include "plugstack.h"
 #include "render.h"
 #include "slurm_job.h"
@@ -36,7 +38,10 @@ static const char usage_text[] =
     "                          validate does and refused when they change the script this site submits;\n"
     "                          --experiment records NAME in the job's Slurm comment (batchai-experiment=NAME);\n"
     "                          `submit FILE --wait --parsable` waits and prints only the job id\n"
-    "  list [--experiment NAME]\n"
+    "                          an Azure ML pipeline: one job per step, after the steps it reads from;\n"
+    "                          status, wait and terminate take its id (its first step's job id);\n"
+    "                          an Azure ML sweep: one job array of its trials (status names the best)\n"
+    "  list [--experiment NAME | PIPELINE_ID]\n"
     "                          your Batch AI and Azure ML jobs Slurm still holds, newest first\n"
     "  status JOBID [--json]   the job's Batch AI execution state (queued, running, terminating, succeeded,\n"
     "                          failed, cancelled), pending reason, exit code, errors; exit 1 when it failed\n"
@@ -105,6 +110,13 @@ static int open_job(const struct cli *cli, const char *path, struct bai_opened *
     return rc;
 }
 
+static struct bai_pipeline_opts pipeline_opts(const struct cli *cli)
+{
+    struct bai_pipeline_opts o = { .site = &cli->site, .level = cli->level, .name = cli->name,
+                                   .shares = cli->shares };
+    return o;
+}
+
 static int cmd_validate(const struct cli *cli, int argc, char **argv)
 {
     int bad = 0;
@@ -115,6 +127,16 @@ static int cmd_validate(const struct cli *cli, int argc, char **argv)
     }
     for (int i = 0; i < argc; i++) {
         struct bai_opened o;
+        if (bai_pipeline_file(argv[i])) {
+            struct bai_pipeline_opts po = pipeline_opts(cli);
+            bad += bai_pipeline_validate(&po, argv[i]) != 0;
+            continue;
+        }
+        if (bai_sweep_file(argv[i])) {
+            struct bai_pipeline_opts po = pipeline_opts(cli);
+            bad += bai_sweep_validate(&po, argv[i]) != 0;
+            continue;
+        }
         if (open_job(cli, argv[i], &o) != 0) {
             bad++;
             continue;
@@ -135,6 +157,14 @@ static int cmd_translate(const struct cli *cli, int argc, char **argv)
     if (argc != 1) {
         fprintf(stderr, "batchai-job translate: expected exactly one FILE\n");
         return 2;
+    }
+    if (bai_pipeline_file(argv[0])) {
+        struct bai_pipeline_opts po = pipeline_opts(cli);
+        return bai_pipeline_translate(&po, argv[0]);
+    }
+    if (bai_sweep_file(argv[0])) {
+        struct bai_pipeline_opts po = pipeline_opts(cli);
+        return bai_sweep_translate(&po, argv[0]);
     }
     if (open_job(cli, argv[0], &o) != 0)
         return 1;
@@ -208,6 +238,16 @@ static int cmd_submit(const struct cli *cli, int argc, char **argv)
     if (argc < 1) {
         fprintf(stderr, "batchai-job submit: expected FILE\n");
         return 2;
+    }
+    if (bai_pipeline_file(argv[0])) {
+        /* A pipeline is submitted here, step by step: under --settings/--set its steps are checked with
+         * them, and sbatch's plugin checks each again with the site's. */
+        struct bai_pipeline_opts po = pipeline_opts(cli);
+        return bai_pipeline_submit(&po, argv[0], argc - 1, argv + 1);
+    }
+    if (bai_sweep_file(argv[0])) {
+        struct bai_pipeline_opts po = pipeline_opts(cli);
+        return bai_sweep_submit(&po, argv[0], argc - 1, argv + 1);
     }
     if (cli->own_settings) {
         int rc = submit_check(cli, argv[0]);
@@ -342,6 +382,10 @@ int main(int argc, char **argv)
         rc = bai_check_site_main(len > 0 ? self : argv[0], n, rest);
     } else if (strcmp(cmd, "check-node") == 0)
         rc = bai_check_node_main(n, rest);
+    else if ((strcmp(cmd, "status") == 0 || strcmp(cmd, "wait") == 0 || strcmp(cmd, "terminate") == 0 ||
+              strcmp(cmd, "list") == 0) &&
+             ((rc = bai_pipeline_control(cmd, n, rest)) >= 0 || (rc = bai_sweep_control(cmd, n, rest)) >= 0))
+        ; /* the id of a pipeline or a sweep: all its jobs */
     else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
              strcmp(cmd, "wait") == 0 || strcmp(cmd, "nodes") == 0)
         rc = bai_monitor_main(cmd, n, rest);

@@ -7,10 +7,10 @@ spank_plugin_CFLAGS := $(CJSON_CFLAGS) $(YAML_CFLAGS) -Ispank_plugin -Ispank_plu
 
 JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c checks.c yamltree.c job.c azureml.c azureml_plan.c \
                                                  settings.c toolkits.c toolkit_steps.c plan.c steps.c translate.c \
-                                                 render.c sbuf.c load.c) \
+                                                 render.c sbuf.c load.c pipeline.c sweep.c) \
               $(COMMON_SRCS)
 BAIJOB_SRCS := spank_plugin/batchai_job.c spank_plugin/plugstack.c spank_plugin/monitor.c spank_plugin/check_site.c \
-               spank_plugin/slurm_read.c spank_plugin/slurm_job.c spank_plugin/job_control.c \
+               spank_plugin/slurm_read.c spank_plugin/slurm_job.c spank_plugin/job_control.c spank_plugin/pipeline_cmd.c spank_plugin/sweep_cmd.c \
                spank_plugin/spank/rootfs.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a
 JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a

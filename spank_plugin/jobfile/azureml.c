@@ -468,11 +468,22 @@ void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
         bai_diag_add(d, "", "out of memory");
         return;
     }
+    if (jv_string(d, root, "type", "", 0, &s) == 1 && (strcmp(s, "pipeline") == 0 || strcmp(s, "sweep") == 0)) {
+        /* A graph of jobs, or an array: one sbatch submits one job. Nothing else is said, the rest would only
+         * mislead. */
+        bai_diag_add(d, "type", "\"%s\": a %s is several Slurm jobs, which sbatch alone cannot submit: use "
+                     "`batchai-job submit FILE` (validate, translate, status, wait and terminate take it too)", s,
+                     strcmp(s, "sweep") == 0 ? "sweep (its trials a job array)" : "pipeline");
+        free(s);
+        return;
+    }
+    if (s && strcmp(s, "command") != 0)
+        bai_diag_add(d, "type", "\"%.40s\": only command jobs, pipelines and sweeps (`batchai-job submit`) run here",
+                     s);
+    free(s);
+    s = NULL;
     if (!object_with_refusals(d, root, "", top_keys, top_refused))
         return;
-    if (jv_string(d, root, "type", "", 0, &s) == 1 && strcmp(s, "command") != 0)
-        bai_diag_add(d, "type", "\"%.40s\": only command jobs run here (pipelines and sweeps do not)", s);
-    free(s);
     jv_string(d, root, "$schema", "", 0, NULL);
     if (jv_string(d, root, "display_name", "", 0, &job->aml->display_name) == 1 &&
         strlen(job->aml->display_name) > 255)

@@ -17,9 +17,16 @@ const char *bai_aml_image(const struct bai_job *job, const struct bai_settings *
 {
     const char *image;
 
-    if (job->image || !job->aml->environment)
-        return job->image;
+    /* The site may run an image, or a reference, on the nodes' own software (environment.REF=host). */
+    if (job->image) {
+        image = bai_settings_environment_image(site, job->image);
+        return image && strcmp(image, BAI_ENV_HOST) == 0 ? NULL : job->image;
+    }
+    if (!job->aml->environment)
+        return NULL;
     image = bai_settings_environment_image(site, job->aml->environment);
+    if (image && strcmp(image, BAI_ENV_HOST) == 0)
+        return NULL;
     if (!image)
         bai_diag_add(d, "environment", "the Azure ML environment \"%.100s\" is not mapped on this site: give "
                      "environment.image, or ask the admins for environment.%.100s=IMAGE", job->aml->environment,

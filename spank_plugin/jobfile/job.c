@@ -781,7 +781,9 @@ int bai_job_parse(const char *text, size_t len, struct bai_job *job, struct bai_
             body = root;
             path = "";
         }
-        if (!jv_get(root, "properties") && jv_get(root, "command"))
+        const cJSON *type = jv_get(root, "type");
+        if (!jv_get(root, "properties") && (jv_get(root, "command") || (cJSON_IsString(type) &&
+            (strcmp(type->valuestring, "pipeline") == 0 || strcmp(type->valuestring, "sweep") == 0))))
             bai_aml_parse(root, job, diag); /* an Azure ML command job */
         else if (job_object(diag, body, path))
             parse_job(diag, body, path, job);

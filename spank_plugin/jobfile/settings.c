@@ -81,8 +81,15 @@ const struct bai_setting bai_setting_table[] = {
     { "environment.REF", "IMAGE", BAI_SET_STRING, MAP(environments),
       .help = "An Azure ML command job's `environment` reference REF, written as the job writes it "
               "(`environment.azureml:AzureML-acpt-pytorch-2.8-cuda12.6@latest=nvcr.io/nvidia/pytorch:24.05-py3`), "
-              "runs in IMAGE under the container runtime, as `environment.image` would.\n"
+              "runs in IMAGE under the container runtime, as `environment.image` would; `host` runs it on the "
+              "nodes' own software, without a container; REF may also be an image a job names "
+              "(`environment.python=host`).\n"
               "A reference that is not mapped is refused by name." },
+    { "component.REF", "FILE", BAI_SET_PATH, MAP(components),
+      .help = "An Azure ML pipeline step's registered component REF (`component.azureml:my_train@latest="
+              "/srv/components/train.yml`, or `azureml:NAME:VERSION`) is the component file FILE, read "
+              "by `batchai-job` at submission.\n"
+              "A component that is not mapped is refused by name." },
     { "data.REF", "DIR", BAI_SET_PATH, MAP(data),
       .help = "An Azure ML data asset REF (`data.azureml:cifar-10-example@latest=/srv/datasets/cifar-10`) is "
               "the directory DIR.\n"
@@ -484,6 +491,11 @@ int bai_gpus_parse(const char *v, struct bai_gpus *out)
 const char *bai_settings_environment_image(const struct bai_settings *s, const char *ref)
 {
     return map_lookup(s->environments, s->n_environments, ref);
+}
+
+const char *bai_settings_component_file(const struct bai_settings *s, const char *ref)
+{
+    return map_lookup(s->components, s->n_components, ref);
 }
 
 const char *bai_settings_data_dir(const struct bai_settings *s, const char *ref)

@@ -63,6 +63,7 @@ struct bai_settings {
     struct bai_kv *instance_types; size_t n_instance_types; /* Azure ML instance type -> "N" or "TYPE:N" */
     struct bai_kv *environments; size_t n_environments; /* Azure ML environment reference -> image */
     struct bai_kv *data;     size_t n_data;            /* Azure ML data asset reference -> directory */
+    struct bai_kv *components; size_t n_components;    /* Azure ML registered component -> its file */
 };
 
 /* Fill in the documented defaults. Returns 0, or -1 on allocation failure. */
@@ -100,8 +101,12 @@ const char *bai_settings_instance_gpus(const struct bai_settings *s, const char 
 /* Read "N" or "TYPE:N" (N from 0 to 1024, TYPE letters, digits, '_' '-' '.'). Returns 0, or -1. */
 int bai_gpus_parse(const char *v, struct bai_gpus *out);
 
-/* The image an Azure ML environment reference maps to (environment.REF), or NULL. */
+/* The image an Azure ML environment reference maps to (environment.REF), or NULL; BAI_ENV_HOST: no container. */
+#define BAI_ENV_HOST "host"
 const char *bai_settings_environment_image(const struct bai_settings *s, const char *ref);
+
+/* The file of an Azure ML registered component (component.REF), or NULL. */
+const char *bai_settings_component_file(const struct bai_settings *s, const char *ref);
 
 /* The directory an Azure ML data asset reference maps to (data.REF), or NULL. */
 const char *bai_settings_data_dir(const struct bai_settings *s, const char *ref);

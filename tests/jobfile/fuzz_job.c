@@ -1,12 +1,15 @@
 /* libFuzzer target: any bytes through the whole pure path a job file takes (parse, validate, translate with
- * default site settings and the Azure ML maps of the reference jobs, render). Crashes, sanitizer reports and
- * leaks are findings. */
+ * default site settings and the Azure ML maps of the reference jobs, render), and through the pipeline and
+ * sweep parsers (a pipeline's component files are looked for in a directory that does not exist). Crashes,
+ * sanitizer reports and leaks are findings. */
 #include <stdint.h>
 #include <stdlib.h>
 
 #include "job.h"
+#include "pipeline.h"
 #include "render.h"
 #include "settings.h"
+#include "sweep.h"
 #include "translate.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -35,6 +38,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         bai_job_free(&job);
     }
+    bai_diag_free(&diag);
+    struct bai_pipeline p;
+    if (bai_pipeline_parse((const char *)data, size, "/nonexistent-fuzz/p.yml", &site, &p, &diag) == 0) {
+        const char *ids[BAI_PIPELINE_MAX_STEPS];
+        for (size_t i = 0; i < p.n_steps; i++)
+            ids[i] = "1";
+        for (size_t i = 0; i < p.n_steps; i++)
+            free(bai_pipeline_step_text(&p, i, "/nonexistent-fuzz/p", ids));
+        bai_pipeline_free(&p);
+    }
+    bai_diag_free(&diag);
+    struct bai_sweep sw;
+    if (bai_sweep_parse((const char *)data, size, "/nonexistent-fuzz/s.yml", 1, &sw, &diag) == 0)
+        bai_sweep_free(&sw);
     bai_diag_free(&diag);
     return 0;
 }

@@ -37,6 +37,7 @@ TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/test_toolkit_schema
              $(if $(CLANG),$(FUZZ_JOB))
 endif
 TESTS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/test_toolkit_schema tests/jobfile/test_golden.sh tests/jobfile/test_fuzz.sh \
+         tests/jobfile/test_pipeline_basics.sh \
          tests/jobfile/test_prep_check.sh tests/jobfile/test_settings_doc.sh \
          tests/jobfile/test_site_lookup.sh tests/jobfile/test_validate_all.sh tests/jobfile/test_recipes_user_shares.sh
 BENCHES += spank_plugin/bench/bench_validate.sh

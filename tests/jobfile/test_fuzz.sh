@@ -16,10 +16,12 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/corpus"
 for f in tests/jobfiles/valid/*.json tests/jobfiles/invalid/*.json contrib/*/job.json \
-         "$shared"/reference/batchai/recipes/*.json tests/jobfiles/azureml/*.yml "$shared"/reference/azureml/jobs/*.y*ml; do
+         "$shared"/reference/batchai/recipes/*.json tests/jobfiles/azureml/*.yml "$shared"/reference/azureml/jobs/*.y*ml \
+         tests/jobfile/pipelines/*.yml "$shared"/reference/azureml/pipelines/basics/*/*.yml \
+         "$shared"/reference/azureml/sweeps/*.yml; do
     [ -f "$f" ] && cp "$f" "$work/corpus/$(echo "$f" | tr '/' '_')"
 done
 seconds=${FUZZ_SECONDS:-20}
-echo "fuzzing bai_job_parse/bai_translate/bai_render_script for ${seconds}s from $(ls "$work/corpus" | wc -l) seeds"
+echo "fuzzing bai_job_parse/bai_translate/bai_render_script, bai_pipeline_parse and bai_sweep_parse for ${seconds}s from $(ls "$work/corpus" | wc -l) seeds"
 "$fuzzer" -max_total_time="$seconds" -max_len=65536 -timeout=5 -rss_limit_mb=2048 \
     -artifact_prefix="$work/" -print_final_stats=1 "$work/corpus" 2>&1 | tail -n 25

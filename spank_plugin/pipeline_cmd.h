@@ -1,0 +1,46 @@
+/* batchai-job for Azure ML pipeline jobs: validate, translate and submit a pipeline as dependent Slurm jobs
+ * (one per command step, through sbatch and the plugin, as `submit` does for one job), and status, wait and
+ * terminate of all of them by the pipeline's id: the job id of its first step.
+ *
+ * Each step's command job is written to BASE/<step>.json, BASE the pipeline file's directory and its name
+ * (pipeline.yml -> pipeline/), so its logs and outputs are BASE/<step>/<job id>/ as a command job's are
+ * beside its file; BASE/pipeline-<id>.json records the graph (steps, job ids, dependencies, outputs), which
+ * status, wait and terminate read, found from the first step's log directory. */
+#ifndef BAI_PIPELINE_CMD_H
+#define BAI_PIPELINE_CMD_H
+
+#include <stdbool.h>
+
+#include "load.h"
+#include "settings.h"
+
+struct bai_pipeline_opts {
+    const struct bai_settings *site;
+    enum bai_job_level level;
+    const char *name;   /* --name: BASE's name instead of the file's */
+    const char *shares; /* --share maps, or NULL */
+};
+
+/* Whether the file at path is a pipeline job (it is read; an unreadable file is not). */
+bool bai_pipeline_file(const char *path);
+
+/* validate (one line "PATH: valid (...)", or the faults), translate (every step's script), submit (argv:
+ * sbatch options; --parsable prints only the pipeline's id). Exit status as batchai-job's. */
+int bai_pipeline_validate(const struct bai_pipeline_opts *o, const char *path);
+int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path);
+int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int argc, char **argv);
+
+/* status/wait/terminate of a pipeline id; -1 when the id heads no pipeline (the caller treats it as a job). */
+int bai_pipeline_control(const char *cmd, int argc, char **argv);
+
+/* Shared with sweep_cmd.c: a bai_job_reader whose arg is the text itself (a generated command job); write text
+ * to path through a temporary file and a rename, so that no reader sees half of it (0, or -1 with errno). */
+int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d);
+int bai_write_file_atomic(const char *path, const char *text);
+
+struct bai_jobinfo;
+/* The job's stdout.txt with %j expanded into path; 0 when it is a Batch AI log (".../<id>/stdouterr/stdout.txt"),
+ * else -1. */
+int bai_stdout_path(const struct bai_jobinfo *ji, char *path, size_t size);
+
+#endif

@@ -1,0 +1,23 @@
+/* batchai-job for Azure ML sweep jobs: validate, translate and submit a sweep as one job array (through
+ * sbatch and the plugin), and status, wait and terminate of its trials by the array's job id.
+ *
+ * The trial's command job is BASE/trial.json (BASE: the sweep file's directory and name), each trial's logs
+ * and outputs BASE/trial/<its job id>/, its MLflow file store outputs/mlruns there; BASE/sweep-<id>.json
+ * records the seed and each index's parameters, which status reads back with each trial's state and
+ * objective metric (the last value of mlruns/<experiment>/<run>/metrics/<name>, lines "timestamp value
+ * step", MLflow's file-store layout). */
+#ifndef BAI_SWEEP_CMD_H
+#define BAI_SWEEP_CMD_H
+
+#include <stdbool.h>
+
+#include "pipeline_cmd.h"
+
+bool bai_sweep_file(const char *path);
+int bai_sweep_validate(const struct bai_pipeline_opts *o, const char *path);
+int bai_sweep_translate(const struct bai_pipeline_opts *o, const char *path);
+int bai_sweep_submit(const struct bai_pipeline_opts *o, const char *path, int argc, char **argv);
+/* status/wait/terminate of a sweep id; -1 when the id is no sweep's. */
+int bai_sweep_control(const char *cmd, int argc, char **argv);
+
+#endif
