@@ -661,29 +661,16 @@ static void check_log_prefix(const struct bai_plan *plan, struct bai_diag *d)
                      "a share you can write (e.g. $AZ_BATCHAI_JOB_MOUNT_ROOT/<share>/logs)", plan->log_dir, dir);
 }
 
-/* An Azure ML job's code and its inputs beside the job file are directories or files of this host: one that
- * is missing (a file copied without its code: the reference jobs' src/) could only fail on the node. */
+/* An Azure ML job's code is a directory of this host: one that is missing (a job file copied without its
+ * code, as the reference jobs' src/) could only fail on the node. (Its inputs may not exist yet: a pipeline
+ * step's are the outputs of steps that run before it.) */
 static void check_aml_paths(const struct bai_plan *plan, struct bai_diag *d)
 {
-    static const char prefix[] = "AZURE_ML_INPUT_";
-    char field[JV_PATH_MAX], path[JV_PATH_MAX];
     struct stat st;
 
-    if (!plan->origin.aml)
-        return;
-    if (plan->workdir && (stat(plan->workdir, &st) != 0 || !S_ISDIR(st.st_mode)))
+    if (plan->origin.aml && plan->workdir && (stat(plan->workdir, &st) != 0 || !S_ISDIR(st.st_mode)))
         bai_diag_add(d, "code", "the code directory %s does not exist here: copy or clone the job's code there",
                      plan->workdir);
-    for (size_t i = 0; i < plan->n_env; i++) {
-        const char *v = plan->env[i].value;
-        /* The job's own paths (%j: its mounts, its temp) are made when it starts. */
-        if (strncmp(plan->env[i].name, prefix, sizeof prefix - 1) != 0 || !v || v[0] != '/' || strchr(v, '%') ||
-            stat(v, &st) == 0)
-            continue;
-        jv_child(field, "inputs", plan->env[i].name + sizeof prefix - 1);
-        jv_child(path, field, "path");
-        bai_diag_add(d, path, "%s does not exist here", v);
-    }
 }
 
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)

@@ -19,7 +19,6 @@ done
 for f in bin/batchai-job bin/cifar-train lib/spank_batchai.so; do
     [ -e "$BUILD/$f" ] || { echo "SKIP(dep): $BUILD/$f is not built"; exit 77; }
 done
-command -v runc >/dev/null || { echo "SKIP(dep): runc is not installed (the demo's container runtime)"; exit 77; }
 DATA=${CIFAR10_DIR:-$TOP/../shared/data/cifar-10-batches-bin-subset}
 [ -f "$DATA/test_batch.bin" ] || { echo "SKIP(shared): no CIFAR-10 data at $DATA (set CIFAR10_DIR)"; exit 77; }
 
