@@ -5,7 +5,8 @@
 #   make check-unit   the tests that need no Slurm cluster and no Slurm build (tests/README.md)
 #   make test T=NAME  the tests whose file is NAME or NAME.sh, on this machine's Slurm (tests/README.md)
 #   make bench        benchmarks (numbers, not assertions)
-#   make demo         install deps, build, start a throwaway Slurm cluster, run the tutorial's job
+#   make demo         install deps, build, start a throwaway Slurm cluster, run the tutorial's job (again: kept
+#                     files); make demo-shell: a shell as its user; make demo-stop: says what it removes
 #   make install      PREFIX=/usr/local LIBDIR=$(PREFIX)/lib MANDIR=$(PREFIX)/share/man DESTDIR= (mk/config.mk)
 #   make deps         install the Debian packages the project needs (idempotent, root or sudo)
 # Each component describes itself in its module.mk by adding to these lists:
@@ -31,7 +32,7 @@ INSTALL_RULES :=
 include $(sort $(wildcard */module.mk))
 include tests/structure/structure.mk
 
-.PHONY: all check check-run check-unit test bench install deps fuzz clean config demo demo-stop
+.PHONY: all check check-run check-unit test bench install deps fuzz clean config demo demo-shell demo-stop
 all: $(ALL)
 
 # The dependencies found, what each is for and the Debian package that provides it.
@@ -80,6 +81,9 @@ deps:
 
 demo:
 	contrib/demo/demo start
+
+demo-shell:
+	contrib/demo/demo shell
 
 demo-stop:
 	contrib/demo/demo stop

@@ -6,4 +6,6 @@ rpm: all
 	BUILD=$(BUILD) SLURM_INCLUDE=$(SLURM_INCLUDE) contrib/rpm/build-rpm $(BUILD)
 .PHONY: deb rpm
 TESTS += tests/packaging/test_deb.sh tests/packaging/test_rpm.sh tests/packaging/test_install.sh \
-         tests/packaging/test_man.sh tests/packaging/test_site_slurm.sh
+         tests/packaging/test_man.sh tests/packaging/test_site_slurm.sh tests/packaging/test_demo.sh
+# The demo starts a cluster of its own.
+CLUSTER_USERS += tests/packaging/test_demo.sh

@@ -132,6 +132,6 @@ dep_have_fuzz  := $(HAVE_FUZZ)
 dep_pkg_fuzz   := clang libclang-rt-dev; the job-file fuzzer
 
 found = $(if $(1),yes,no)
-ifeq ($(filter clean deps help check demo demo-stop config,$(MAKECMDGOALS)),)
+ifeq ($(filter clean deps help check demo demo-shell demo-stop config,$(MAKECMDGOALS)),)
 $(info config: $(foreach d,$(DEPS),$(d) $(call found,$(dep_have_$(d)))) (make config: what each is for))
 endif

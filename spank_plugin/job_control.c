@@ -178,6 +178,23 @@ static int export_job_vars(const struct node_context *c)
     return 0;
 }
 
+/* NODE's index among the job's nodes (as SLURM_NODEID in the job's steps), -1 when not found. */
+static int node_index(const char *node_list, const char *node)
+{
+    char *argv[] = {"scontrol", "show", "hostnames", (char *)node_list, NULL};
+    char *out = NULL, *err = NULL;
+    int found = -1, i = 0;
+    if (bai_run(argv, &out, &err) == 0 && out)
+        for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save), i++)
+            if (strcmp(l, node) == 0) {
+                found = i;
+                break;
+            }
+    free(out);
+    free(err);
+    return found;
+}
+
 /* srun --overlap into the job's allocation, without the plugin's option: the plugin's remote side gives any
  * step of a Batch AI job its context (the AZ_BATCHAI_* environment and mounts) from what the prolog left on
  * the node (the job file's copy it verified, and the path that names the job), so the job file itself may
@@ -244,6 +261,15 @@ static int cmd_exec(int argc, char **argv)
     if (c.container)
         args[k++] = (char *)c.container;
     args[k++] = "--";
+    /* The plugin gives the one task of this step index 0 wherever it runs; what exec runs on a node is that
+     * node's, as the job's task of one task per node there was (n2 of n[1-2] is 1). */
+    char index_var[48];
+    int index = node_index(ji.node_list, c.node);
+    if (index >= 0) {
+        snprintf(index_var, sizeof index_var, "AZ_BATCHAI_TASK_INDEX=%d", index);
+        args[k++] = "/usr/bin/env";
+        args[k++] = index_var;
+    }
     for (int j = 0; j < n; j++)
         args[k++] = argv[i + 1 + j];
     execvp("srun", args);

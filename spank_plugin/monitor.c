@@ -215,7 +215,8 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
         cJSON_AddNullToObject(o, "stdOutErrPath");
     cJSON_AddBoolToObject(o, "fromAccounting", ji->from_accounting);
     /* Batch AI's executionInfo: times, exit code, errors. */
-    add_time(info, "startTime", waiting ? "" : ji->start_time);
+    /* Slurm gives a job cancelled in the queue the cancel time as its StartTime: it never started. */
+    add_time(info, "startTime", waiting || strcmp(exec, "cancelled") == 0 ? "" : ji->start_time);
     add_time(info, "endTime", bai_job_ended(ji) ? ji->end_time : "");
     int code = bai_job_exit_status(ji);
     if (bai_job_ended(ji) && strcmp(exec, "cancelled") != 0 && code >= 0)
@@ -265,6 +266,25 @@ static int failed_status(const struct bai_jobinfo *ji)
     return strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0;
 }
 
+/* The job's outputs beside its stdouterr, once made: outputDirectories, and an Azure ML job's ./outputs and
+ * ./logs (azureml_plan.c). */
+static void aml_outputs(const char *stdouterr)
+{
+    char up[PATH_MAX], path[PATH_MAX + 16];
+    const char *slash = strrchr(stdouterr, '/');
+    struct stat st;
+
+    if (!slash || strcmp(slash, "/stdouterr") != 0)
+        return;
+    snprintf(up, sizeof up, "%.*s", (int)(slash - stdouterr), stdouterr);
+    snprintf(path, sizeof path, "%s/outputs", up);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        printf("outputs:          %s\n", path);
+    snprintf(path, sizeof path, "%s/logs", up);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        printf("logs:             %s\n", path);
+}
+
 static int cmd_status(const char *jobid, bool json)
 {
     struct bai_jobinfo ji;
@@ -293,17 +313,20 @@ static int cmd_status(const char *jobid, bool json)
             printf("pendingReason:    %s\n", str_or(o, "pendingReason", ""));
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "experiment")))
             printf("experiment:       %s\n", str_or(o, "experiment", ""));
-        printf("nodeCount:        %s\n", ji.nodes);
+        printf("nodeCount:        %g\n", cJSON_GetObjectItemCaseSensitive(o, "nodeCount")->valuedouble);
         if (ji.node_list[0])
             printf("nodes:            %s\n", ji.node_list);
+        /* Slurm shows 0:0 until the job ends. */
         printf("exitCode:         %s\n", strcmp(bai_job_execution_state(&ji), "cancelled") == 0 ? "none (never ran)"
-                                                                                                   : ji.exit_code);
+                                       : !bai_job_ended(&ji) ? "none yet (it has not ended)" : ji.exit_code);
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(info, "startTime")))
             printf("startTime:        %s\n", str_or(info, "startTime", ""));
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(info, "endTime")))
             printf("endTime:          %s\n", str_or(info, "endTime", ""));
-        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "stdOutErrPath")))
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "stdOutErrPath"))) {
             printf("stdOutErrPath:    %s\n", str_or(o, "stdOutErrPath", ""));
+            aml_outputs(str_or(o, "stdOutErrPath", ""));
+        }
         printf("attempt:          %d\n", cJSON_GetObjectItemCaseSensitive(o, "attempt")->valueint);
         if (cJSON_IsObject(lr))
             printf("lastRequeue:      attempt %d ended: %s\n", cJSON_GetObjectItemCaseSensitive(lr, "attempt")->valueint,
@@ -402,7 +425,13 @@ static int cmd_stream(const char *jobid, const char *file)
     int rc = need_job(jobid, &ji);
     if (rc)
         return rc;
-    /* A queued job's log directory comes when it starts: wait for that, as the logs are what was asked. */
+    /* A queued job's log directory comes when it starts: wait for that, as the logs are what was asked, and
+     * say so (on stderr: stdout is the file's). */
+    if (strcmp(bai_job_execution_state(&ji), "queued") == 0)
+        fprintf(stderr, "batchai-job: job %s is queued%s%s%s: waiting for it to start (Ctrl-C leaves; the job "
+                "stays queued)\n", jobid, ji.reason[0] && strcmp(ji.reason, "None") != 0 ? " (" : "",
+                ji.reason[0] && strcmp(ji.reason, "None") != 0 ? ji.reason : "",
+                ji.reason[0] && strcmp(ji.reason, "None") != 0 ? ")" : "");
     for (unsigned ms = 0; strcmp(bai_job_execution_state(&ji), "queued") == 0;) {
         char why[1024];
         usleep((ms = next_poll_ms(ms)) * 1000);
@@ -527,11 +556,9 @@ static int cmd_nodes(const char *jobid, bool json)
     if (rc)
         return rc;
     if (!ji.node_list[0]) {
-        fprintf(stderr, "batchai-job: job %s is %s: it holds no nodes%s%s\n", jobid, bai_job_execution_state(&ji),
-                ji.reason[0] && strcmp(ji.reason, "None") != 0 ? " (" : "",
-                ji.reason[0] && strcmp(ji.reason, "None") != 0 ? ji.reason : "");
-        if (ji.reason[0] && strcmp(ji.reason, "None") != 0)
-            fputs(")\n", stderr);
+        bool why = ji.reason[0] && strcmp(ji.reason, "None") != 0;
+        fprintf(stderr, "batchai-job: job %s is %s: it holds no nodes%s%s%s\n", jobid, bai_job_execution_state(&ji),
+                why ? " (" : "", why ? ji.reason : "", why ? ")" : "");
         return 1;
     }
     bai_job_log_dir(&ji, dir, sizeof dir);

@@ -166,9 +166,32 @@ static void substitute(struct sbuf *b, const struct bai_aml *aml)
     sb_puts(b, p);
 }
 
+/* Azure ML runs each command in a working directory of its own, with ./outputs and ./logs that it keeps as the
+ * job's outputs. Here: each task's own directory in its node's job temp (no two tasks link into one), holding
+ * links to what the step's directory holds (the code, or the submit directory) and ./outputs and ./logs
+ * linked to <job_out>/outputs and <job_out>/logs, which all nodes share and which outlive the job. Made by
+ * the task, as the user; a requeue makes it anew. */
+static void working_dir(struct sbuf *cmd, const struct bai_plan *plan, const char *job_out)
+{
+    char *temp = NULL;
+
+    if (asprintf(&temp, "%s/azureml-wd", plan->job_temp) < 0)
+        temp = NULL;
+    sb_puts(cmd, "wd=");
+    quoted_pattern(cmd, temp ? temp : "");
+    sb_puts(cmd, "/$SLURM_PROCID out=");
+    quoted_pattern(cmd, job_out);
+    sb_puts(cmd, "\nrm -rf \"$wd\" && mkdir -p \"$wd\" \"$out/outputs\" \"$out/logs\" &&\n"
+                 "find \"$PWD\" -mindepth 1 -maxdepth 1 ! -name outputs ! -name logs -exec sh -c 'ln -s \"$@\" \"$0\"' "
+                 "\"$wd\" {} + &&\nln -s \"$out/outputs\" \"$out/logs\" \"$wd\" && cd \"$wd\" || "
+                 "{ echo \"batchai: cannot make the working directory $wd with ./outputs and ./logs\" >&2; exit 1; }\n");
+    cmd->failed |= !temp;
+    free(temp);
+}
+
 /* The main step: the command on every process, with the environment Azure ML's launcher gives each. */
 static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_job *job,
-                      const struct bai_settings *site)
+                      const struct bai_settings *site, const char *job_out)
 {
     const struct bai_aml *aml = job->aml;
     struct sbuf cmd = { 0 };
@@ -177,6 +200,7 @@ static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_jo
     int n = bai_aml_task_count(job);
 
     snprintf(extra, sizeof extra, "--ntasks-per-node=%d", aml->per_node);
+    working_dir(&cmd, plan, job_out);
     /* Azure ML makes every output's directory before the command runs. */
     for (size_t i = 0; i < aml->n_io; i++)
         if (aml->io[i].output)
@@ -292,7 +316,7 @@ void bai_aml_plan(struct bai_plan *plan, const struct bai_job *job, const struct
                   ins ? ins : "false", false);
         sb_puts(&b, " || exit $?\n");
     }
-    main_step(&b, plan, job, site);
+    main_step(&b, plan, job, site, job_out);
     if (any_out) {
         sb_puts(&b, "\nrc=$?\n");
         copy_step(&b, "Outputs of mode upload: copied back from each node in turn, as the job's user.",

@@ -29,7 +29,10 @@ const struct bai_setting bai_setting_table[] = {
       .help = "The site directory of the share NAME: an Azure file share, blob container or file server name "
               "of the job file." },
     { "mount_root", "DIR", BAI_SET_PATH, FIELD(mount_root), .def = "/srv/batchai/mounts",
-      .help = "`AZ_BATCHAI_MOUNT_ROOT`, the cluster-level mounts." },
+      .help = "`AZ_BATCHAI_MOUNT_ROOT`, the cluster-level mounts.\nThe plugin never makes it: the admin "
+              "makes DIR on every node (`install -d -m 0755 DIR`) and mounts there what Batch AI's cluster "
+              "`mountVolumes` were (NFS, file shares), as /etc/fstab or a systemd mount does at boot; "
+              "`batchai-job check-site` fails on a node where it is missing." },
     { "job_root", "DIR", BAI_SET_PATH, FIELD(job_root), .def = "/var/lib/batchai/jobs",
       .help = "The per-job directories: `DIR/<jobid>/mounts` is `AZ_BATCHAI_JOB_MOUNT_ROOT`.\n"
               "Every component of DIR must be root's and writable by root alone (checked on the nodes; see "

@@ -132,14 +132,30 @@ static void tensorflow_main(struct sbuf *b, const struct bai_plan *plan, const s
     /* Parameter servers and workers as two steps; the job ends when the workers do. Both are laid out
      * cyclically over the job's nodes, as batchai_hosts lists them: task i of each role runs on node i mod N,
      * where its AZ_BATCHAI_*_HOSTS entry says it is. */
-    python_command(&ps, t, site, bai_toolkit_str(t, "parameterServerCommandLineArgs"));
+    /* A parameter server serves until it is stopped (TensorFlow's server.join()). srun's SIGTERM would kill
+     * its tasks and report them ("forcing job termination ... Killed" in a job that succeeded); SIGUSR2, which
+     * srun forwards, ends the server and its task's shell exits 0 on it, so srun reports nothing. Should srun
+     * not end within 5 s, SIGTERM as before. Each step spans no more nodes than it has tasks (srun would warn). */
+    struct sbuf server = { 0 };
+    char ps_opts[64], worker_opts[64], *server_text;
+    snprintf(ps_opts, sizeof ps_opts, "--nodes=%d --exact --distribution=cyclic",
+             nps < job->node_count ? nps : job->node_count);
+    snprintf(worker_opts, sizeof worker_opts, "--nodes=%d --exact --distribution=cyclic",
+             workers < job->node_count ? workers : job->node_count);
+    python_command(&server, t, site, bai_toolkit_str(t, "parameterServerCommandLineArgs"));
+    server_text = sb_finish(&server);
+    sb_printf(&ps, "trap 'exit 0' USR2\n%s &\nwait $!", server_text ? server_text + strlen("exec ") : "false");
+    ps.failed |= !server_text;
+    free(server_text);
     python_command(&worker, t, site, bai_toolkit_str(t, "workerCommandLineArgs"));
     sb_printf(b, "AZ_BATCHAI_PS_HOSTS=$(batchai_hosts %d 2222) AZ_BATCHAI_WORKER_HOSTS=$(batchai_hosts %d 2223)\n"
                  "export AZ_BATCHAI_PS_HOSTS AZ_BATCHAI_WORKER_HOSTS\n", nps, workers);
-    finish_step(b, plan, site, false, nps, "--exact --distribution=cyclic", NULL, &ps);
+    finish_step(b, plan, site, false, nps, ps_opts, NULL, &ps);
     sb_puts(b, " &\nps_step=$!\n");
-    finish_step(b, plan, site, false, workers, "--exact --distribution=cyclic", NULL, &worker);
-    sb_puts(b, "\nrc=$?\nkill \"$ps_step\" 2>/dev/null\n(exit $rc)");
+    finish_step(b, plan, site, false, workers, worker_opts, NULL, &worker);
+    sb_puts(b, "\nrc=$?\nkill -USR2 \"$ps_step\" 2>/dev/null\n"
+               "for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 \"$ps_step\" 2>/dev/null || break; sleep 0.5; done\n"
+               "kill \"$ps_step\" 2>/dev/null\n(exit $rc)");
 }
 
 static void cntk_main(struct sbuf *b, const struct bai_plan *plan, const struct bai_job *job,

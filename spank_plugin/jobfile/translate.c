@@ -774,6 +774,18 @@ static bool check_mounts_of_dirs(const struct bai_plan *plan, struct bai_diag *d
     return log_ok;
 }
 
+/* An Azure ML job's code is a directory of this host: one that is missing (a job file copied without its
+ * code, as the reference jobs' src/) could only fail on the node. (Its inputs may not exist yet: a pipeline
+ * step's are the outputs of steps that run before it.) */
+static void check_aml_paths(const struct bai_plan *plan, struct bai_diag *d)
+{
+    struct stat st;
+
+    if (plan->origin.aml && plan->workdir && (stat(plan->workdir, &st) != 0 || !S_ISDIR(st.st_mode)))
+        bai_diag_add(d, "code", "the code directory %s does not exist here: copy or clone the job's code there",
+                     plan->workdir);
+}
+
 int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
@@ -783,6 +795,7 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *d)
     (void)bai_plan_check_policy(plan, d);
     if (check_mounts_of_dirs(plan, d))
         check_log_prefix(plan, d);
+    check_aml_paths(plan, d);
     for (size_t i = 0; i < plan->n_mounts; i++) {
         const struct bai_plan_mount *m = &plan->mounts[i];
         if (m->user_dir) {

@@ -31,6 +31,7 @@ code: src
 command: >-
   cat ${{inputs.data}}/hello.txt &&
   echo "rank $RANK" > ${{outputs.ranks}}/rank-$RANK.txt &&
+  echo "rank $RANK" > ./outputs/cwd-$RANK.txt && echo "log $RANK" > ./logs/log-$RANK.txt &&
   /usr/bin/python3 torch_allreduce.py --world-size ${{inputs.world}}
 inputs:
   world: 4
@@ -71,9 +72,27 @@ for r in 0 1 2 3; do
     assert_grep "rank $r of 4 backend gloo init env://$ADDR sum 10.0 on $node local_rank $local node_rank $((r / 2))" \
         "$logs/stdout.txt"
     assert_file "$WORK/torch/$id/outputs/ranks/rank-$r.txt"
+    # Azure ML's ./outputs and ./logs in the working directory (beside the code), kept as the job's.
+    assert_grep "rank $r" "$WORK/torch/$id/outputs/cwd-$r.txt"
+    assert_grep "log $r" "$WORK/torch/$id/logs/log-$r.txt"
 done
+[ ! -e "$WORK/src/outputs" ] && [ ! -e "$WORK/src/logs" ] || fail "torch.yml: ./outputs or ./logs was made in the code directory"
 [ "$(grep -c '^downloaded input$' "$logs/stdout.txt")" = 4 ] || fail "torch.yml: the downloaded input was not read by 4 ranks"
-as_user "$CL/batchai-job status $id" | grep -q '^executionState: *succeeded$' || fail "batchai-job status $id: not succeeded"
+out=$(as_user "$CL/batchai-job status $id")
+grep -q '^executionState: *succeeded$' <<<"$out" || fail "batchai-job status $id: not succeeded: $out"
+grep -qxF "outputs:          $WORK/torch/$id/outputs" <<<"$out" && grep -qxF "logs:             $WORK/torch/$id/logs" <<<"$out" ||
+    fail "batchai-job status $id does not say where ./outputs is kept: $out"
+# Azure's basics/hello-world-output as shipped (its image left out: no container here), no code: the
+# working directory is the submit directory's, and ./outputs exists in it.
+write_job hello-world-output.yml <<'YAML'
+$schema: https://azuremlschemas.azureedge.net/latest/commandJob.schema.json
+command: echo "hello world" > ./outputs/helloworld.txt && cat hello-world-output.yml >/dev/null
+YAML
+hid=$(submit --batchai-job=hello-world-output.yml)
+st=$(wait_job "$hid" 60)
+[ "$st" = COMPLETED ] || fail "hello-world-output.yml: job $hid ended $st: $(cat "$WORK/hello-world-output/$hid/stdouterr/stderr.txt" 2>&1)"
+assert_grep "hello world" "$WORK/hello-world-output/$hid/outputs/helloworld.txt"
+[ ! -e "$WORK/outputs" ] || fail "hello-world-output.yml: ./outputs was made in the submit directory"
 as_user "$CL/batchai-job files $id" | grep -q 'stdout.txt' || fail "batchai-job files $id lists no stdout.txt"
 as_user "timeout 60 $CL/batchai-job stream $id" | grep -q "^rank 3 of 4 " || fail "batchai-job stream $id: no rank 3"
 

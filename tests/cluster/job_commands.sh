@@ -94,6 +94,23 @@ l=$(bj list --experiment aml-exp)
     fail "list does not show the display name: $l"
 as_user "scancel $aml"
 
+# A held two-node job as status, nodes and stream show it; cancelled before it ran, it has no start time.
+held=$(submit --batchai-job=long.json --hold)
+st=$(bj status "$held") || fail "status of a held job: $st"
+grep -qx "nodeCount: *2" <<<"$st" && grep -qx "exitCode: *none yet (it has not ended)" <<<"$st" ||
+    fail "status of a held job (nodeCount 2, no exit code yet): $st"
+rc=0; out=$(bj nodes "$held" 2>&1) || rc=$?
+[ $rc = 1 ] && [ "$out" = "batchai-job: job $held is queued: it holds no nodes (JobHeldUser)" ] ||
+    fail "nodes on a held job: $rc $out"
+rc=0; out=$(as_user "timeout 2 $CL/batchai-job stream $held" 2>&1) || rc=$?
+[ $rc = 124 ] && grep -qF "batchai-job: job $held is queued (JobHeldUser): waiting for it to start" <<<"$out" ||
+    fail "stream on a held job does not say it waits (or did not wait): $rc $out"
+as_user "scancel $held"
+st=$(bj status "$held") && fail "status of a job cancelled in the queue exited 0: $st"
+! grep -q "^startTime:" <<<"$st" || fail "a job cancelled before it ran shows a start time: $st"
+[ "$(bj status "$held" --json | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["executionInfo"]["startTime"])')" = None ] ||
+    fail "status --json of a job cancelled before it ran has a startTime"
+
 # A running two-node job: nodes, exec on the second node, another user refused, terminate.
 long=$(submit --batchai-job=long.json)
 for ((i = 0; i < 100; i++)); do [ "$(job_field "$long" JobState)" = RUNNING ] && break; sleep 0.1; done
@@ -104,9 +121,9 @@ validate_json nodes <<<"$n" || fail "nodes --json is not valid: $n"
 [ "$(/usr/bin/python3 -c 'import json, sys; print(" ".join(n["name"] for n in json.load(sys.stdin)["nodes"]))' <<<"$n")" = "n1 n2" ] ||
     fail "nodes --json: $n"
 # The job's variables, and its log directory through the job's mount.
-out=$(bj exec "$long" --node n2 -- sh -c "'echo \$SLURMD_NODENAME \$AZ_BATCHAI_JOB_NAME; test -f \$AZ_BATCHAI_STDOUTERR_DIR/stdout.txt && echo mounted'" 2>&1) ||
+out=$(bj exec "$long" --node n2 -- sh -c "'echo \$SLURMD_NODENAME \$AZ_BATCHAI_JOB_NAME \$AZ_BATCHAI_TASK_INDEX; test -f \$AZ_BATCHAI_STDOUTERR_DIR/stdout.txt && echo mounted'" 2>&1) ||
     fail "exec: $out"
-[ "$(tail -n 2 <<<"$out")" = "$(printf 'n2 long\nmounted')" ] || fail "exec on n2 printed: $out"
+[ "$(tail -n 2 <<<"$out")" = "$(printf 'n2 long 1\nmounted')" ] || fail "exec on n2 printed: $out"
 "$LC" adduser batchai-other >/dev/null
 other=$(runuser -u batchai-other -- env -C /tmp SLURM_CONF="$SLURM_CONF" sbatch --parsable -D /tmp --wrap 'sleep 60')
 for ((i = 0; i < 100; i++)); do [ "$(job_field "$other" JobState)" = RUNNING ] && break; sleep 0.1; done

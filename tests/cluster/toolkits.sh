@@ -75,6 +75,10 @@ logs=$(run tf '"tensorFlowSettings": {"pythonScriptFilePath": "'"$WORK"'/standin
   "masterCommandLineArgs": "tf --job_name=master", "workerCommandLineArgs": "tf --job_name=worker --ps_hosts=$AZ_BATCHAI_PS_HOSTS --worker_hosts=$AZ_BATCHAI_WORKER_HOSTS --task_index=$AZ_BATCHAI_TASK_INDEX",
   "parameterServerCommandLineArgs": "tf --job_name=ps --ps_hosts=$AZ_BATCHAI_PS_HOSTS --worker_hosts=$AZ_BATCHAI_WORKER_HOSTS --task_index=$AZ_BATCHAI_TASK_INDEX"}')
 check tf tensorflow
+# Its parameter server served until stopped: the job succeeded, and its stderr.txt holds no message of srun
+# about a stopped or misplaced step.
+! grep -E "Killed|forcing job termination|processes on|KeyboardInterrupt|error" "$logs/stderr.txt" ||
+    fail "tf: srun's messages in the stderr.txt of a job that succeeded (above)"
 # TensorFlow on one node: the master's arguments, one process.
 logs=$(run tf1 '"tensorFlowSettings": {"pythonScriptFilePath": "'"$WORK"'/standin.py", "masterCommandLineArgs": "tf1 --job_name=master"}' 1)
 check tf1 single --job_name=master

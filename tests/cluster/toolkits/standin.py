@@ -36,3 +36,7 @@ if "--job_name=worker" in args:
         if ps_recorded():
             break
         time.sleep(0.1)
+
+# A parameter server serves until the job stops it, as TensorFlow's server.join() does (120 s at most here).
+if "--job_name=ps" in args:
+    time.sleep(120)
