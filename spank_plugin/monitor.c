@@ -186,6 +186,19 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
         cJSON_AddStringToObject(e, "code", "JobFailed");
         cJSON_AddStringToObject(e, "message", msg);
         cJSON_AddItemToArray(errors, e);
+    } else if (strcmp(exec, "terminated") == 0) {
+        char msg[512], when[64];
+        bai_job_terminated_at(ji, when, sizeof when);
+        if (strcmp(ji->state, "CANCELLED") == 0)
+            snprintf(msg, sizeof msg, "batchai-job terminate at %s: its steps had SIGTERM and did not stop within "
+                     "the grace; the job was cancelled (exit code %s)", when, ji->exit_code);
+        else
+            snprintf(msg, sizeof msg, "batchai-job terminate at %s: its steps had SIGTERM and stopped; the job "
+                     "ended %s with exit code %s", when, ji->state, ji->exit_code);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", "JobTerminated");
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddItemToArray(errors, e);
     } else if (strcmp(exec, "cancelled") == 0) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "code", "JobCancelled");
@@ -207,11 +220,11 @@ static const char *str_or(const cJSON *o, const char *key, const char *dflt)
     return cJSON_IsString(v) ? v->valuestring : dflt;
 }
 
-/* Exit status of status, stream and wait for a job that ended: non-zero when it failed. */
+/* Exit status of status and stream for a job that ended: non-zero unless it succeeded. */
 static int failed_status(const struct bai_jobinfo *ji)
 {
     const char *e = bai_job_execution_state(ji);
-    return strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0;
+    return strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0 || strcmp(e, "terminated") == 0;
 }
 
 static int cmd_status(const char *jobid, bool json)
@@ -419,7 +432,7 @@ static int cmd_wait(const char *jobid, long timeout_s)
         return 1;
     }
     printf("job %s: %s (Slurm state %s, exit code %s, attempt %ld)\n", jobid, e, ji.state, ji.exit_code, restarts + 1);
-    if (strcmp(e, "failed") == 0 && code <= 0)
+    if ((strcmp(e, "failed") == 0 || strcmp(e, "terminated") == 0) && code <= 0)
         return 1;
     return code < 0 ? 1 : code > 255 ? 255 : code;
 }

@@ -210,6 +210,8 @@ static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_jo
     /* A checkpointable command (job.h) is exec'd, so that Slurm's signals reach it rather than the shell. */
     if (job->checkpointable && !bai_command_execs(aml->command))
         sb_puts(&cmd, "exec ");
+    else if (!bai_command_execs(aml->command))
+        sb_puts(&cmd, BAI_STEP_SHELL_WAITS_ON_TERM);
     substitute(&cmd, aml);
     text = sb_finish(&cmd);
     if (!text) {

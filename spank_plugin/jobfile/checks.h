@@ -42,5 +42,10 @@ void bai_check_registry(struct bai_diag *d, const char *path, const struct cJSON
 void bai_check_one_command(struct bai_diag *d, const char *path, const char *command);
 /* Whether the command starts with the word exec (after blanks): it is then exec'd as it is. */
 bool bai_command_execs(const char *command);
+/* The first line of a step's command that is not exec'd: Slurm's SIGTERM (batchai-job terminate signals the
+ * job's steps) reaches every process of the step; the shell between the task and the command then waits
+ * for the command, which stops in its own way (its trap, a checkpoint), instead of dying first and ending
+ * the task, which would take the command with it. */
+#define BAI_STEP_SHELL_WAITS_ON_TERM "trap : TERM\n"
 
 #endif

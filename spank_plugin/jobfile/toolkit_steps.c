@@ -77,6 +77,8 @@ static void command_line(struct sbuf *cmd, const struct bai_job *job)
     const char *c = bai_toolkit_str(&job->toolkit, "commandLine");
     if (job->checkpointable && !bai_command_execs(c ? c : ""))
         sb_puts(cmd, "exec ");
+    else if (!bai_command_execs(c ? c : ""))
+        sb_puts(cmd, BAI_STEP_SHELL_WAITS_ON_TERM);
     sb_puts(cmd, c ? c : "true");
 }
 

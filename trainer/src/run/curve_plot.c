@@ -84,8 +84,10 @@ static void collected(struct curve_plot *p, int status)
     struct stat st;
     p->pid = 0;
     const int ok = status == -1 ? stat(p->tmp, &st) == 0 && st.st_size > 0 : WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (ok && rename(p->tmp, p->png) == 0)
+    if (ok && rename(p->tmp, p->png) == 0) {
+        p->drawn = p->running_for;
         return;
+    }
     unlink(p->tmp);
     if (!p->said_failure) {
         if (!ok && status == -1)
@@ -199,10 +201,12 @@ static void start(struct curve_plot *p, int epochs)
         return;
     }
     p->started = progress_now();
+    p->running_for = epochs;
 }
 
 void curve_plot_epoch(struct curve_plot *p, int epochs)
 {
+    p->asked = epochs;
     if (p->on && !collect(p, CURVE_PLOT_WAIT))
         start(p, epochs);
     fflush(stdout);
@@ -213,5 +217,10 @@ void curve_plot_close(struct curve_plot *p)
     const struct timespec tick = {0, 20 * 1000 * 1000};
     while (p->on && collect(p, CURVE_PLOT_WAIT))
         nanosleep(&tick, NULL);
+    if (p->on && p->drawn < p->asked) {
+        start(p, p->asked);
+        while (p->on && collect(p, CURVE_PLOT_WAIT))
+            nanosleep(&tick, NULL);
+    }
     fflush(stdout);
 }

@@ -24,6 +24,7 @@ struct curve_plot {
     pid_t pid;      /* the drawing running, 0 when none */
     double started; /* its start (progress_now) */
     int said_failure;
+    int asked, running_for, drawn; /* the epochs of the last CSV row, of the drawing running, of the PNG */
 };
 
 /* For the CSV file `csv`; NULL or no gnuplot: off (said once on stdout). */
@@ -33,7 +34,9 @@ void curve_plot_open(struct curve_plot *p, const char *csv);
  * starts the next one. */
 void curve_plot_epoch(struct curve_plot *p, int epochs);
 
-/* The run's end: waits for the last drawing, at most CURVE_PLOT_WAIT seconds. */
+/* The run's end (a stop on a signal too): waits for the last drawing, at most CURVE_PLOT_WAIT seconds, and
+ * when the PNG does not show the last row (that drawing was killed by the same signal that stopped the run,
+ * or skipped while an earlier one ran) draws once more, as long. */
 void curve_plot_close(struct curve_plot *p);
 
 #endif

@@ -5,6 +5,7 @@
 
 #include "collective.h"
 #include "core/rng.h"
+#include "io/site_path.h"
 #include "run/checkpoint_files.h"
 #include "run/draws.h"
 #include "run/evaluate.h"
@@ -39,8 +40,10 @@ static int save_checkpoint(struct run *r, int epoch, int step)
         if (rc == 0 && !step) /* the new checkpoint is complete on disk: older ones may go */
             checkpoint_prune(r->o->checkpoint_dir, epoch + 1, r->o->keep_checkpoints,
                              r->o->keep_best ? (long)r->state.best_epoch : 0);
+        if (rc == 0)
+            site_path(path, r->saved, sizeof r->saved);
         if (rc == 0 && step)
-            printf("\nSaved checkpoint at %s\n", path);
+            printf("\nSaved checkpoint at %s\n", r->saved);
         fflush(stdout);
     }
     int32_t v[2] = {rc == -1, rc == TRAIN_EXIT_NONFINITE};
