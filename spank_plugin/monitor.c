@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "job_stop.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
 
@@ -205,6 +206,24 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
         cJSON_AddStringToObject(e, "message", "the job was cancelled while it waited in the queue; it never ran");
         cJSON_AddItemToArray(errors, e);
     }
+    struct bai_job_stop stop = {0};
+    if (have_dir && strcmp(exec, "queued") != 0 && strcmp(exec, "cancelled") != 0)
+        bai_job_stop_read(dir, restarts + 1, &stop);
+    if (stop.warned_at[0] && strcmp(exec, "failed") == 0) {
+        char msg[PATH_MAX + 512];
+        snprintf(msg, sizeof msg, "stopped at its time limit: Slurm's warning (SIGUSR1, x-checkpointable) came at %s "
+                 "and its main step ended with exit code %s; %s%s", stop.warned_at, ji->exit_code,
+                 stop.checkpoint[0] ? "its last checkpoint is " : "it named no checkpoint in stdout.txt",
+                 stop.checkpoint);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", "JobTimeLimit");
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddItemToArray(errors, e);
+    }
+    if (stop.checkpoint[0])
+        cJSON_AddStringToObject(o, "checkpoint", stop.checkpoint);
+    else
+        cJSON_AddNullToObject(o, "checkpoint");
     if (have_dir)
         plugin_errors(dir, errors);
     if (have_dir && strcmp(exec, "failed") == 0)
@@ -267,6 +286,8 @@ static int cmd_status(const char *jobid, bool json)
         if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "stdOutErrPath")))
             printf("stdOutErrPath:    %s\n", str_or(o, "stdOutErrPath", ""));
         printf("attempt:          %d\n", cJSON_GetObjectItemCaseSensitive(o, "attempt")->valueint);
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "checkpoint")))
+            printf("checkpoint:       %s\n", str_or(o, "checkpoint", ""));
         if (cJSON_IsObject(lr))
             printf("lastRequeue:      attempt %d ended: %s\n", cJSON_GetObjectItemCaseSensitive(lr, "attempt")->valueint,
                    str_or(lr, "ended", ""));
