@@ -168,7 +168,9 @@ bool bai_command_can_exec(const char *command)
 {
     static const char *const builtins[] = { "cd", "exit", "export", ".", "source", "set", "unset", "eval", "return",
                                             "shift", "ulimit", "umask", "alias", "trap", "wait", "read", "local",
-                                            "readonly", "break", "continue", "exec", NULL };
+                                            "readonly", "break", "continue", "exec", ":", "command", "type", "hash", "getopts",
+                                            "times", "jobs", "fg", "bg", "let", "declare", "typeset", "shopt",
+                                            "builtin", "pushd", "popd", NULL };
     struct bai_diag d = { 0 };
     bai_check_one_command(&d, "", command);
     bool ok = bai_diag_total(&d) == 0;
