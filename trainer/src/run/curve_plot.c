@@ -84,10 +84,9 @@ static void collected(struct curve_plot *p, int status)
     struct stat st;
     p->pid = 0;
     const int ok = status == -1 ? stat(p->tmp, &st) == 0 && st.st_size > 0 : WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (ok && rename(p->tmp, p->png) == 0) {
-        p->drawn = p->running_for;
+    p->lost_to_stop = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL;
+    if (ok && rename(p->tmp, p->png) == 0)
         return;
-    }
     unlink(p->tmp);
     if (!p->said_failure) {
         if (!ok && status == -1)
@@ -201,7 +200,6 @@ static void start(struct curve_plot *p, int epochs)
         return;
     }
     p->started = progress_now();
-    p->running_for = epochs;
 }
 
 void curve_plot_epoch(struct curve_plot *p, int epochs)
@@ -217,7 +215,8 @@ void curve_plot_close(struct curve_plot *p)
     const struct timespec tick = {0, 20 * 1000 * 1000};
     while (p->on && collect(p, CURVE_PLOT_WAIT))
         nanosleep(&tick, NULL);
-    if (p->on && p->drawn < p->asked) {
+    if (p->on && p->lost_to_stop && p->asked > 0) {
+        p->lost_to_stop = 0;
         start(p, p->asked);
         while (p->on && collect(p, CURVE_PLOT_WAIT))
             nanosleep(&tick, NULL);

@@ -24,7 +24,9 @@ struct curve_plot {
     pid_t pid;      /* the drawing running, 0 when none */
     double started; /* its start (progress_now) */
     int said_failure;
-    int asked, running_for, drawn; /* the epochs of the last CSV row, of the drawing running, of the PNG */
+    int asked;        /* the epochs of the last CSV row */
+    int lost_to_stop; /* the last drawing died of a signal not ours (the stop's: SIGTERM reaches every
+                         process of a Slurm step under proctrack/linuxproc) */
 };
 
 /* For the CSV file `csv`; NULL or no gnuplot: off (said once on stdout). */
@@ -35,8 +37,7 @@ void curve_plot_open(struct curve_plot *p, const char *csv);
 void curve_plot_epoch(struct curve_plot *p, int epochs);
 
 /* The run's end (a stop on a signal too): waits for the last drawing, at most CURVE_PLOT_WAIT seconds, and
- * when the PNG does not show the last row (that drawing was killed by the same signal that stopped the run,
- * or skipped while an earlier one ran) draws once more, as long. */
+ * when the signal that stopped the run killed it, draws once more, as long. */
 void curve_plot_close(struct curve_plot *p);
 
 #endif
