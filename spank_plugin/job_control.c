@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "slurm_job.h"
@@ -73,16 +74,44 @@ static int run_loud(char *const argv[])
     return st;
 }
 
-/* SIGTERM to every step and the batch shell (a checkpointing main step saves and exits: cifar-train ends
- * 3, resumable), then, after the grace, scancel, which Slurm ends with SIGKILL after its KillWait. */
+/* Mark the job as terminated in its comment (slurm_job.h), keeping what the comment held (the experiment):
+ * status and wait then say "terminated" however its steps end. */
+static int mark_terminated(const struct bai_jobinfo *ji)
+{
+    char when[32], comment[1100], *opt = NULL, *id = NULL;
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+    int n = snprintf(comment, sizeof comment, "%s%s" BAI_TERMINATED_TAG "%s", ji->comment, ji->comment[0] ? " " : "",
+                     when);
+    if (n < 0 || n > 1024) { /* slurmctld's limit */
+        fprintf(stderr, "batchai-job: job %s's comment is too long to add the terminate mark to\n", ji->id);
+        return 1;
+    }
+    if (asprintf(&opt, "Comment=%s", comment) < 0 || asprintf(&id, "JobId=%s", ji->id) < 0) {
+        fprintf(stderr, "batchai-job: out of memory\n");
+        free(opt);
+        return 1;
+    }
+    char *update[] = {"scontrol", "update", id, opt, NULL};
+    int st = run_loud(update);
+    free(opt);
+    free(id);
+    return st != 0;
+}
+
+/* Stop, then cancel: SIGTERM to the job's steps only (scancel without --full; the batch shell and the srun in
+ * it are spared, so srun does not kill its tasks and the script goes on to end the job with the main step's
+ * own status), so that a main step that checkpoints on SIGTERM saves (cifar-train ends 3, resumable) and a
+ * program's own TERM trap runs; after the grace, scancel, which Slurm ends with SIGKILL after its KillWait. */
 static int cmd_terminate(int argc, char **argv)
 {
     long grace = 30;
     if (argc == 3 && strcmp(argv[1], "--grace") == 0) {
         char *end;
         grace = strtol(argv[2], &end, 10);
-        if (*end || grace < 0) {
-            fprintf(stderr, "batchai-job terminate: --grace wants seconds, not '%s'\n", argv[2]);
+        if (*end || grace < 0 || grace > 86400) {
+            fprintf(stderr, "batchai-job terminate: --grace wants seconds (0 to 86400), not '%s'\n", argv[2]);
             return 2;
         }
         argc = 1;
@@ -99,22 +128,35 @@ static int cmd_terminate(int argc, char **argv)
         printf("job %s: already %s\n", ji.id, bai_job_execution_state(&ji));
         return 0;
     }
-    if (strcmp(bai_job_execution_state(&ji), "running") == 0) {
-        char *sig[] = {"scancel", "--signal=TERM", "--full", ji.id, NULL};
-        if (run_loud(sig) != 0)
+    if (strcmp(bai_job_execution_state(&ji), "queued") == 0) {
+        char *cancel[] = {"scancel", ji.id, NULL};
+        if (run_loud(cancel) != 0)
             return 1;
-        for (long waited = 0; waited < grace * 2; waited++) {
-            usleep(500 * 1000);
-            if (bai_job_load(ji.id, &ji, why, sizeof why) != 0 || bai_job_ended(&ji))
-                break;
-        }
+        printf("job %s: cancelled while queued\n", ji.id);
+        return 0;
+    }
+    char when[64];
+    if (!bai_job_terminated_at(&ji, when, sizeof when)[0] && mark_terminated(&ji) != 0)
+        return 1;
+    char *sig[] = {"scancel", "--signal=TERM", ji.id, NULL};
+    if (run_loud(sig) != 0)
+        return 1;
+    printf("job %s: SIGTERM sent to its steps; waiting up to %ld s for them to stop\n", ji.id, grace);
+    fflush(stdout);
+    long waited = 0;
+    for (; waited < grace * 2; waited++) {
+        usleep(500 * 1000);
+        if (bai_job_load(ji.id, &ji, why, sizeof why) != 0 || bai_job_ended(&ji))
+            break;
     }
     if (!bai_job_ended(&ji)) {
         char *cancel[] = {"scancel", ji.id, NULL};
         if (run_loud(cancel) != 0)
             return 1;
-    }
-    printf("job %s: terminated\n", ji.id);
+        printf("job %s: terminated: still running after the %ld s grace, cancelled\n", ji.id, grace);
+    } else
+        printf("job %s: terminated: it stopped within %ld s (Slurm state %s, exit code %s)\n", ji.id,
+               (waited + 2) / 2, ji.state, ji.exit_code);
     return 0;
 }
 

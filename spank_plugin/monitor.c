@@ -17,6 +17,7 @@
 
 #include "partition_fit.h"
 #include "plan.h"
+#include "job_stop.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
 
@@ -233,12 +234,43 @@ static cJSON *status_object(const struct bai_jobinfo *ji)
         cJSON_AddStringToObject(e, "code", "JobFailed");
         cJSON_AddStringToObject(e, "message", msg);
         cJSON_AddItemToArray(errors, e);
+    } else if (strcmp(exec, "terminated") == 0) {
+        char msg[512], when[64];
+        bai_job_terminated_at(ji, when, sizeof when);
+        if (strcmp(ji->state, "CANCELLED") == 0)
+            snprintf(msg, sizeof msg, "batchai-job terminate at %s: its steps had SIGTERM and did not stop within "
+                     "the grace; the job was cancelled (exit code %s)", when, ji->exit_code);
+        else
+            snprintf(msg, sizeof msg, "batchai-job terminate at %s: its steps had SIGTERM and stopped; the job "
+                     "ended %s with exit code %s", when, ji->state, ji->exit_code);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", "JobTerminated");
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddItemToArray(errors, e);
     } else if (strcmp(exec, "cancelled") == 0) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddStringToObject(e, "code", "JobCancelled");
         cJSON_AddStringToObject(e, "message", "the job was cancelled while it waited in the queue; it never ran");
         cJSON_AddItemToArray(errors, e);
     }
+    struct bai_job_stop stop = {0};
+    if (have_dir && strcmp(exec, "queued") != 0 && strcmp(exec, "cancelled") != 0)
+        bai_job_stop_read(dir, restarts + 1, &stop);
+    if (stop.warned_at[0] && strcmp(exec, "failed") == 0) {
+        char msg[PATH_MAX + 512];
+        snprintf(msg, sizeof msg, "stopped at its time limit: Slurm's warning (SIGUSR1, x-checkpointable) came at %s "
+                 "and its main step ended with exit code %s; %s%s", stop.warned_at, ji->exit_code,
+                 stop.checkpoint[0] ? "its last checkpoint is " : "it named no checkpoint in stdout.txt",
+                 stop.checkpoint);
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "code", "JobTimeLimit");
+        cJSON_AddStringToObject(e, "message", msg);
+        cJSON_AddItemToArray(errors, e);
+    }
+    if (stop.checkpoint[0])
+        cJSON_AddStringToObject(o, "checkpoint", stop.checkpoint);
+    else
+        cJSON_AddNullToObject(o, "checkpoint");
     if (have_dir) {
         char path[PATH_MAX + 16];
         if (snprintf(path, sizeof path, "%s/stderr.txt", dir) < (int)sizeof path)
@@ -259,11 +291,11 @@ static const char *str_or(const cJSON *o, const char *key, const char *dflt)
     return cJSON_IsString(v) ? v->valuestring : dflt;
 }
 
-/* Exit status of status, stream and wait for a job that ended: non-zero when it failed. */
+/* Exit status of status and stream for a job that ended: non-zero unless it succeeded. */
 static int failed_status(const struct bai_jobinfo *ji)
 {
     const char *e = bai_job_execution_state(ji);
-    return strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0;
+    return strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0 || strcmp(e, "terminated") == 0;
 }
 
 /* The job's outputs beside its stdouterr, once made: outputDirectories, and an Azure ML job's ./outputs and
@@ -328,6 +360,8 @@ static int cmd_status(const char *jobid, bool json)
             aml_outputs(str_or(o, "stdOutErrPath", ""));
         }
         printf("attempt:          %d\n", cJSON_GetObjectItemCaseSensitive(o, "attempt")->valueint);
+        if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "checkpoint")))
+            printf("checkpoint:       %s\n", str_or(o, "checkpoint", ""));
         if (cJSON_IsObject(lr))
             printf("lastRequeue:      attempt %d ended: %s\n", cJSON_GetObjectItemCaseSensitive(lr, "attempt")->valueint,
                    str_or(lr, "ended", ""));
@@ -499,7 +533,7 @@ static int cmd_wait(const char *jobid, long timeout_s)
         return 1;
     }
     printf("job %s: %s (Slurm state %s, exit code %s, attempt %ld)\n", jobid, e, ji.state, ji.exit_code, restarts + 1);
-    if (strcmp(e, "failed") == 0 && code <= 0)
+    if ((strcmp(e, "failed") == 0 || strcmp(e, "terminated") == 0) && code <= 0)
         return 1;
     return code < 0 ? 1 : code > 255 ? 255 : code;
 }

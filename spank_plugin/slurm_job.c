@@ -262,24 +262,30 @@ const char *bai_job_execution_state(const struct bai_jobinfo *ji)
     static const char *const running[] = {"RUNNING", "CONFIGURING", "RESIZING", NULL};
     static const char *const terminating[] = {"COMPLETING", "SIGNALING", "STAGE_OUT", "STOPPED", NULL};
     const char *s = ji->state;
+    char when[64];
     if (state_in(s, queued))
         return "queued";
+    bool marked = bai_job_terminated_at(ji, when, sizeof when)[0] != '\0';
     if (state_in(s, running))
-        return "running";
+        return marked ? "terminating" : "running";
     if (state_in(s, terminating))
         return "terminating";
-    if (strcmp(s, "COMPLETED") == 0)
-        return "succeeded";
     /* Cancelled while it waited: it never ran, so no exit code speaks for it. */
     if (strcmp(s, "CANCELLED") == 0 && !ji->node_list[0])
         return "cancelled";
+    /* However its steps ended (a checkpoint saved and exit 3, a trap's exit 0, cancelled after the grace). */
+    if (marked)
+        return "terminated";
+    if (strcmp(s, "COMPLETED") == 0)
+        return "succeeded";
     return "failed"; /* FAILED, CANCELLED, TIMEOUT, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE, PREEMPTED */
 }
 
 bool bai_job_ended(const struct bai_jobinfo *ji)
 {
     const char *e = bai_job_execution_state(ji);
-    return strcmp(e, "succeeded") == 0 || strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0;
+    return strcmp(e, "succeeded") == 0 || strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0 ||
+           strcmp(e, "terminated") == 0;
 }
 
 int bai_job_exit_status(const struct bai_jobinfo *ji)
@@ -290,12 +296,24 @@ int bai_job_exit_status(const struct bai_jobinfo *ji)
     return code ? code : sig ? 128 + sig : 0;
 }
 
+/* The value of the comment's word TAG<value>, or "". */
+static const char *comment_word(const struct bai_jobinfo *ji, const char *tag, char *buf, size_t size)
+{
+    buf[0] = '\0';
+    for (const char *p = ji->comment; (p = strstr(p, tag)) != NULL; p++)
+        if (p == ji->comment || p[-1] == ' ') {
+            snprintf(buf, size, "%.*s", (int)strcspn(p + strlen(tag), " "), p + strlen(tag));
+            break;
+        }
+    return buf;
+}
+
 const char *bai_job_experiment(const struct bai_jobinfo *ji, char *buf, size_t size)
 {
-    const char *p = strstr(ji->comment, BAI_EXPERIMENT_TAG);
-    buf[0] = '\0';
-    if (p && (p == ji->comment || p[-1] == ' '))
-        snprintf(buf, size, "%.*s", (int)strcspn(p + strlen(BAI_EXPERIMENT_TAG), " "),
-                 p + strlen(BAI_EXPERIMENT_TAG));
-    return buf;
+    return comment_word(ji, BAI_EXPERIMENT_TAG, buf, size);
+}
+
+const char *bai_job_terminated_at(const struct bai_jobinfo *ji, char *buf, size_t size)
+{
+    return comment_word(ji, BAI_TERMINATED_TAG, buf, size);
 }

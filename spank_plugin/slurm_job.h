@@ -43,12 +43,18 @@ bool bai_job_is_batchai(const struct bai_jobinfo *ji);
 /* The log directory (the StdOut's directory, or own_script_logs) into dir; false when the job has none. */
 bool bai_job_log_dir(const struct bai_jobinfo *ji, char *dir, size_t size);
 
-/* Batch AI's executionState for the job: queued, running, terminating, succeeded, failed, or cancelled (a job
- * cancelled before it ever ran). */
+/* batchai-job terminate's mark in the job's comment: the time it asked the job's steps to stop. */
+#define BAI_TERMINATED_TAG "batchai-terminated="
+
+/* Batch AI's executionState for the job: queued, running, terminating (also a running job batchai-job
+ * terminate has marked), succeeded, failed, terminated (ended after that mark, whatever its Slurm state), or
+ * cancelled (a job cancelled before it ever ran). */
 const char *bai_job_execution_state(const struct bai_jobinfo *ji);
 bool bai_job_ended(const struct bai_jobinfo *ji);
 /* The job's exit status as a process's: the code of "N:S", else 128 + S; -1 while it has none. */
 int bai_job_exit_status(const struct bai_jobinfo *ji);
+/* The time batchai-job terminate marked the job with (BAI_TERMINATED_TAG), or "". */
+const char *bai_job_terminated_at(const struct bai_jobinfo *ji, char *buf, size_t size);
 /* The experiment recorded in the job's comment ("batchai-experiment=NAME"), or "". */
 const char *bai_job_experiment(const struct bai_jobinfo *ji, char *buf, size_t size);
 

@@ -164,6 +164,25 @@ void bai_check_one_command(struct bai_diag *d, const char *path, const char *com
     }
 }
 
+bool bai_command_can_exec(const char *command)
+{
+    static const char *const builtins[] = { "cd", "exit", "export", ".", "source", "set", "unset", "eval", "return",
+                                            "shift", "ulimit", "umask", "alias", "trap", "wait", "read", "local",
+                                            "readonly", "break", "continue", "exec", ":", "command", "type", "hash", "getopts",
+                                            "times", "jobs", "fg", "bg", "let", "declare", "typeset", "shopt",
+                                            "builtin", "pushd", "popd", NULL };
+    struct bai_diag d = { 0 };
+    bai_check_one_command(&d, "", command);
+    bool ok = bai_diag_total(&d) == 0;
+    bai_diag_free(&d);
+    const char *p = command + strspn(command, " \t");
+    size_t word = strcspn(p, " \t");
+    for (size_t i = 0; ok && builtins[i]; i++)
+        if (word == strlen(builtins[i]) && strncmp(p, builtins[i], word) == 0)
+            ok = false;
+    return ok;
+}
+
 bool bai_command_execs(const char *command)
 {
     const char *p = command + strspn(command, " \t");

@@ -42,5 +42,11 @@ void bai_check_registry(struct bai_diag *d, const char *path, const struct cJSON
 void bai_check_one_command(struct bai_diag *d, const char *path, const char *command);
 /* Whether the command starts with the word exec (after blanks): it is then exec'd as it is. */
 bool bai_command_execs(const char *command);
+/* Whether a step's command can be exec'd by the shell that runs it: one command (bai_check_one_command finds
+ * nothing) that is not a shell builtin. Such a command is exec'd in every job, so that the signals Slurm
+ * sends the step (batchai-job terminate's SIGTERM, the time-limit warning) reach the program itself: under
+ * proctrack/cgroup only the task gets them, and a shell between would die of SIGTERM, ending the task and
+ * taking the program with it. */
+bool bai_command_can_exec(const char *command);
 
 #endif

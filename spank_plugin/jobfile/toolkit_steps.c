@@ -69,13 +69,14 @@ static void caffe2_main(struct sbuf *b, const struct bai_plan *plan, const struc
     python_step(b, plan, job, site, 1, false);
 }
 
-/* The command line; exec'd when the job is checkpointable, so that the signals Slurm sends the step reach the
- * program itself (a shell between them would die of SIGUSR1 or SIGTERM and take the task with it). A job of
- * preparation alone (customToolkit without a commandLine) runs `true`. */
+/* The command line; exec'd when the job is checkpointable (its command is checked to be one) or the command
+ * can be (checks.h), so that the signals Slurm sends the step reach the program itself (a shell between them
+ * would die of SIGUSR1 or SIGTERM and take the task with it). A job of preparation alone (customToolkit
+ * without a commandLine) runs `true`. */
 static void command_line(struct sbuf *cmd, const struct bai_job *job)
 {
     const char *c = bai_toolkit_str(&job->toolkit, "commandLine");
-    if (job->checkpointable && !bai_command_execs(c ? c : ""))
+    if (!bai_command_execs(c ? c : "") && (job->checkpointable || bai_command_can_exec(c ? c : "")))
         sb_puts(cmd, "exec ");
     sb_puts(cmd, c ? c : "true");
 }

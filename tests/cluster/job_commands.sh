@@ -2,7 +2,7 @@
 # batchai-job's job commands, as az batchai's: wait (success, failure, across a requeue, --timeout), list by
 # experiment, status --json checked against schemas/batchai-job-status.schema.json by python3-jsonschema, a
 # pending job's reason (PartitionNodeLimit), a cancelled queued job, files on a queued job, nodes, exec on the
-# second node (the job's AZ_BATCHAI_* variables) and into another user's job (Slurm refuses), terminate,
+# second node (the job's AZ_BATCHAI_* variables) and into another user's job (Slurm refuses), terminate (a program's TERM trap runs, the job reads terminated; one that stays is cancelled after the grace),
 # status/stream/wait non-zero for a failed job, and a plain sbatch job refused.
 . "$(dirname "$0")/lib.sh"
 /usr/bin/python3 -c 'import jsonschema' 2>/dev/null || skip "Debian's python3-jsonschema is needed"
@@ -23,9 +23,21 @@ job() {
 {"properties": {"nodeCount": $2, "customToolkitSettings": {"commandLine": "$3"}, $LOGS_JSON, $MOUNT_JSON}}
 JSON
 }
+# A program with its own TERM trap, as a user writes one: it notes the trap in the share and exits 0
+# ("stay": it notes it and goes on, so only the cancel after the grace ends it).
+install -d -m 0755 "$CL/bin"
+cat >"$CL/bin/trap-term" <<'SH'
+#!/bin/sh
+out=$AZ_BATCHAI_JOB_MOUNT_ROOT/myshare/trapped-$SLURM_JOB_ID
+if [ "$1" = stay ]; then trap 'echo "trap ran" >"$out"' TERM; else trap 'echo "trap ran" >"$out"; exit 0' TERM; fi
+echo "trap set"
+while :; do sleep 1; done
+SH
+chmod 0755 "$CL/bin/trap-term"
 job ok 1 "sleep 1"
 job bad 1 "sh -c 'echo failing >&2; exit 7'"
-job long 2 "sleep 60"
+job long 2 "$CL/bin/trap-term"
+job stay 1 "$CL/bin/trap-term stay"
 job huge 4 "true"
 
 # wait: success, its final line and exit 0; failure with the job's own code.
@@ -134,10 +146,37 @@ rc=0; out=$(bj status "$plain" 2>&1) || rc=$?
 [ $rc = 1 ] && grep -q "is not a Batch AI or Azure ML job" <<<"$out" && ! grep -q "$WORK" <<<"$out" ||
     fail "status of a plain job: $rc $out"
 as_user "scancel $plain"
+# terminate: the main step's program gets SIGTERM and its trap runs (the batch shell is spared, so srun does
+# not kill it), and the job reads terminated, whatever its exit; one that does not stop is cancelled after the grace.
+# wait_trap ID NAME: until the job's program has set its trap (the main step starts after the preparation).
+wait_trap() {
+    for ((i = 0; i < 100; i++)); do grep -q "^trap set" "$(log_dir "$1" "$2")/stdout.txt" 2>/dev/null && return; sleep 0.1; done
+    fail "job $1's program did not start within 10 s"
+}
+wait_trap "$long" long
 out=$(bj terminate "$long" --grace 10) || fail "terminate: $out"
-st=$(job_field "$long" JobState)
-[ "$st" = CANCELLED ] || [ "$st" = FAILED ] || fail "terminated job is $st"
-grep -q "SIGTERM from Slurm" "$(log_dir "$long" long)"/execution-*.log || fail "terminate sent no SIGTERM first"
+grep -q "^job $long: terminated: it stopped within [0-9]* s (Slurm state COMPLETED, exit code 0:0)" <<<"$out" ||
+    fail "terminate printed: $out"
+[ -f "$SHARE/trapped-$long" ] || fail "the program's TERM trap did not run: $(cat "$(log_dir "$long" long)"/std*.txt)"
+rc=0; st=$(bj status "$long") || rc=$?
+[ $rc = 1 ] && grep -q "^executionState: *terminated" <<<"$st" &&
+    grep -q "^error: *JobTerminated: batchai-job terminate at [0-9T:Z-]*: its steps had SIGTERM and stopped; the job ended COMPLETED with exit code 0:0" <<<"$st" ||
+    fail "status of the terminated job: $rc $st"
+bj status "$long" --json >"$CL/long.json" || true # exit 1: it did not succeed
+validate_json <"$CL/long.json" || fail "status --json of a terminated job is not valid: $(cat "$CL/long.json")"
+rc=0; out=$(bj wait "$long") || rc=$?
+[ $rc = 1 ] && grep -qx "job $long: terminated (Slurm state COMPLETED, exit code 0:0, attempt 1)" <<<"$out" ||
+    fail "wait on the terminated job: $rc $out"
+stay=$(submit --batchai-job=stay.json)
+for ((i = 0; i < 100; i++)); do [ "$(job_field "$stay" JobState)" = RUNNING ] && break; sleep 0.1; done
+wait_trap "$stay" stay
+out=$(bj terminate "$stay" --grace 2) || fail "terminate: $out"
+grep -q "^job $stay: terminated: still running after the 2 s grace, cancelled" <<<"$out" || fail "terminate printed: $out"
+[ -f "$SHARE/trapped-$stay" ] || fail "the staying program's TERM trap did not run"
+for ((i = 0; i < 100; i++)); do [ "$(job_field "$stay" JobState)" = CANCELLED ] && break; sleep 0.1; done
+st=$(bj status "$stay") || true
+grep -q "^executionState: *terminated" <<<"$st" && grep -q "did not stop within the grace; the job was cancelled" <<<"$st" ||
+    fail "status of the job cancelled after the grace: $st"
 
 # wait across a requeue: it returns only when the second attempt ended.
 job rq 1 "sleep 2"

@@ -71,5 +71,33 @@ grep -q "^lastRequeue: *attempt 2 ended: " <<<"$st" || fail "batchai-job status 
 
 # The model: the same as the uninterrupted job's.
 /usr/bin/python3 "$TOP/tests/trainer/h5_same.py" "$CL/reference.h5" "$model" || fail "the requeued job's model differs"
+
+# batchai-job terminate mid-epoch: the trainer saves where it stopped and names the checkpoint by its site
+# path with a --resume for a new job; the job reads terminated; the epoch-1 curve is drawn; a new job
+# resumed from that checkpoint gives the uninterrupted run's model.
+install -m 0755 "$BUILD/bin/batchai-job" "$CL/batchai-job"
+tid=$(submit_cifar "$args")
+tlogs=$SHARE/cifar/cifar/$tid/stdouterr
+for ((i = 0; i < 600; i++)); do grep -q '^Epoch 2/4' "$tlogs/stdout.txt" 2>/dev/null && break; sleep 0.1; done
+grep -q '^Epoch 2/4' "$tlogs/stdout.txt" || fail "job $tid never reached epoch 2: $(tail -n 30 "$tlogs/stderr.txt")"
+out=$(as_user "$CL/batchai-job terminate $tid --grace 60") || fail "terminate $tid: $out"
+echo "$out"
+grep -q "^job $tid: terminated: it stopped within [0-9]* s (Slurm state FAILED, exit code 3:0)" <<<"$out" ||
+    fail "terminate did not stop job $tid: $out $(tail -n 20 "$tlogs/stderr.txt")"
+st=$(as_user "$CL/batchai-job status $tid") || true
+grep -q "^executionState: *terminated" <<<"$st" && grep -q "^error: *JobTerminated: .*stopped; the job ended FAILED with exit code 3:0" <<<"$st" ||
+    fail "status of the terminated job: $st"
+grep -q "^SIGTERM: stopping after epoch 2, step [0-9]*/40\$" "$tlogs/stdout.txt" || fail "no mid-epoch stop: $(tail -n 5 "$tlogs/stdout.txt")"
+ckpt=$(sed -n 's/^Saved checkpoint at \(.*\)$/\1/p' "$tlogs/stdout.txt")
+[ -f "$ckpt" ] || fail "the checkpoint '$ckpt' job $tid named is not there after the job: $(tail -n 5 "$tlogs/stdout.txt")"
+grep -qxF "Stopped: checkpoint $ckpt; this job, requeued, resumes from it by --resume auto; a new job or run continues from it with --resume $ckpt" "$tlogs/stdout.txt" ||
+    fail "no resume hint for a new job: $(tail -n 3 "$tlogs/stdout.txt")"
+[ -s "$tlogs/training.png" ] || fail "the terminated job has no training.png: $(ls "$tlogs")"
+rid=$(submit_cifar "$args --resume $ckpt")
+st=$(wait_job "$rid" 300)
+[ "$st" = COMPLETED ] || fail "job $rid resumed from $ckpt ended $st"
+grep -qxF "Saved trained model at $(realpath "$model") " "$SHARE/cifar/cifar/$rid/stdouterr/stdout.txt" ||
+    fail "the final model is not named by its site path: $(grep 'Saved trained' "$SHARE/cifar/cifar/$rid/stdouterr/stdout.txt")"
+/usr/bin/python3 "$TOP/tests/trainer/h5_same.py" "$CL/reference.h5" "$model" || fail "the model resumed after terminate differs"
 assert_nodes_idle
-pass "job $id requeued twice: every attempt's logs kept, each resumed, same model as an uninterrupted run"
+pass "job $id requeued twice: every attempt's logs kept, each resumed, same model as an uninterrupted run; job $tid terminated mid-epoch, resumed by a new job to the same model"

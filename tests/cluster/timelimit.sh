@@ -5,7 +5,8 @@
 # cifar-train stops after its current step with checkpoint-E-step-S.h5 (or, when the warning lands during
 # an epoch's validation or save, at that epoch's checkpoint-E.h5) and exit status 3, well before the
 # limit (here --time=1 on the sbatch command line, so the warning is due at once), and the checkpoint
-# loads (evaluate checks its sums).
+# loads (evaluate checks its sums); batchai-job status says it stopped at its time limit and names that
+# checkpoint.
 . "$(dirname "$0")/lib.sh"
 cifar_cluster_start
 # Far more epochs than a minute allows: only the warning can end it before the limit.
@@ -32,6 +33,13 @@ else
     fail "unexpected stop line: $stop"
 fi
 [ -f "$ckpt" ] || fail "the stop line names $ckpt, which is not there"
+# What the user reads: that it stopped at its time limit, and where its checkpoint is (the site path).
+st=$("$BUILD/bin/batchai-job" status "$id") || true
+echo "$st"
+grep -qF "JobTimeLimit: stopped at its time limit: Slurm's warning (SIGUSR1, x-checkpointable) came at " <<<"$st" &&
+    grep -qF "and its main step ended with exit code 3:0; its last checkpoint is $(realpath "$ckpt")" <<<"$st" ||
+    fail "status does not say job $id stopped at its time limit with its checkpoint: $st"
+grep -qxF "checkpoint:       $(realpath "$ckpt")" <<<"$st" || fail "status names no checkpoint: $st"
 "$CL/bin/cifar-train" evaluate "$ckpt" --data "$DATA" --limit-test 64 --threads 1 >/dev/null ||
     fail "$ckpt does not load"
 assert_nodes_idle

@@ -780,8 +780,8 @@ static char *custom_script(const char *command, const char *opt)
     return script;
 }
 
-/* The opt-in, for any command: exec'd, warned before the time limit, requeued; without it, none of these, the
- * bundled trainer's name included. */
+/* The opt-in, for any command: exec'd, warned before the time limit, requeued; without it neither warned nor
+ * requeued, the bundled trainer's name included (a one-command line is exec'd in every job). */
 static void test_checkpointable(void)
 {
     const char *opt = " \"x-checkpointable\": true,";
@@ -794,8 +794,9 @@ static void test_checkpointable(void)
     CHECK(with && strstr(with, "\nexec my-trainer --resume latest 2>&1' &\nmain=$!\n"));
     CHECK(with && strstr(with, "kill -USR1 \"$main\""));
     CHECK(without && !strstr(without, "--signal") && !strstr(without, "--requeue") && !strstr(without, "USR1"));
-    CHECK(without && strstr(without, "\nmy-trainer --resume latest 2>&1'\nrc=$?\n"));
-    CHECK(trainer && !strstr(trainer, "--signal") && !strstr(trainer, "--resume") && !strstr(trainer, "exec cifar"));
+    /* Without the opt-in a one-command line is exec'd too (SIGTERM reaches the program), but not warned. */
+    CHECK(without && strstr(without, "\nexec my-trainer --resume latest 2>&1'\nrc=$?\n"));
+    CHECK(trainer && !strstr(trainer, "--signal") && !strstr(trainer, "--resume"));
     CHECK(execs && strstr(execs, "\n exec my-trainer' &\n") && !strstr(execs, "exec exec"));
     free(with);
     free(without);
@@ -824,7 +825,13 @@ static void test_checkpointable(void)
             fprintf(stderr, "bai_check_one_command(\"%s\"): %s\n", cases[i].command, d.count ? d.msg[0] : "no fault");
         CHECK(ok);
         bai_diag_free(&d);
+        /* One command that is a program: exec'd in every job (checks.h). */
+        CHECK(bai_command_can_exec(cases[i].command) == !cases[i].fault, "bai_command_can_exec(\"%s\")",
+              cases[i].command);
     }
+    static const char *const builtins[] = { "cd /data", "exit 3", ": nothing", "export X=1", ". ./env.sh", "exec x" };
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        CHECK(!bai_command_can_exec(builtins[i]), "bai_command_can_exec(\"%s\") for a builtin", builtins[i]);
 }
 
 int main(void)

@@ -270,6 +270,10 @@ static const struct {
     { "batch", offsetof(struct keras_train_state, batch), SK_I64, 0 },
     { "best_epoch", offsetof(struct keras_train_state, best_epoch), SK_I64, 1 },
     { "best_val_acc", offsetof(struct keras_train_state, best_val_acc), SK_F64, 1 },
+    { "part_loss_sum", offsetof(struct keras_train_state, part_loss_sum), SK_F64, 1 },
+    { "part_correct", offsetof(struct keras_train_state, part_correct), SK_I64, 1 },
+    { "part_seen", offsetof(struct keras_train_state, part_seen), SK_I64, 1 },
+    { "part_seconds", offsetof(struct keras_train_state, part_seconds), SK_F64, 1 },
 };
 #define N_STATE_FIELDS (sizeof state_fields / sizeof state_fields[0])
 

@@ -82,6 +82,11 @@ struct keras_train_state {
     int64_t batch;       /* --batch-size per process (a mid-epoch checkpoint's step counts batches of it) */
     int64_t best_epoch;  /* the epoch (1-based) with the highest val_acc so far, 0: none yet (--keep-best) */
     double best_val_acc; /* its val_acc */
+    /* A mid-epoch checkpoint's running sums of that epoch's steps so far, as rank 0 showed them, so that
+     * a resumed run's row of the epoch covers all its steps (0 at an epoch's end, and in older files). */
+    double part_loss_sum;
+    int64_t part_correct, part_seen;
+    double part_seconds; /* its training time so far (images per second) */
     char generator[64];  /* "cifar-train (slurm-batchai) VERSION" (free text, not checked) */
 };
 

@@ -84,6 +84,7 @@ static void collected(struct curve_plot *p, int status)
     struct stat st;
     p->pid = 0;
     const int ok = status == -1 ? stat(p->tmp, &st) == 0 && st.st_size > 0 : WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    p->lost_to_stop = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL;
     if (ok && rename(p->tmp, p->png) == 0)
         return;
     unlink(p->tmp);
@@ -203,6 +204,7 @@ static void start(struct curve_plot *p, int epochs)
 
 void curve_plot_epoch(struct curve_plot *p, int epochs)
 {
+    p->asked = epochs;
     if (p->on && !collect(p, CURVE_PLOT_WAIT))
         start(p, epochs);
     fflush(stdout);
@@ -213,5 +215,11 @@ void curve_plot_close(struct curve_plot *p)
     const struct timespec tick = {0, 20 * 1000 * 1000};
     while (p->on && collect(p, CURVE_PLOT_WAIT))
         nanosleep(&tick, NULL);
+    if (p->on && p->lost_to_stop && p->asked > 0) {
+        p->lost_to_stop = 0;
+        start(p, p->asked);
+        while (p->on && collect(p, CURVE_PLOT_WAIT))
+            nanosleep(&tick, NULL);
+    }
     fflush(stdout);
 }

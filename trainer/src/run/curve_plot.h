@@ -24,6 +24,9 @@ struct curve_plot {
     pid_t pid;      /* the drawing running, 0 when none */
     double started; /* its start (progress_now) */
     int said_failure;
+    int asked;        /* the epochs of the last CSV row */
+    int lost_to_stop; /* the last drawing died of a signal not ours (the stop's: SIGTERM reaches every
+                         process of a Slurm step under proctrack/linuxproc) */
 };
 
 /* For the CSV file `csv`; NULL or no gnuplot: off (said once on stdout). */
@@ -33,7 +36,8 @@ void curve_plot_open(struct curve_plot *p, const char *csv);
  * starts the next one. */
 void curve_plot_epoch(struct curve_plot *p, int epochs);
 
-/* The run's end: waits for the last drawing, at most CURVE_PLOT_WAIT seconds. */
+/* The run's end (a stop on a signal too): waits for the last drawing, at most CURVE_PLOT_WAIT seconds, and
+ * when the signal that stopped the run killed it, draws once more, as long. */
 void curve_plot_close(struct curve_plot *p);
 
 #endif

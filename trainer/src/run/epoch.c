@@ -5,6 +5,7 @@
 
 #include "collective.h"
 #include "core/rng.h"
+#include "io/site_path.h"
 #include "run/checkpoint_files.h"
 #include "run/draws.h"
 #include "run/evaluate.h"
@@ -26,6 +27,8 @@ static int save_checkpoint(struct run *r, int epoch, int step)
     r->state.epoch = step ? epoch : epoch + 1;
     r->state.step = step;
     r->state.iterations = r->core.opt.iterations;
+    if (!step) /* a whole epoch: no running sums carry over (after_step sets them for a stop) */
+        r->state.part_loss_sum = r->state.part_seconds = 0, r->state.part_correct = r->state.part_seen = 0;
     if (r->rank == 0) {
         char path[4096], where[64];
         int n = step ? snprintf(path, sizeof path, "%s/checkpoint-%d-step-%d.h5", r->o->checkpoint_dir, epoch + 1, step)
@@ -39,8 +42,10 @@ static int save_checkpoint(struct run *r, int epoch, int step)
         if (rc == 0 && !step) /* the new checkpoint is complete on disk: older ones may go */
             checkpoint_prune(r->o->checkpoint_dir, epoch + 1, r->o->keep_checkpoints,
                              r->o->keep_best ? (long)r->state.best_epoch : 0);
+        if (rc == 0)
+            site_path(path, r->saved, sizeof r->saved);
         if (rc == 0 && step)
-            printf("\nSaved checkpoint at %s\n", path);
+            printf("\nSaved checkpoint at %s\n", r->saved);
         fflush(stdout);
     }
     int32_t v[2] = {rc == -1, rc == TRAIN_EXIT_NONFINITE};
@@ -51,9 +56,26 @@ static int save_checkpoint(struct run *r, int epoch, int step)
     return v[0] ? -1 : v[1] ? TRAIN_EXIT_NONFINITE : 0;
 }
 
-/* After step `s` (0-based) of `epoch`: the stop the ranks voted for in it (stop_vote_cast), if any.
- * Returns 0 to go on, or what run_epoch returns. */
-static int after_step(struct run *r, int epoch, int s, int steps)
+/* The running sums of an epoch's steps: a resumed epoch starts from the checkpoint's (keras_h5.h), so that
+ * its row covers every step, and a stop saves them. */
+struct epoch_sums {
+    double loss0;  /* the sums before this run's first step of the epoch */
+    int correct0;
+    double seconds0;
+    double t0;     /* this run's start of the epoch (progress_now) */
+};
+
+/* The model's sums of this run's steps (model_read_sums) plus those before them. */
+static void read_sums(struct run *r, const struct epoch_sums *e, double *loss_sum, int *correct)
+{
+    model_read_sums(&r->core.model, loss_sum, correct);
+    *loss_sum += e->loss0;
+    *correct += e->correct0;
+}
+
+/* After step `s` (0-based) of `epoch`, `seen` images into it: the stop the ranks voted for in it
+ * (stop_vote_cast), if any. Returns 0 to go on, or what run_epoch returns. */
+static int after_step(struct run *r, int epoch, int s, int steps, const struct epoch_sums *e, size_t seen)
 {
     const int stop = stop_reasons(r->core.votes);
     if (!stop)
@@ -71,6 +93,11 @@ static int after_step(struct run *r, int epoch, int s, int steps)
                steps);
         fflush(stdout);
     }
+    int correct;
+    read_sums(r, e, &r->state.part_loss_sum, &correct);
+    r->state.part_correct = correct;
+    r->state.part_seen = (int64_t)seen;
+    r->state.part_seconds = e->seconds0 + progress_now() - e->t0;
     const int rc = save_checkpoint(r, epoch, s + 1);
     return rc ? rc : TRAIN_EXIT_STOPPED;
 }
@@ -93,6 +120,13 @@ int run_epoch(struct run *r, int epoch)
     int correct = 0;
     size_t seen = 0;
     const int first_step = epoch == r->start_epoch ? r->start_step : 0;
+    struct epoch_sums sums = {0.0, 0, 0.0, t0};
+    if (first_step > 0) { /* resumed mid-epoch: the steps before it count in its row */
+        sums.loss0 = loss_sum = r->state.part_loss_sum;
+        sums.correct0 = correct = (int)r->state.part_correct;
+        sums.seconds0 = r->state.part_seconds;
+        seen = (size_t)r->state.part_seen;
+    }
     const int loss_every = r->core.model.k->device ? DEVICE_LOSS_EVERY : 1;
     model_clear_sums(&r->core.model);
     for (int s = first_step; s < steps; s++) {
@@ -116,7 +150,7 @@ int run_epoch(struct run *r, int epoch)
         seen += B;
         if (r->export.steps) { /* --dump-steps: 1 ends the run once the N-th step is out */
             double before = loss_sum;
-            model_read_sums(&r->core.model, &loss_sum, &correct);
+            read_sums(r, &sums, &loss_sum, &correct);
             const int done = step_export_add(&r->export, &r->core.model, epoch, s, B, idx, o->augment ? r->aug : NULL,
                                              dropout_key, lr_t, loss_sum - before);
             if (done != 0)
@@ -125,23 +159,23 @@ int run_epoch(struct run *r, int epoch)
         const int log_step = o->log_every > 0 && (s + 1) % o->log_every == 0 && s + 1 < steps;
         if (r->rank == 0 && (log_step || progress_due(&bar, s + 1))) {
             /* Reading the sums waits for the step: only when they are shown. */
-            model_read_sums(&r->core.model, &loss_sum, &correct);
+            read_sums(r, &sums, &loss_sum, &correct);
             char vals[128] = "";
             progress_value(vals, sizeof vals, "loss", loss_sum / seen);
             progress_value(vals, sizeof vals, "acc", (double)correct / seen);
             progress_update(&bar, s + 1, vals, 0);
             if (log_step) {
-                double dt = progress_now() - t0;
+                double dt = sums.seconds0 + progress_now() - t0;
                 json_log_line(r->json, "step", epoch + 1, s + 1, steps, loss_sum / seen, (double)correct / seen, NULL,
                           seen * r->size / dt, rmsprop_lr_t(&r->core.opt), dt, NULL);
             }
         }
-        const int stop = after_step(r, epoch, s, steps);
+        const int stop = after_step(r, epoch, s, steps, &sums, seen);
         if (stop != 0)
             return stop;
     }
-    model_read_sums(&r->core.model, &loss_sum, &correct); /* before validation reuses them */
-    const double train_time = progress_now() - t0;
+    read_sums(r, &sums, &loss_sum, &correct); /* before validation reuses them */
+    const double train_time = sums.seconds0 + progress_now() - t0;
     times[1] += r->core.wait_sec;
     times[2] += coll_thread_cpu_seconds();
     double val[2];

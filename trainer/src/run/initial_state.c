@@ -74,6 +74,10 @@ int run_initial_state(struct run *r)
                 r->state.seed = st.seed;
                 r->state.best_epoch = st.best_epoch;
                 r->state.best_val_acc = st.best_val_acc;
+                r->state.part_loss_sum = st.part_loss_sum;
+                r->state.part_correct = st.part_correct;
+                r->state.part_seen = st.part_seen;
+                r->state.part_seconds = st.part_seconds;
                 if (st.step)
                     printf("Resuming from %s (epoch %lld after step %lld)\n", from, (long long)st.epoch + 1,
                            (long long)st.step);

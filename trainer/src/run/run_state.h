@@ -34,6 +34,7 @@ struct run {
     struct watch watch; /* rank 0's CSV, TensorBoard and PNG (watching: opened) */
     int watching;
     struct step_export export; /* --dump-steps; export.steps is 0 without it */
+    char saved[4096];          /* rank 0's last checkpoint, as its site path (io/site_path.h) */
 };
 
 /* What every run needs before its data: the thread count, host buffers, the step core (collective with

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "collective.h"
+#include "io/site_path.h"
 #include "run/any_failed.h"
 #include "run/epoch.h"
 #include "run/evaluate.h"
@@ -62,7 +63,7 @@ static int finish(struct run *r)
             fprintf(stderr, "cifar-train: %s: path too long\n", r->o->dir);
             failed = 1;
         } else if ((failed = save_model(path, "the final model", &r->core, r->host_params, r->host_acc, &r->state)) == 0)
-            printf("Saved trained model at %s \n", path);
+            printf("Saved trained model at %s \n", site_path(path, r->saved, sizeof r->saved));
         fflush(stdout);
     }
     int32_t v = failed;
@@ -133,7 +134,8 @@ int train_run(const struct train_options *o)
         }
         if (ended == TRAIN_EXIT_STOPPED || ended == TRAIN_EXIT_NONFINITE) {
             if (ended == TRAIN_EXIT_STOPPED && r.rank == 0)
-                printf("Stopped: resume with --resume auto (or the checkpoint named above)\n");
+                printf("Stopped: checkpoint %s; this job, requeued, resumes from it by --resume auto; a new job or "
+                       "run continues from it with --resume %s\n", r.saved, r.saved);
             rc = ended;
             goto out;
         }
