@@ -131,6 +131,37 @@ int bai_run_as_user(uid_t uid, gid_t gid, int keep_fd, long long deadline_ms, in
     return pid < 0 ? -1 : bai_wait_child(pid, deadline_ms);
 }
 
+/* Reads fd into buf (room for max + 2 bytes) while a child writes it, until its end, max + 1 bytes (one
+ * byte more than the limit tells an oversized output apart) or the deadline, polling so that a child stuck
+ * on a dead file system cannot hold the caller past it (*late is then set). Returns the bytes read. */
+static size_t drain_pipe(int fd, char *buf, size_t max, long long deadline_ms, bool *late)
+{
+    size_t used = 0;
+    *late = false;
+    while (used <= max) {
+        long long left = deadline_ms - bai_now_ms();
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        if (left <= 0) {
+            *late = true;
+            break;
+        }
+        int r = poll(&pfd, 1, (int)(left > 1000 ? 1000 : left));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            break;
+        if (r == 0)
+            continue;
+        ssize_t n = read(fd, buf + used, max + 1 - used);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+    }
+    return used;
+}
+
 /* What the child of bai_collect_as_user runs: fn with the pipe's write end. */
 struct collect_ctx {
     int (*fn)(int fd, void *arg);
@@ -164,28 +195,10 @@ int bai_collect_as_user(uid_t uid, gid_t gid, long long deadline_ms, int (*fn)(i
         bai_diag_add(diag, NULL, "cannot start a process to read it: %s", strerror(fork_errno));
         return -1;
     }
-    /* Drain the pipe while the child writes, polling so that a child stuck on a dead file system cannot
-     * hold the caller past the deadline. One byte more than the limit tells an oversized output apart. */
     char *buf = malloc(BAI_JOB_MAX_BYTES + 2);
     bool late = false;
-    while (buf && used <= BAI_JOB_MAX_BYTES) {
-        long long left = deadline_ms - bai_now_ms();
-        struct pollfd pfd = {.fd = p[0], .events = POLLIN};
-        if (left <= 0 || poll(&pfd, 1, (int)(left > 1000 ? 1000 : left)) < 0) {
-            if (left > 0 && errno == EINTR)
-                continue;
-            late = left <= 0;
-            break;
-        }
-        if (!pfd.revents)
-            continue;
-        ssize_t n = read(p[0], buf + used, BAI_JOB_MAX_BYTES + 1 - used);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        used += (size_t)n;
-    }
+    if (buf)
+        used = drain_pipe(p[0], buf, BAI_JOB_MAX_BYTES, deadline_ms, &late);
     close(p[0]);
     int code = bai_wait_child(pid, late ? 0 : deadline_ms);
     if (!buf)
@@ -286,30 +299,9 @@ int bai_exec_collect_as_user(const struct bai_exec *x, int in_fd, long long dead
         snprintf(why, why_size, "cannot start it: %s", strerror(fork_errno));
         return -1;
     }
-    /* Drain while it writes; one byte over max tells an oversized output apart, and ends the child at once. */
-    size_t used = 0;
+    /* An output over max ends the child at once. */
     bool late = false;
-    while (used <= max) {
-        long long left = deadline_ms - bai_now_ms();
-        struct pollfd pfd = {.fd = p[0], .events = POLLIN};
-        if (left <= 0) {
-            late = true;
-            break;
-        }
-        int r = poll(&pfd, 1, (int)(left > 1000 ? 1000 : left));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            break;
-        if (r == 0)
-            continue;
-        ssize_t n = read(p[0], buf + used, max + 1 - used);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        used += (size_t)n;
-    }
+    size_t used = drain_pipe(p[0], buf, max, deadline_ms, &late);
     close(p[0]);
     if (used > max || late) {
         kill(-pid, SIGKILL);
