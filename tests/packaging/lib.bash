@@ -8,14 +8,15 @@ export BUILD
 failed=0
 fail() { echo "FAIL: $*"; failed=1; }
 
-# check_entries LISTING: every entry is root's; directories and programs in /usr/bin are 0755, every other
-# file 0644 (the plugin and libraries too: the loader needs no x bit); nothing else (no link, no device).
+# check_entries LISTING: every entry is root's; directories, programs in /usr/bin and the plugin's job-file
+# parser batchai-plan (exec'd by the prolog, beside the plugin) are 0755, every other file 0644 (the plugin
+# and libraries too: the loader needs no x bit); nothing else (no link, no device).
 check_entries() {
     local perms owner path want n=0
     while read -r perms owner path; do
         case $perms:$path in
         d*) want=drwxr-xr-x ;;
-        -*:/usr/bin/*) want=-rwxr-xr-x ;;
+        -*:/usr/bin/* | -*:*/batchai-plan) want=-rwxr-xr-x ;;
         -*) want=-rw-r--r-- ;;
         *) want="a directory or a regular file" ;;
         esac
@@ -31,7 +32,7 @@ check_entries() {
 check_layout() {
     local f
     for f in /usr/bin/batchai-job /usr/bin/cifar-train /usr/bin/coll-bench /usr/include/collective.h \
-             "$2/libcollective.so" "$2/libcollective.a" "$2/pkgconfig/libcollective.pc" "$3/spank_batchai.so" \
+             "$2/libcollective.so" "$2/libcollective.a" "$2/pkgconfig/libcollective.pc" "$3/spank_batchai.so" "$3/batchai-plan" \
              /etc/slurm/plugstack.conf.d/batchai.conf.example /usr/lib/tmpfiles.d/slurm-batchai.conf \
              /usr/share/man/man1/batchai-job.1 \
              /usr/share/man/man1/cifar-train.1 /usr/share/man/man1/coll-bench.1 /usr/share/man/man8/spank_batchai.8; do
