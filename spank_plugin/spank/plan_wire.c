@@ -148,6 +148,17 @@ static int parse_u32(const char *p, size_t n, uint32_t *out)
     return 0;
 }
 
+/* Exactly want lowercase hex digits in p[0..n). */
+static bool lower_hex(const char *p, size_t n, size_t want)
+{
+    if (n != want)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+            return false;
+    return true;
+}
+
 static char *opt_dup(const char *s)
 {
     return s[0] ? strdup(s) : NULL;
@@ -206,7 +217,7 @@ int bai_wire_plan_read(const char *buf, size_t len, struct bai_wire_plan *w, cha
             break;
         }
         case 'D':
-            if (n != 64 || strspn(d, "0123456789abcdef") < 64)
+            if (!lower_hex(d, n, 64)) /* d is not NUL-ended: no str* function may read it */
                 return bad(why, "the digest is not 64 lowercase hex digits");
             memcpy(w->digest, d, 64);
             w->digest[64] = '\0';

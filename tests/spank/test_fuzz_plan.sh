@@ -16,7 +16,7 @@ mkdir -p "$work/corpus"
 i=0
 for f in tests/jobfiles/valid/*.json; do
     i=$((i + 1))
-    "$helper" "$i" 1000 "/w/$(basename "$f")" "" "" "" -- job_root=/jobs shares_root=/shares <"$f" \
+    "$helper" "$i" 1000 "/w/$(basename "$f")" "" "" "" "" -- job_root=/jobs shares_root=/shares <"$f" \
         >"$work/corpus/$i" 2>/dev/null || rm -f "$work/corpus/$i"
 done
 [ "$(ls "$work/corpus" | wc -l)" -gt 0 ] || { echo "FAIL: the helper made no plan to start from"; exit 1; }

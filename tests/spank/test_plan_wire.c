@@ -97,6 +97,17 @@ static void test_malformed(void)
     REFUSED("U\0\0\0\004", "U\0\0\xff\xff", "past the end");
     REFUSED("/shares/myshare/logs", "/shares/my\0hare/logs", "NUL");
     REFUSED("J\0\0\0\00242", "s\0\0\0\00242", "twice"); /* s appears twice now */
+    /* The fuzzer's find: a digest record whose 64 digits are followed by more hex digits up to the end of
+     * the buffer (no NUL anywhere): the reader must not read past the 64 (ASan checks the exact-size copy). */
+    static const char digest_at_end[] = "BAIPLAN1J\0\0\0\00210U\0\0\0\0041000D\0\0\0@"
+                                        "13c4f817a9d83593754df878ba7d87f38afce6f8d290763d8a0e73ed5b161174"
+                                        "a73d8a0e73ed5b161174a717";
+    char *tight = malloc(sizeof digest_at_end - 1);
+    REQUIRE(tight != NULL, "out of memory");
+    memcpy(tight, digest_at_end, sizeof digest_at_end - 1);
+    char why[BAI_WIRE_WHY_MAX];
+    CHECK_INT(read_back(tight, sizeof digest_at_end - 1, why), ==, -1);
+    free(tight);
 }
 
 static void test_hold(void)
