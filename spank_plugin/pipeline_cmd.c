@@ -47,9 +47,15 @@ static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, ui
     size_t len = 0;
     int rc = -1;
 
+    /* "./f.yml" as "f.yml": the plugin takes only plain absolute paths for the logs beside the file. */
+    const char *rel = path;
+    while (rel[0] == '.' && rel[1] == '/')
+        for (rel += 2; rel[0] == '/'; rel++)
+            ;
     if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
-    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path) >=
+    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/",
+                 path[0] == '/' ? path : rel) >=
         (int)sizeof op->file) {
         fprintf(stderr, "%s: the path is too long\n", path);
         return -1;
