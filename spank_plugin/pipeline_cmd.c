@@ -695,6 +695,23 @@ static int pipeline_status(const cJSON *g, bool json)
             printf("%-24s %-10s %-12s %-6s %s\n", str(s, "name"), str(s, "jobId"), str(s, "executionState"), exit,
                    after[0] ? after : "-");
         }
+        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "steps")) {
+            const cJSON *sw = cJSON_GetObjectItemCaseSensitive(s, "sweep"), *t;
+            const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "bestTrial");
+            if (!sw)
+                continue;
+            printf("sweep %s: %d trials (array %s), objective %s %s; ", str(s, "name"),
+                   cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sw, "trials")), str(sw, "sweepId"),
+                   str(sw, "goal"), str(sw, "primaryMetric"));
+            if (!cJSON_IsNumber(best)) {
+                printf("best: none yet (no trial logged %s)\n", str(sw, "primaryMetric"));
+                continue;
+            }
+            cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(sw, "trials"))
+                if (cJSON_GetObjectItemCaseSensitive(t, "index")->valueint == best->valueint)
+                    printf("best: trial %d (job %s, %.6g)\n", best->valueint, str(t, "jobId"),
+                           cJSON_GetObjectItemCaseSensitive(t, "metric")->valuedouble);
+        }
         cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(o, "outputs"))
             printf("output %s: %s (step %s, %s)\n", m->string, str(m, "path"), str(m, "step"), str(m, "output"));
     }

@@ -267,6 +267,9 @@ assert t["outputs"]["model"] == f"{base}/tune/{t['bestJobId']}/outputs/model", t
 use = open(f"{base}/use/{s['use']['jobId']}/stdouterr/stdout.txt").read()
 assert "x=1" in use, use
 PY
+out=$(bj "status $pw") || fail "status $pw: $out"
+grep -q '^sweep tune: 3 trials (array [0-9]*), objective minimize loss; best: trial 1 (job [0-9]*, 1)$' <<<"$out" ||
+    fail "status $pw does not name the sweep step's best trial: $out"
 rc=0
 out=$(bj "wait $pn --timeout 60") || rc=$?
 [ "$rc" != 0 ] || fail "wait of a sweep step whose trials logged no metric exited 0: $out"
