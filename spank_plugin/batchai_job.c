@@ -488,6 +488,8 @@ int main(int argc, char **argv)
         rc = bai_check_site_main(len > 0 ? self : argv[0], n, rest);
     } else if (strcmp(cmd, "check-node") == 0)
         rc = bai_check_node_main(n, rest);
+    else if (strcmp(cmd, "sweep-best") == 0)
+        rc = bai_pipeline_sweep_best(n, rest); /* what a pipeline's sweep step runs after its trials */
     else if ((strcmp(cmd, "status") == 0 || strcmp(cmd, "wait") == 0 || strcmp(cmd, "terminate") == 0 ||
               strcmp(cmd, "list") == 0) &&
              ((rc = bai_pipeline_control(cmd, n, rest)) >= 0 || (rc = bai_sweep_control(cmd, n, rest)) >= 0))

@@ -19,6 +19,7 @@
 #include "render.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
+#include "sweep_cmd.h"
 #include "translate.h"
 
 /* A pipeline opened: the graph, and BASE (pipeline_cmd.h). */
@@ -38,7 +39,7 @@ bool bai_pipeline_file(const char *path)
     return yes;
 }
 
-static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, struct opened *op)
+static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, uint64_t seed, struct opened *op)
 {
     struct bai_diag d = { 0 };
     char prefix[PATH_MAX + 8], cwd[PATH_MAX] = "";
@@ -46,9 +47,15 @@ static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, st
     size_t len = 0;
     int rc = -1;
 
+    /* "./f.yml" as "f.yml": the plugin takes only plain absolute paths for the logs beside the file. */
+    const char *rel = path;
+    while (rel[0] == '.' && rel[1] == '/')
+        for (rel += 2; rel[0] == '/'; rel++)
+            ;
     if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
-    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path) >=
+    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/",
+                 path[0] == '/' ? path : rel) >=
         (int)sizeof op->file) {
         fprintf(stderr, "%s: the path is too long\n", path);
         return -1;
@@ -65,7 +72,7 @@ static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, st
         return -1;
     }
     if (bai_job_read(path, &text, &len, &d) == 0)
-        rc = bai_pipeline_parse(text, len, op->file, o->site, &op->p, &d);
+        rc = bai_pipeline_parse(text, len, op->file, o->site, seed, &op->p, &d);
     free(text);
     snprintf(prefix, sizeof prefix, "%s: ", path);
     bai_diag_print(&d, stderr, prefix);
@@ -132,7 +139,7 @@ static int check_all(const struct bai_pipeline_opts *o, const char *path, const 
 int bai_pipeline_validate(const struct bai_pipeline_opts *o, const char *path)
 {
     struct opened op;
-    if (open_pipeline(o, path, &op) != 0)
+    if (open_pipeline(o, path, 0, &op) != 0)
         return 1;
     int bad = check_all(o, path, &op);
     if (!bad)
@@ -153,7 +160,7 @@ int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path)
     const char *ids[BAI_PIPELINE_MAX_STEPS];
     int rc = 0;
 
-    if (open_pipeline(o, path, &op) != 0)
+    if (open_pipeline(o, path, 0, &op) != 0)
         return 1;
     for (size_t i = 0; i < op.p.n_steps; i++)
         ids[i] = placeholder(i);
@@ -171,6 +178,12 @@ int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path)
                    "submission\n", op.p.continue_on_step_failure ? "afterany" : "afterok");
         else
             printf("none\n");
+        const struct bai_sweep *sw = op.p.steps[i].sweep;
+        if (sw)
+            printf("# a sweep: sbatch --array=0-%zu%%%d%s (seed 0 here; submit draws one unless the step gives it); "
+                   "then its best trial's outputs: sbatch --dependency=afterany:<the array> batchai-job sweep-best, "
+                   "which the steps after it wait for\n", sw->n_trials - 1, sw->max_concurrent,
+                   sw->timeout ? " --deadline=now+TIMEOUT" : "");
         fputs(script ? script : "", stdout);
         rc = script ? 0 : 1;
         free(script);
@@ -217,11 +230,11 @@ static void cancel_all(char ids[][32], size_t n)
 
 /* The graph as the commands read it back (schemas/batchai-pipeline-status.schema.json holds what status
  * prints from it). */
-static char *graph_text(const struct opened *op, char ids[][32])
+static char *graph_text(const struct opened *op, char ids[][32], char arrays[][32])
 {
     cJSON *g = cJSON_CreateObject(), *steps = cJSON_AddArrayToObject(g, "steps"),
           *outs = cJSON_AddObjectToObject(g, "outputs");
-    cJSON_AddStringToObject(g, "pipelineId", ids[0]);
+    cJSON_AddStringToObject(g, "pipelineId", arrays[0][0] ? arrays[0] : ids[0]);
     cJSON_AddStringToObject(g, "name", op->p.display_name ? op->p.display_name : strrchr(op->base, '/') + 1);
     cJSON_AddStringToObject(g, "file", op->file);
     cJSON_AddBoolToObject(g, "continueOnStepFailure", op->p.continue_on_step_failure);
@@ -229,7 +242,13 @@ static char *graph_text(const struct opened *op, char ids[][32])
         const struct bai_pl_step *s = &op->p.steps[i];
         cJSON *o = cJSON_CreateObject(), *deps = cJSON_CreateArray(), *so = cJSON_CreateObject(), *m;
         cJSON_AddStringToObject(o, "name", s->name);
-        cJSON_AddStringToObject(o, "jobId", ids[i]);
+        cJSON_AddStringToObject(o, "jobId", arrays[i][0] ? arrays[i] : ids[i]);
+        if (s->sweep) { /* the array's trials, then the job that makes the best trial's outputs the step's */
+            char rec[PATH_MAX + 128];
+            cJSON_AddStringToObject(o, "bestJobId", ids[i]);
+            if (snprintf(rec, sizeof rec, "%s/%s.sweep-%s.json", op->base, s->name, arrays[i]) < (int)sizeof rec)
+                cJSON_AddStringToObject(o, "sweepRecord", rec);
+        }
         for (size_t k = 0; k < s->n_deps; k++)
             cJSON_AddItemToArray(deps, cJSON_CreateString(op->p.steps[s->deps[k]].name));
         cJSON_AddItemToObject(o, "dependsOn", deps);
@@ -255,14 +274,103 @@ static char *graph_text(const struct opened *op, char ids[][32])
     return text;
 }
 
+/* The seed of sweep steps without one: printed and recorded, so the same trials can be had again. */
+static uint64_t fresh_seed(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return ((uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec ^ (uint64_t)getpid() << 16) & 0x7fffffff;
+}
+
+static void quote_into(char *buf, size_t size, const char *s)
+{
+    size_t n = (size_t)snprintf(buf, size, "'");
+    for (; *s && n + 5 < size; s++)
+        n += (size_t)snprintf(buf + n, size - n, *s == '\'' ? "'\\''" : "%c", *s);
+    snprintf(buf + n, size - n, "'");
+}
+
+/* Sweep step i's record (BASE/<step>.sweep-<array>.json: the trials' parameters, the objective, where the
+ * trials' directories are and the step's outputs), then the job that, after every trial, makes the best trial's
+ * outputs the step's: `batchai-job sweep-best RECORD`, run as the user. *id: that job's. */
+static int submit_best(const struct opened *op, size_t i, const char *array, int argc, char **argv,
+                       const char *experiment, long *id)
+{
+    const struct bai_pl_step *s = &op->p.steps[i];
+    char rec[PATH_MAX + 128], dir[PATH_MAX + 80], self[PATH_MAX], wrap[3 * PATH_MAX], q1[PATH_MAX + 64],
+        q2[2 * PATH_MAX], logf[PATH_MAX + 128], dep[64], jname[200];
+    const cJSON *m;
+    cJSON *r = bai_sweep_record(s->sweep, array, op->file), *outs = cJSON_AddArrayToObject(r, "outputs");
+    snprintf(dir, sizeof dir, "%s/%s", op->base, s->name);
+    cJSON_AddStringToObject(r, "step", s->name);
+    cJSON_AddStringToObject(r, "trialsDir", dir);
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(s->doc, "outputs"))
+        cJSON_AddItemToArray(outs, cJSON_CreateString(m->string));
+    char *text = cJSON_Print(r);
+    cJSON_Delete(r);
+    snprintf(rec, sizeof rec, "%s/%s.sweep-%s.json", op->base, s->name, array);
+    if (!text || bai_write_file_atomic(rec, text) != 0) {
+        fprintf(stderr, "batchai-job submit: %s: %s\n", rec, text ? strerror(errno) : "out of memory");
+        free(text);
+        return -1;
+    }
+    free(text);
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) {
+        fprintf(stderr, "batchai-job submit: cannot find batchai-job itself (/proc/self/exe)\n");
+        return -1;
+    }
+    self[len] = '\0';
+    quote_into(q1, sizeof q1, self);
+    quote_into(q2, sizeof q2, rec);
+    if (snprintf(wrap, sizeof wrap, "--wrap=exec %s sweep-best %s", q1, q2) >= (int)sizeof wrap ||
+        snprintf(logf, sizeof logf, "--output=%s/%s.best-%%j.txt", op->base, s->name) >= (int)sizeof logf) {
+        fprintf(stderr, "batchai-job submit: %s: the path is too long\n", rec);
+        return -1;
+    }
+    snprintf(dep, sizeof dep, "--dependency=afterany:%s", array);
+    snprintf(jname, sizeof jname, "--job-name=%s.best", s->name);
+    char **args = calloc((size_t)argc + 10, sizeof *args);
+    if (!args) {
+        fprintf(stderr, "batchai-job: out of memory\n");
+        return -1;
+    }
+    int k = 0;
+    args[k++] = "sbatch";
+    args[k++] = "--parsable";
+    args[k++] = dep;
+    args[k++] = "--kill-on-invalid-dep=yes";
+    args[k++] = jname;
+    args[k++] = logf;
+    for (int j = 0; j < argc; j++)
+        if (strcmp(argv[j], "--parsable") == 0)
+            continue;
+        else if (strcmp(argv[j], "--experiment") == 0 && j + 1 < argc)
+            args[k++] = (char *)experiment, j++;
+        else
+            args[k++] = argv[j];
+    args[k++] = wrap;
+    char *out = NULL, *err = NULL;
+    int st = bai_run(args, &out, &err);
+    free(args);
+    *id = st == 0 && out ? strtol(out, NULL, 10) : 0;
+    if (*id <= 0)
+        fprintf(stderr, "batchai-job submit: step %s: sbatch of the job that picks the best trial failed: %s\n",
+                s->name, err && err[0] ? err : out && out[0] ? out : "no message");
+    free(out);
+    free(err);
+    return *id > 0 ? 0 : -1;
+}
+
 int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int argc, char **argv)
 {
     struct opened op;
-    char ids[BAI_PIPELINE_MAX_STEPS][32];
+    char ids[BAI_PIPELINE_MAX_STEPS][32], arrays[BAI_PIPELINE_MAX_STEPS][32] = { { 0 } };
+    char queued[2 * BAI_PIPELINE_MAX_STEPS][32]; /* every job submitted, for the cancel */
     const char *idp[BAI_PIPELINE_MAX_STEPS];
     bool parsable = false;
     int rc = 1;
-    size_t done = 0;
+    size_t done = 0, n_queued = 0;
 
     char experiment[300] = "";
     for (int i = 0; i + 1 < argc; i++)
@@ -280,7 +388,7 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
                     "single jobs; follow it with `batchai-job wait ID`\n", argv[i]);
             return 2;
         }
-    if (open_pipeline(o, path, &op) != 0)
+    if (open_pipeline(o, path, fresh_seed(), &op) != 0)
         return 1;
     /* Nothing is submitted unless every step is valid. */
     if (check_all(o, path, &op) != 0) {
@@ -308,7 +416,13 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
         char deps[BAI_PIPELINE_MAX_STEPS * 32] = "";
         for (size_t k = 0; k < s->n_deps; k++)
             len += (size_t)snprintf(deps + len, sizeof deps - len, ":%s", ids[s->deps[k]]);
-        char **args = calloc((size_t)argc + 10, sizeof *args);
+        char **args = calloc((size_t)argc + 14, sizeof *args), *array = NULL, *deadline = NULL;
+        if (s->sweep && (asprintf(&array, "--array=0-%zu%%%d", s->sweep->n_trials - 1, s->sweep->max_concurrent) < 0 ||
+                         (s->sweep->timeout && asprintf(&deadline, "--deadline=now+%ld", s->sweep->timeout) < 0))) {
+            fprintf(stderr, "batchai-job: out of memory\n");
+            free(args);
+            goto fail;
+        }
         if (!args || asprintf(&opt, "--batchai-job=%s", file) < 0 || asprintf(&name, "--batchai-name=%s", s->name) < 0 ||
             (o->shares && asprintf(&shares, "--batchai-share=%s", o->shares) < 0) ||
             (s->n_deps && asprintf(&dep, "--dependency=%s%s", op.p.continue_on_step_failure ? "afterany" : "afterok",
@@ -324,6 +438,12 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
         args[k++] = name;
         if (shares)
             args[k++] = shares;
+        if (array)
+            args[k++] = array;
+        if (deadline) { /* the whole sweep's limit, as a sweep job's */
+            args[k++] = deadline;
+            args[k++] = "--time-min=1";
+        }
         if (dep) {
             args[k++] = dep;
             /* A step whose dependency can never be met ends at once instead of waiting for ever. */
@@ -343,6 +463,8 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
         free(name);
         free(shares);
         free(dep);
+        free(array);
+        free(deadline);
         long id = st == 0 && out ? strtol(out, NULL, 10) : 0;
         if (id <= 0) {
             fprintf(stderr, "batchai-job submit: step %s: sbatch failed: %s\n", s->name,
@@ -351,12 +473,19 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
             free(err);
             goto fail;
         }
-        snprintf(ids[done++], sizeof ids[0], "%ld", id);
         free(out);
         free(err);
+        snprintf(queued[n_queued++], sizeof queued[0], "%ld", id);
+        if (s->sweep) {
+            snprintf(arrays[done], sizeof arrays[0], "%ld", id);
+            if (submit_best(&op, done, arrays[done], argc, argv, experiment, &id) != 0)
+                goto fail;
+            snprintf(queued[n_queued++], sizeof queued[0], "%ld", id);
+        }
+        snprintf(ids[done++], sizeof ids[0], "%ld", id);
     }
-    char graph[PATH_MAX + 64], *text = graph_text(&op, ids);
-    snprintf(graph, sizeof graph, "%s/pipeline-%s.json", op.base, ids[0]);
+    char graph[PATH_MAX + 64], *text = graph_text(&op, ids, arrays);
+    snprintf(graph, sizeof graph, "%s/pipeline-%s.json", op.base, arrays[0][0] ? arrays[0] : ids[0]);
     if (!text || bai_write_file_atomic(graph, text) != 0) {
         fprintf(stderr, "batchai-job submit: %s: %s\n", graph, text ? strerror(errno) : "out of memory");
         free(text);
@@ -364,18 +493,22 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
     }
     free(text);
     if (parsable)
-        printf("%s\n", ids[0]);
+        printf("%s\n", arrays[0][0] ? arrays[0] : ids[0]);
     else {
-        printf("Submitted pipeline %s (%zu steps):", ids[0], op.p.n_steps);
+        printf("Submitted pipeline %s (%zu steps):", arrays[0][0] ? arrays[0] : ids[0], op.p.n_steps);
         for (size_t i = 0; i < op.p.n_steps; i++)
-            printf(" %s=%s", op.p.steps[i].name, ids[i]);
+            if (arrays[i][0])
+                printf(" %s=%s (sweep of %zu trials, seed %llu; best trial by job %s)", op.p.steps[i].name, arrays[i],
+                       op.p.steps[i].sweep->n_trials, (unsigned long long)op.p.steps[i].sweep->seed, ids[i]);
+            else
+                printf(" %s=%s", op.p.steps[i].name, ids[i]);
         printf("\n");
     }
     rc = 0;
     goto out;
 fail:
     /* Nothing half-submitted: the steps already queued are cancelled. */
-    cancel_all(ids, done);
+    cancel_all(queued, n_queued);
     if (done)
         fprintf(stderr, "batchai-job submit: %s: the %zu step%s already submitted %s cancelled; nothing of the "
                 "pipeline runs\n", path, done, done == 1 ? "" : "s", done == 1 ? "was" : "were");
@@ -406,12 +539,17 @@ int bai_stdout_path(const struct bai_jobinfo *ji, char *path, size_t size)
 }
 
 /* The graph of the pipeline whose first step is job `id`: BASE/pipeline-ID.json, BASE four directories
- * above the first step's stdout.txt (BASE/<step>/<id>/stdouterr/stdout.txt). NULL when id heads none. */
+ * above the first step's stdout.txt (BASE/<step>/<id>/stdouterr/stdout.txt; a sweep step's: its task 0's).
+ * NULL when id heads none. */
 static cJSON *load_graph(const char *id)
 {
     struct bai_jobinfo ji;
-    char why[1024], path[PATH_MAX + 64];
-    if (bai_job_load(id, &ji, why, sizeof why) != 0 || bai_stdout_path(&ji, path, sizeof path) != 0)
+    char why[1024], path[PATH_MAX + 64], task0[48];
+    if (!id[0] || strspn(id, "0123456789") != strlen(id) || strlen(id) > 20)
+        return NULL;
+    snprintf(task0, sizeof task0, "%s_0", id);
+    if ((bai_job_load(id, &ji, why, sizeof why) != 0 || bai_stdout_path(&ji, path, sizeof path) != 0) &&
+        (bai_job_load(task0, &ji, why, sizeof why) != 0 || bai_stdout_path(&ji, path, sizeof path) != 0))
         return NULL;
     for (int up = 0; up < 4; up++) {
         char *slash = strrchr(path, '/');
@@ -420,7 +558,7 @@ static cJSON *load_graph(const char *id)
         *slash = '\0';
     }
     size_t n = strlen(path);
-    snprintf(path + n, sizeof path - n, "/pipeline-%s.json", ji.id);
+    snprintf(path + n, sizeof path - n, "/pipeline-%s.json", id);
     struct bai_diag d = { 0 };
     char *text = NULL;
     size_t len = 0;
@@ -430,7 +568,7 @@ static cJSON *load_graph(const char *id)
     free(text);
     bai_diag_free(&d);
     const cJSON *pid = cJSON_GetObjectItemCaseSensitive(g, "pipelineId");
-    if (!cJSON_IsString(pid) || strcmp(pid->valuestring, ji.id) != 0 ||
+    if (!cJSON_IsString(pid) || strcmp(pid->valuestring, id) != 0 ||
         !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(g, "steps"))) {
         cJSON_Delete(g);
         return NULL;
@@ -442,6 +580,26 @@ static const char *str(const cJSON *o, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* A sweep step's trials from its record: bai_sweep_status's object, NULL when the record is unreadable. */
+static cJSON *sweep_step_status(const cJSON *s)
+{
+    struct bai_diag d = { 0 };
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *r = NULL, *o = NULL;
+    if (bai_job_read(str(s, "sweepRecord"), &text, &len, &d) == 0)
+        r = cJSON_ParseWithLength(text, len);
+    free(text);
+    bai_diag_free(&d);
+    if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "trials")) && str(r, "trialsDir")[0]) {
+        bool ended;
+        int fail;
+        o = bai_sweep_status(r, str(r, "trialsDir"), &ended, &fail);
+    }
+    cJSON_Delete(r);
+    return o;
 }
 
 /* The graph with each step's state: the object status --json prints. *ended: every step ended; *first_fail:
@@ -466,7 +624,13 @@ static cJSON *graph_status(const cJSON *g, bool *ended, int *first_fail)
         cJSON_AddStringToObject(st, "name", str(s, "name"));
         cJSON_AddStringToObject(st, "jobId", str(s, "jobId"));
         cJSON_AddItemToObject(st, "dependsOn", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(s, "dependsOn"), 1));
-        if (bai_job_load(str(s, "jobId"), &ji, why, sizeof why) != 0) {
+        /* A sweep step: its trials, and its state that of the job that picks the best after them. */
+        cJSON *sweep = str(s, "bestJobId")[0] ? sweep_step_status(s) : NULL;
+        if (sweep) {
+            cJSON_AddStringToObject(st, "bestJobId", str(s, "bestJobId"));
+            cJSON_AddItemToObject(st, "sweep", sweep);
+        }
+        if (bai_job_load(sweep ? str(s, "bestJobId") : str(s, "jobId"), &ji, why, sizeof why) != 0) {
             cJSON_AddStringToObject(st, "executionState", "unknown");
             cJSON_AddStringToObject(st, "slurmState", "");
             cJSON_AddNullToObject(st, "exitCode");
@@ -474,6 +638,8 @@ static cJSON *graph_status(const cJSON *g, bool *ended, int *first_fail)
         } else {
             const char *e = bai_job_execution_state(&ji);
             int code = bai_job_exit_status(&ji);
+            if (sweep && strcmp(e, "queued") == 0 && strcmp(str(sweep, "executionState"), "queued") != 0)
+                e = "running"; /* its trials run */
             cJSON_AddStringToObject(st, "executionState", e);
             cJSON_AddStringToObject(st, "slurmState", ji.state);
             if (bai_job_ended(&ji) && strcmp(e, "cancelled") != 0 && code >= 0)
@@ -529,6 +695,23 @@ static int pipeline_status(const cJSON *g, bool json)
             printf("%-24s %-10s %-12s %-6s %s\n", str(s, "name"), str(s, "jobId"), str(s, "executionState"), exit,
                    after[0] ? after : "-");
         }
+        cJSON_ArrayForEach(s, cJSON_GetObjectItemCaseSensitive(o, "steps")) {
+            const cJSON *sw = cJSON_GetObjectItemCaseSensitive(s, "sweep"), *t;
+            const cJSON *best = cJSON_GetObjectItemCaseSensitive(sw, "bestTrial");
+            if (!sw)
+                continue;
+            printf("sweep %s: %d trials (array %s), objective %s %s; ", str(s, "name"),
+                   cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(sw, "trials")), str(sw, "sweepId"),
+                   str(sw, "goal"), str(sw, "primaryMetric"));
+            if (!cJSON_IsNumber(best)) {
+                printf("best: none yet (no trial logged %s)\n", str(sw, "primaryMetric"));
+                continue;
+            }
+            cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(sw, "trials"))
+                if (cJSON_GetObjectItemCaseSensitive(t, "index")->valueint == best->valueint)
+                    printf("best: trial %d (job %s, %.6g)\n", best->valueint, str(t, "jobId"),
+                           cJSON_GetObjectItemCaseSensitive(t, "metric")->valuedouble);
+        }
         cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(o, "outputs"))
             printf("output %s: %s (step %s, %s)\n", m->string, str(m, "path"), str(m, "step"), str(m, "output"));
     }
@@ -573,6 +756,21 @@ static int pipeline_terminate(const cJSON *g, int argc, char **argv)
     for (int i = cJSON_GetArraySize(steps); i-- > 0;) {
         const cJSON *s = cJSON_GetArrayItem(steps, i);
         char *args[4] = { (char *)str(s, "jobId"), argc > 1 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL, NULL };
+        if (str(s, "bestJobId")[0]) {
+            /* A sweep step: the job that picks the best first, then the array (its trials, running or not). */
+            const char *both[2] = { str(s, "bestJobId"), str(s, "jobId") };
+            for (int k = 0; k < 2; k++) {
+                char *cancel[] = { "scancel", (char *)both[k], NULL }, *out = NULL, *err = NULL;
+                if (bai_run(cancel, &out, &err) != 0) {
+                    fprintf(stderr, "batchai-job: scancel %s: %s\n", both[k], err && err[0] ? err : "failed");
+                    rc = 1;
+                }
+                free(out);
+                free(err);
+            }
+            printf("sweep step %s: array %s and job %s cancelled\n", str(s, "name"), both[1], both[0]);
+            continue;
+        }
         struct bai_jobinfo ji;
         char why[1024];
         if (bai_job_load(args[0], &ji, why, sizeof why) == 0 && bai_job_ended(&ji))
@@ -627,5 +825,70 @@ int bai_pipeline_control(const char *cmd, int argc, char **argv)
     else
         rc = -1;
     cJSON_Delete(g);
+    return rc;
+}
+
+int bai_pipeline_sweep_best(int argc, char **argv)
+{
+    struct bai_diag d = { 0 };
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *r = NULL;
+    const char *me = getenv("SLURM_JOB_ID");
+
+    if (argc != 1 || !me || !me[0] || strspn(me, "0123456789") != strlen(me)) {
+        fprintf(stderr, "batchai-job sweep-best RECORD: run by a pipeline's sweep step, as a Slurm job\n");
+        return 2;
+    }
+    if (bai_job_read(argv[0], &text, &len, &d) == 0)
+        r = cJSON_ParseWithLength(text, len);
+    free(text);
+    bai_diag_print(&d, stderr, "batchai-job sweep-best: ");
+    bai_diag_free(&d);
+    const char *dir = str(r, "trialsDir"), *step = str(r, "step"), *metric = str(r, "primaryMetric");
+    if (!dir[0] || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "trials"))) {
+        fprintf(stderr, "batchai-job sweep-best: %s: not a sweep step's record\n", argv[0]);
+        cJSON_Delete(r);
+        return 1;
+    }
+    bool ended;
+    int fail, rc = 1;
+    cJSON *o = bai_sweep_status(r, dir, &ended, &fail);
+    const cJSON *best = cJSON_GetObjectItemCaseSensitive(o, "bestTrial"), *t, *m;
+    const cJSON *bt = NULL;
+    cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(o, "trials"))
+        if (cJSON_IsNumber(best) && cJSON_GetObjectItemCaseSensitive(t, "index")->valueint == best->valueint)
+            bt = t;
+    if (!bt || !str(bt, "jobId")[0]) {
+        fprintf(stderr, "sweep step %s: no trial logged the metric %s (MLflow's file store, outputs/mlruns of each "
+                "trial under %s): there is no best trial, so the step has no outputs and the steps after it do not "
+                "run\n", step, metric, dir);
+        goto out;
+    }
+    char outs[PATH_MAX + 64];
+    snprintf(outs, sizeof outs, "%s/%s", dir, me);
+    if ((mkdir(outs, 0755) != 0 && errno != EEXIST) ||
+        (strncat(outs, "/outputs", sizeof outs - strlen(outs) - 1), mkdir(outs, 0755) != 0 && errno != EEXIST)) {
+        fprintf(stderr, "sweep step %s: %s: %s\n", step, outs, strerror(errno));
+        goto out;
+    }
+    printf("sweep step %s: best trial %d (job %s, %s %s = %.10g)\n", step, best->valueint, str(bt, "jobId"),
+           str(r, "goal"), metric, cJSON_GetObjectItemCaseSensitive(bt, "metric")->valuedouble);
+    rc = 0;
+    cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(r, "outputs")) {
+        /* The step's output is the best trial's, by a link relative to the trials' directory. */
+        char link[2 * PATH_MAX], target[PATH_MAX];
+        snprintf(link, sizeof link, "%s/%s", outs, m->valuestring);
+        snprintf(target, sizeof target, "../../%s/outputs/%s", str(bt, "jobId"), m->valuestring);
+        if (symlink(target, link) != 0) {
+            fprintf(stderr, "sweep step %s: %s: %s\n", step, link, strerror(errno));
+            rc = 1;
+        } else
+            printf("output %s: %s -> %s/%s/outputs/%s\n", m->valuestring, link, dir, str(bt, "jobId"),
+                   m->valuestring);
+    }
+out:
+    cJSON_Delete(o);
+    cJSON_Delete(r);
     return rc;
 }

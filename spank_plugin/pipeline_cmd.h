@@ -33,6 +33,11 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
 /* status/wait/terminate of a pipeline id; -1 when the id heads no pipeline (the caller treats it as a job). */
 int bai_pipeline_control(const char *cmd, int argc, char **argv);
 
+/* sweep-best RECORD: the job a pipeline's sweep step runs after its trials (as the user): the trial with the best
+ * objective metric, and the step's outputs (BASE/<step>/<this job>/outputs/<name>) linked to that trial's. 1,
+ * with the reason, when no trial logged the metric: the steps after it then never run. */
+int bai_pipeline_sweep_best(int argc, char **argv);
+
 /* Shared with sweep_cmd.c: a bai_job_reader whose arg is the text itself (a generated command job); write text
  * to path through a temporary file and a rename, so that no reader sees half of it (0, or -1 with errno). */
 int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d);

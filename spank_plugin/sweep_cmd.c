@@ -43,9 +43,15 @@ static int open_sweep(const struct bai_pipeline_opts *o, const char *path, uint6
     size_t len = 0;
     int rc = -1;
 
+    /* "./f.yml" as "f.yml": the plugin takes only plain absolute paths for the logs beside the file. */
+    const char *rel = path;
+    while (rel[0] == '.' && rel[1] == '/')
+        for (rel += 2; rel[0] == '/'; rel++)
+            ;
     if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
-    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/", path) >=
+    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/",
+                 path[0] == '/' ? path : rel) >=
         (int)sizeof op->file) {
         fprintf(stderr, "%s: the path is too long\n", path);
         return -1;
@@ -140,25 +146,31 @@ int bai_sweep_translate(const struct bai_pipeline_opts *o, const char *path)
     return rc;
 }
 
-static char *record_text(const struct opened *op, const char *id)
+cJSON *bai_sweep_record(const struct bai_sweep *sw, const char *id, const char *file)
 {
     cJSON *r = cJSON_CreateObject(), *trials = cJSON_AddArrayToObject(r, "trials");
     char seed[32];
-    snprintf(seed, sizeof seed, "%llu", (unsigned long long)op->s.seed);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)sw->seed);
     cJSON_AddStringToObject(r, "sweepId", id);
-    cJSON_AddStringToObject(r, "file", op->file);
-    cJSON_AddStringToObject(r, "samplingAlgorithm", op->s.random ? "random" : "grid");
+    cJSON_AddStringToObject(r, "file", file);
+    cJSON_AddStringToObject(r, "samplingAlgorithm", sw->random ? "random" : "grid");
     cJSON_AddStringToObject(r, "seed", seed);
-    cJSON_AddStringToObject(r, "goal", op->s.maximize ? "maximize" : "minimize");
-    cJSON_AddStringToObject(r, "primaryMetric", op->s.metric);
-    cJSON_AddNumberToObject(r, "maxConcurrentTrials", op->s.max_concurrent);
-    for (size_t t = 0; t < op->s.n_trials; t++) {
+    cJSON_AddStringToObject(r, "goal", sw->maximize ? "maximize" : "minimize");
+    cJSON_AddStringToObject(r, "primaryMetric", sw->metric);
+    cJSON_AddNumberToObject(r, "maxConcurrentTrials", sw->max_concurrent);
+    for (size_t t = 0; t < sw->n_trials; t++) {
         cJSON *o = cJSON_CreateObject(), *p = cJSON_AddObjectToObject(o, "parameters");
         cJSON_AddNumberToObject(o, "index", (double)t);
-        for (size_t k = 0; k < op->s.n_params; k++)
-            cJSON_AddStringToObject(p, op->s.names[k], op->s.values[t * op->s.n_params + k]);
+        for (size_t k = 0; k < sw->n_params; k++)
+            cJSON_AddStringToObject(p, sw->names[k], sw->values[t * sw->n_params + k]);
         cJSON_AddItemToArray(trials, o);
     }
+    return r;
+}
+
+static char *record_text(const struct opened *op, const char *id)
+{
+    cJSON *r = bai_sweep_record(&op->s, id, op->file);
     char *text = cJSON_Print(r);
     cJSON_Delete(r);
     return text;
@@ -348,7 +360,7 @@ static bool metric_value(const char *store, const char *name, double *value)
     return found;
 }
 
-static cJSON *sweep_status(const cJSON *r, const char *base, bool *ended, int *first_fail)
+cJSON *bai_sweep_status(const cJSON *r, const char *trials_dir, bool *ended, int *first_fail)
 {
     cJSON *o = cJSON_CreateObject(), *trials = cJSON_CreateArray();
     const cJSON *t;
@@ -396,7 +408,7 @@ static cJSON *sweep_status(const cJSON *r, const char *base, bool *ended, int *f
         if (strcmp(e, "failed") == 0 && !failed++)
             *first_fail = code > 0 ? (code > 255 ? 255 : code) : 1;
         double v;
-        snprintf(store, sizeof store, "%s/trial/%s/outputs/mlruns", base, ji.id);
+        snprintf(store, sizeof store, "%s/%s/outputs/mlruns", trials_dir, ji.id);
         if (strcmp(e, "queued") != 0 && metric_value(store, str(r, "primaryMetric"), &v)) {
             cJSON_AddNumberToObject(x, "metric", v);
             if (best < 0 || (maximize ? v > best_v : v < best_v)) {
@@ -421,7 +433,9 @@ static int cmd_status(const cJSON *r, const char *base, bool json)
 {
     bool ended;
     int fail;
-    cJSON *o = sweep_status(r, base, &ended, &fail), *t, *p;
+    char dir[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s/trial", base);
+    cJSON *o = bai_sweep_status(r, dir, &ended, &fail), *t, *p;
     if (json) {
         char *text = cJSON_Print(o);
         if (text)
@@ -477,7 +491,9 @@ int bai_sweep_control(const char *cmd, int argc, char **argv)
         for (unsigned ms = 1000;; ms = ms < 10000 ? ms * 3 / 2 : ms) {
             bool ended;
             int fail;
-            cJSON *o = sweep_status(r, base, &ended, &fail);
+            char dir[PATH_MAX + 8];
+            snprintf(dir, sizeof dir, "%s/trial", base);
+            cJSON *o = bai_sweep_status(r, dir, &ended, &fail);
             if (ended) {
                 const cJSON *best = cJSON_GetObjectItemCaseSensitive(o, "bestTrial");
                 printf("sweep %s: %s", argv[0], str(o, "executionState"));

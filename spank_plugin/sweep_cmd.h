@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 
+#include <cJSON.h>
+
 #include "pipeline_cmd.h"
 
 bool bai_sweep_file(const char *path);
@@ -19,5 +21,12 @@ int bai_sweep_translate(const struct bai_pipeline_opts *o, const char *path);
 int bai_sweep_submit(const struct bai_pipeline_opts *o, const char *path, int argc, char **argv);
 /* status/wait/terminate of a sweep id; -1 when the id is no sweep's. */
 int bai_sweep_control(const char *cmd, int argc, char **argv);
+
+/* Shared with pipeline_cmd.c (a pipeline's sweep steps): the record of sweep `sw` as array `id` (what
+ * status reads back), and the status object of a record whose trials' directories are trials_dir/<job id>
+ * (*ended: every trial ended; *first_fail: the first failed trial's exit status, else 0). */
+struct bai_sweep;
+cJSON *bai_sweep_record(const struct bai_sweep *sw, const char *id, const char *file);
+cJSON *bai_sweep_status(const cJSON *record, const char *trials_dir, bool *ended, int *first_fail);
 
 #endif

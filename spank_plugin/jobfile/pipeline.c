@@ -8,6 +8,7 @@
 
 #include "job.h"
 #include "jsonv.h"
+#include "sweep.h"
 #include "yamltree.h"
 
 #define MAX_DEPTH 8 /* nested pipeline components */
@@ -53,6 +54,8 @@ struct ctx {
     size_t n_trees, n_strings, cap_strings;
     const char *compute;     /* settings.default_compute */
     const char *experiment;
+    uint64_t seed;           /* sweep steps without a seed of their own */
+    const cJSON *space;      /* the search space of the sweep step being expanded, else NULL */
 };
 
 static const char *keep(struct ctx *c, char *s)
@@ -153,13 +156,13 @@ static const cJSON *read_tree(struct ctx *c, const char *file, const char *path)
 
 /* The step's component and the directory its paths are relative to. */
 static const cJSON *component_of(struct ctx *c, const cJSON *step, const char *path, const char *dir,
-                                 const char **comp_dir)
+                                 const char **comp_dir, const char *key)
 {
-    const cJSON *v = jv_get(step, "component");
+    const cJSON *v = jv_get(step, key);
     char child[JV_PATH_MAX];
 
     *comp_dir = dir;
-    jv_child(child, path, "component");
+    jv_child(child, path, key);
     if (!v)
         return NULL;
     if (cJSON_IsObject(v))
@@ -378,7 +381,8 @@ static void expand_jobs(struct ctx *c, struct scope *sc, const cJSON *jobs, int 
 static const char *const step_keys[] = {
     "type", "component", "compute", "inputs", "outputs", "resources", "distribution", "limits",
     "environment_variables", "display_name", "name", "description", "tags", "services", "identity",
-    "queue_settings", "code", "command", "environment", "experiment_name", NULL,
+    "queue_settings", "code", "command", "environment", "experiment_name", "trial", "search_space", "objective",
+    "sampling_algorithm", "early_termination", NULL,
 };
 static const char *const component_keys[] = {
     "$schema", "type", "name", "version", "display_name", "description", "tags", "inputs", "outputs", "code",
@@ -415,6 +419,22 @@ static void bind_inputs(struct ctx *c, struct scope *sc, const cJSON *step, cons
         const char *type = cJSON_IsString(t) ? t->valuestring : NULL;
         struct val v;
         jv_child_quoted(child, base, m->string);
+        if (!b && c->space && jv_get(c->space, m->string)) {
+            /* A parameter of the sweep: each trial's own value, set by the array's command. */
+            cJSON *ref = cJSON_CreateString("");
+            char var[128];
+            snprintf(var, sizeof var, "${AZUREML_SWEEP_%.64s}", m->string);
+            cJSON_SetValuestring(ref, var);
+            if (c->n_trees == MAX_TREES) {
+                cJSON_Delete(ref);
+                bai_diag_add(c->d, child, "too many documents");
+                continue;
+            }
+            c->trees[c->n_trees++] = ref;
+            struct val sv = { .kind = V_LIT, .node = ref };
+            fn(c, arg, m->string, NULL, sv, child);
+            continue;
+        }
         if (b)
             v = resolve_input(c, sc, b, child, dir);
         else if (cJSON_IsObject(m) && jv_get(m, "default"))
@@ -599,7 +619,8 @@ static void command_step(struct ctx *c, struct scope *sc, const cJSON *step, con
         copy_member(doc, from, "resources");
         copy_member(doc, from, "distribution");
     }
-    copy_member(doc, step, "limits");
+    if (!c->space) /* a sweep step's limits are the sweep's */
+        copy_member(doc, step, "limits");
     copy_member(doc, step, "services");
     copy_member(doc, step, "identity");
     copy_member(doc, step, "queue_settings");
@@ -683,6 +704,81 @@ static void pipeline_step(struct ctx *c, struct scope *sc, const cJSON *step, co
             bai_diag_add(c->d, child, "no step of the pipeline component writes its output \"%.64s\"", m->string);
         }
     free(inner);
+}
+
+struct prefixed {
+    struct bai_diag *d;
+    const char *path;
+};
+
+static void add_prefixed(void *arg, const char *msg)
+{
+    struct prefixed *p = arg;
+    bai_diag_add(p->d, p->path, "%s", msg);
+}
+
+/* A sweep step: its trial component bound as a command step (each search-space parameter the trial's input of
+ * that name), then made the job array's command job (bai_sweep_step). Its outputs are the best trial's. */
+static void sweep_step(struct ctx *c, struct scope *sc, const cJSON *step, const char *name, const char *path)
+{
+    const char *comp_dir;
+    const cJSON *m, *comp, *space = jv_get(step, "search_space");
+    char child[JV_PATH_MAX];
+
+    if (jv_get(step, "component") || jv_get(step, "command")) {
+        bai_diag_add(c->d, path, "a sweep step runs its trial: give trial: (a command component), not component "
+                     "or command");
+        return;
+    }
+    size_t faults = bai_diag_total(c->d);
+    if (!jv_get(step, "trial")) {
+        bai_diag_add(c->d, join(c, path, ".trial", ""), "expected the trial: a command component (./train.yml)");
+        return;
+    }
+    comp = component_of(c, step, path, sc->dir, &comp_dir, "trial");
+    if (!comp) {
+        if (bai_diag_total(c->d) == faults)
+            bai_diag_add(c->d, join(c, path, ".trial", ""), "expected a command component");
+        return;
+    }
+    const cJSON *ct = jv_get(comp, "type");
+    if (cJSON_IsString(ct) && strcmp(ct->valuestring, "command") != 0) {
+        bai_diag_add(c->d, join(c, path, ".trial", ""), "a sweep's trial is a command component, not a %.40s one",
+                     ct->valuestring);
+        return;
+    }
+    const cJSON *decl = jv_get(comp, "inputs");
+    cJSON_ArrayForEach(m, (cJSON_IsObject(space) ? space : NULL)) {
+        jv_child_quoted(child, join(c, path, ".search_space", ""), m->string);
+        if (!jv_get(decl, m->string))
+            bai_diag_add(c->d, child, "the trial declares no input \"%.64s\" for this parameter", m->string);
+        else if (jv_get(jv_get(step, "inputs"), m->string))
+            bai_diag_add(c->d, child, "the step also binds the input \"%.64s\": a parameter is the search space's",
+                         m->string);
+    }
+    size_t index = c->p->n_steps;
+    c->space = cJSON_IsObject(space) ? space : NULL;
+    command_step(c, sc, step, comp, comp_dir, name, path);
+    c->space = NULL;
+    if (c->p->n_steps == index)
+        return; /* said: too many steps */
+    struct bai_pl_step *s = &c->p->steps[index];
+    cJSON_ArrayForEach(m, jv_get(s->doc, "outputs"))
+        if (jv_get(m, "path")) {
+            jv_child_quoted(child, join(c, path, ".outputs", ""), m->string);
+            bai_diag_add(c->d, child, "a sweep step's output is its best trial's: bind it to no path");
+        }
+    struct bai_diag sd = { 0 };
+    struct prefixed pre = { c->d, path };
+    s->sweep = calloc(1, sizeof *s->sweep);
+    if (!s->sweep)
+        bai_diag_add(c->d, path, "out of memory");
+    else if (bai_sweep_step(step, c->seed, s->doc, s->sweep, &sd) != 0) {
+        free(s->sweep);
+        s->sweep = NULL;
+    }
+    bai_diag_each(&sd, add_prefixed, &pre);
+    bai_diag_free(&sd);
 }
 
 static const char *const refused_kinds[] = { "automl", "spark", "parallel", "data_transfer", "import", NULL };
@@ -773,16 +869,15 @@ static void expand_jobs(struct ctx *c, struct scope *sc, const cJSON *jobs, int 
             continue;
         }
         if (strcmp(type, "sweep") == 0) {
-            bai_diag_add(c->d, join(c, path, ".type", ""), "\"sweep\": sweep steps are not run here yet: run the "
-                         "trials as command steps");
+            sweep_step(c, sc, step, step->string, path);
             continue;
         }
         if (strcmp(type, "command") != 0 && strcmp(type, "pipeline") != 0) {
-            bai_diag_add(c->d, join(c, path, ".type", ""), "\"%.40s\": expected command or pipeline", type);
+            bai_diag_add(c->d, join(c, path, ".type", ""), "\"%.40s\": expected command, pipeline or sweep", type);
             continue;
         }
         size_t faults = bai_diag_total(c->d);
-        const cJSON *comp = component_of(c, step, path, sc->dir, &comp_dir);
+        const cJSON *comp = component_of(c, step, path, sc->dir, &comp_dir, "component");
         if (!comp && bai_diag_total(c->d) > faults)
             continue; /* said: the rest would only repeat it */
         const cJSON *ct = comp ? jv_get(comp, "type") : NULL;
@@ -832,7 +927,7 @@ bool bai_pipeline_detect(const char *text, size_t len)
 }
 
 int bai_pipeline_parse(const char *text, size_t len, const char *file, const struct bai_settings *site,
-                       struct bai_pipeline *p, struct bai_diag *d)
+                       uint64_t seed, struct bai_pipeline *p, struct bai_diag *d)
 {
     struct ctx *c = calloc(1, sizeof *c);
     struct scope *top = calloc(1, sizeof *top);
@@ -848,6 +943,7 @@ int bai_pipeline_parse(const char *text, size_t len, const char *file, const str
         return -1;
     }
     c->p = p;
+    c->seed = seed;
     c->site = site;
     c->d = d;
     cJSON *root = bai_yaml_tree(text, len, d);
@@ -959,6 +1055,9 @@ void bai_pipeline_free(struct bai_pipeline *p)
             free(s->links[k].output);
         }
         free(s->links);
+        if (s->sweep)
+            bai_sweep_free(s->sweep);
+        free(s->sweep);
     }
     for (size_t i = 0; i < p->n_outputs; i++) {
         free(p->outputs[i].name);

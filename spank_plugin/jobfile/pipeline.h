@@ -10,8 +10,12 @@
  *    bound. Bindings: `${{parent.inputs.X}}`, `${{parent.outputs.X}}`, `${{parent.jobs.S.outputs.Y}}` and
  *    literals; local paths are made absolute from the file that names them.
  *  - Refused, with the YAML path, before anything runs: step kinds Slurm cannot run (automl, spark,
- *    parallel, data_transfer, import, sweep), an unknown step, input or output in a binding, a cycle, a
+ *    parallel, data_transfer, import), an unknown step, input or output in a binding, a cycle, a
  *    type mismatch (a literal into data, data into a literal, a uri_file into a uri_folder and back).
+ *  - A `type: sweep` step (trial: a command component, search_space, objective, limits, sampling_algorithm)
+ *    is bound as a command step whose search-space inputs are each trial's values (${AZUREML_SWEEP_X}), then
+ *    made the job array's command job by bai_sweep_step (sweep.h); `sweep` holds its trials. Its outputs are
+ *    its best trial's: the caller's job that picks the best after the array makes them (bound to no path).
  *  - Steps come out in an order where each one's dependencies come first.
  *  - An output bound to no path is the directory the site keeps for the step's job (an Azure ML command
  *    job's own output directory, BASE/<step>/<job id>/outputs/<name>, BASE the directory of the step
@@ -21,11 +25,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cJSON.h>
 
 #include "diag.h"
 #include "settings.h"
+#include "sweep.h"
 
 #define BAI_PIPELINE_MAX_STEPS 64
 
@@ -44,6 +50,7 @@ struct bai_pl_step {
     size_t n_deps;
     struct bai_pl_link *links;
     size_t n_links;
+    struct bai_sweep *sweep; /* a sweep step: doc is its trial, the array's command job; else NULL */
 };
 
 /* A pipeline output and the step output that makes it. */
@@ -68,7 +75,7 @@ bool bai_pipeline_detect(const char *text, size_t len);
 /* Parse the pipeline whose text was read from `file` (an absolute path). Returns 0, or -1 with every fault
  * in d (the pipeline is then empty). */
 int bai_pipeline_parse(const char *text, size_t len, const char *file, const struct bai_settings *site,
-                       struct bai_pipeline *p, struct bai_diag *d);
+                       uint64_t seed, struct bai_pipeline *p, struct bai_diag *d);
 
 /* The directory of step `step`'s output `output` once `jobid` is its job: its bound path, else under
  * `base` (above). New string, or NULL. */

@@ -242,20 +242,16 @@ static bool identifier_ok(const char *s)
     return true;
 }
 
-int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t seed, struct bai_sweep *s,
-                    struct bai_diag *d)
+/* What a sweep job and a pipeline's sweep step share: sampling_algorithm, objective, search_space and limits
+ * of `root`, and every trial's values drawn. Returns 0, or -1 with the faults in d. */
+static int spec(const cJSON *root, uint64_t seed, struct bai_sweep *s, struct bai_diag *d)
 {
     size_t before = bai_diag_total(d);
     struct param params[BAI_SWEEP_MAX_PARAMS];
     const cJSON *v, *m;
     char path[JV_PATH_MAX], *str = NULL;
-    int n = 0;
 
-    memset(s, 0, sizeof *s);
     s->seed = seed;
-    cJSON *root = bai_yaml_tree(text, len, d);
-    if (!root || !jv_object(d, root, "", top_keys))
-        goto out;
     if (jv_get(root, "early_termination"))
         bai_diag_add(d, "early_termination", "not applied here: every trial runs to its end; remove "
                      "early_termination (bandit, median_stopping and truncation_selection are Azure ML's)");
@@ -328,7 +324,7 @@ int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t see
         jv_int(d, v, "trial_timeout", "limits", 1, 3650 * 86400, 0, &trial_timeout);
     }
     if (bai_diag_total(d) > before)
-        goto out;
+        return -1;
     s->n_trials = (size_t)total;
     if (!s->random) {
         size_t grid = 1;
@@ -354,6 +350,32 @@ int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t see
                 rest %= radix;
             }
         }
+    s->trial_timeout = trial_timeout;
+    return s->values ? 0 : -1;
+}
+
+/* The trial's limits.timeout: trial_timeout, capped by the whole sweep's. */
+static void trial_limit(cJSON *trial, const struct bai_sweep *s)
+{
+    if (s->trial_timeout || s->timeout) {
+        cJSON_DeleteItemFromObjectCaseSensitive(trial, "limits");
+        cJSON *lim = cJSON_AddObjectToObject(trial, "limits");
+        long t = s->trial_timeout && (!s->timeout || s->trial_timeout < s->timeout) ? s->trial_timeout : s->timeout;
+        cJSON_AddNumberToObject(lim, "timeout", (double)t);
+    }
+}
+
+int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t seed, struct bai_sweep *s,
+                    struct bai_diag *d)
+{
+    size_t before = bai_diag_total(d);
+    const cJSON *v, *m;
+    int n = 0;
+
+    memset(s, 0, sizeof *s);
+    cJSON *root = bai_yaml_tree(text, len, d);
+    if (!root || !jv_object(d, root, "", top_keys) || spec(root, seed, s, d) != 0)
+        goto out;
     /* The trial: a command job. */
     const cJSON *trial = jv_get(root, "trial");
     if (!cJSON_IsObject(trial) || !jv_object(d, trial, "trial", trial_keys)) {
@@ -395,13 +417,30 @@ int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t see
                                                        : cJSON_Duplicate(m, true));
         cJSON_ReplaceItemInObjectCaseSensitive(s->trial, "inputs", copy);
     }
-    if (trial_timeout || timeout) {
-        cJSON *lim = cJSON_AddObjectToObject(s->trial, "limits");
-        int t = trial_timeout && (!timeout || trial_timeout < timeout) ? trial_timeout : timeout;
-        cJSON_AddNumberToObject(lim, "timeout", t);
-    }
+    trial_limit(s->trial, s);
 out:
     cJSON_Delete(root);
+    if (bai_diag_total(d) > before) {
+        bai_sweep_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+int bai_sweep_step(const cJSON *step, uint64_t seed, cJSON *trial, struct bai_sweep *s, struct bai_diag *d)
+{
+    size_t before = bai_diag_total(d);
+    memset(s, 0, sizeof *s);
+    if (spec(step, seed, s, d) == 0) {
+        const cJSON *cmd = jv_get(trial, "command");
+        char *command = cJSON_IsString(cmd) ? trial_command(d, s, cmd->valuestring) : NULL;
+        if (command) {
+            cJSON_ReplaceItemInObjectCaseSensitive(trial, "command", cJSON_CreateString(command));
+            free(command);
+            trial_limit(trial, s);
+        } else
+            bai_diag_add(d, "trial", "the trial has no command");
+    }
     if (bai_diag_total(d) > before) {
         bai_sweep_free(s);
         return -1;

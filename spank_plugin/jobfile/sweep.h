@@ -30,6 +30,7 @@ struct bai_sweep {
     size_t n_trials;       /* limits.max_total_trials (grid: at most the grid's size) */
     int max_concurrent;    /* limits.max_concurrent_trials, else n_trials */
     long timeout;          /* limits.timeout (seconds), 0 when none */
+    long trial_timeout;    /* limits.trial_timeout (seconds), 0 when none */
     bool random;           /* sampling: random (else grid) */
     uint64_t seed;
     bool maximize;         /* objective.goal */
@@ -46,6 +47,11 @@ bool bai_sweep_detect(const char *text, size_t len);
  * -1 with every fault in d. */
 int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t seed, struct bai_sweep *s,
                     struct bai_diag *d);
+
+/* A pipeline's sweep step: its sampling_algorithm, search_space, objective and limits read from `step`, and
+ * `trial` (the trial component's command job, already bound) made the array's: its command takes the index's
+ * values first, its limits.timeout is trial_timeout. Faults are relative to the step. Returns 0, or -1. */
+int bai_sweep_step(const cJSON *step, uint64_t seed, cJSON *trial, struct bai_sweep *s, struct bai_diag *d);
 
 void bai_sweep_free(struct bai_sweep *s);
 

@@ -18,6 +18,8 @@
 # that they overlap), each trial got its index's parameters, and status names the trial with the least
 # random_metric, read from each trial's MLflow file store. MLflow is not in Debian: hello-sweep.py logs
 # through tests/cluster/mlflow_filestore, a stand-in that writes MLflow's documented file-store layout.
+# A sweep as a pipeline step: the next step reads the best trial's output; status --json names the best;
+# without the metric logged the sweep step fails saying so and the next step never runs.
 . "$(dirname "$0")/lib.sh"
 BASICS=$TOP/../shared/reference/azureml/pipelines/basics
 [ -d "$BASICS" ] || skip_for shared "no $BASICS"
@@ -210,5 +212,74 @@ PY
 out=$(bj "status $sid") || fail "status $sid: $out"
 grep -q "^best: *trial [0-3] (minimize random_metric)$" <<<"$out" || fail "status $sid names no best trial: $out"
 
+# 7. A sweep as a pipeline step: tune (3 trials of x in 3 1 2, grid, at most 2 at a time; each writes
+# model.txt and logs loss = x) -> use (cats tune's model). use must see the best trial's (x=1), status --json
+# names it; with a metric no trial logs, the step fails saying so and use never runs.
+install -d -o "$TEST_USER" "$WORK/sw"
+cat >"$WORK/sw/trial.yml" <<'YAML'
+type: command
+inputs: {x: {type: integer}}
+outputs: {model: {type: uri_folder}}
+environment: {image: python}
+command: >-
+  python -c "import mlflow, sys; open(sys.argv[2] + '/model.txt', 'w').write('x=' + sys.argv[1]);
+  mlflow.log_metric('loss', float(sys.argv[1]))" ${{inputs.x}} ${{outputs.model}}
+YAML
+cat >"$WORK/sw/tune.yml" <<'YAML'
+type: pipeline
+settings: {default_compute: azureml:cpu-cluster}
+jobs:
+  tune:
+    type: sweep
+    trial: ./trial.yml
+    outputs: {model: {mode: rw_mount}}
+    sampling_algorithm: grid
+    search_space: {x: {type: choice, values: [3, 1, 2]}}
+    objective: {goal: minimize, primary_metric: loss}
+    limits: {max_total_trials: 3, max_concurrent_trials: 2}
+  use:
+    type: command
+    component: {command: "cat ${{inputs.model}}/model.txt", inputs: {model: {type: uri_folder}}}
+    inputs: {model: "${{parent.jobs.tune.outputs.model}}"}
+YAML
+sed 's/primary_metric: loss/primary_metric: nosuch/' "$WORK/sw/tune.yml" >"$WORK/sw/nometric.yml"
+chown "$TEST_USER:" "$WORK"/sw/*.yml
+sweep_pl() { as_user "PATH=$CL/bin:\$PATH PYTHONPATH=$CL/pylib batchai-job submit sw/$1 --parsable" </dev/null 2>&1; }
+pw=$(sweep_pl tune.yml) || fail "submit sw/tune.yml: $pw"
+pn=$(sweep_pl nometric.yml) || fail "submit sw/nometric.yml: $pn"
+[ "$(job_field "$pw" ArrayTaskThrottle)" = 2 ] || fail "sweep step of $pw: ArrayTaskThrottle=$(job_field "$pw" ArrayTaskThrottle)"
+out=$(bj "wait $pw --timeout 120") || fail "pipeline $pw: $out; $(bj "status $pw")"
+json=$(bj "status $pw --json") || fail "status $pw --json: $json"
+/usr/bin/python3 -c 'import json, sys, jsonschema
+jsonschema.validate(json.loads(sys.argv[2]), json.load(open(sys.argv[1])))' \
+    "$TOP/schemas/batchai-pipeline-status.schema.json" "$json" || fail "status --json of a sweep step against the schema: $json"
+/usr/bin/python3 - "$WORK/sw/tune" "$json" <<'PY' || fail "sweep step of $pw: $json"
+import json, sys
+base, o = sys.argv[1], json.loads(sys.argv[2])
+s = {x["name"]: x for x in o["steps"]}
+t, sw = s["tune"], s["tune"]["sweep"]
+assert o["executionState"] == "succeeded" and t["executionState"] == "succeeded", o
+assert s["use"]["dependsOn"] == ["tune"], s["use"]
+assert [x["parameters"]["x"] for x in sw["trials"]] == ["3", "1", "2"], sw["trials"]
+assert [x["metric"] for x in sw["trials"]] == [3, 1, 2], sw["trials"]
+assert sw["bestTrial"] == 1, sw
+assert t["outputs"]["model"] == f"{base}/tune/{t['bestJobId']}/outputs/model", t
+use = open(f"{base}/use/{s['use']['jobId']}/stdouterr/stdout.txt").read()
+assert "x=1" in use, use
+PY
+out=$(bj "status $pw") || fail "status $pw: $out"
+grep -q '^sweep tune: 3 trials (array [0-9]*), objective minimize loss; best: trial 1 (job [0-9]*, 1)$' <<<"$out" ||
+    fail "status $pw does not name the sweep step's best trial: $out"
+rc=0
+out=$(bj "wait $pn --timeout 60") || rc=$?
+[ "$rc" != 0 ] || fail "wait of a sweep step whose trials logged no metric exited 0: $out"
+json=$(bj "status $pn --json") || true
+best=$(/usr/bin/python3 -c 'import json, sys; s = json.loads(sys.argv[1])["steps"]; print(s[0]["bestJobId"], s[1]["jobId"])' "$json") ||
+    fail "status $pn --json: $json"
+grep -q "^sweep step tune: no trial logged the metric nosuch" "$WORK/sw/nometric/tune.best-${best% *}.txt" ||
+    fail "the sweep step without its metric says no reason: $(cat "$WORK/sw/nometric/tune.best-${best% *}.txt")"
+nodes=$(job_field "${best#* }" NodeList)
+[ "$(job_field "${best#* }" JobState)" = CANCELLED ] && { [ -z "$nodes" ] || [ "$nodes" = "(null)" ]; } ||
+    fail "the step after a sweep step without a best trial ran: $(scontrol -o show job "${best#* }")"
 assert_nodes_idle
-pass "hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"

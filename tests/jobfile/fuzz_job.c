@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     bai_diag_free(&diag);
     struct bai_pipeline p;
-    if (bai_pipeline_parse((const char *)data, size, "/nonexistent-fuzz/p.yml", &site, &p, &diag) == 0) {
+    if (bai_pipeline_parse((const char *)data, size, "/nonexistent-fuzz/p.yml", &site, 1, &p, &diag) == 0) {
         const char *ids[BAI_PIPELINE_MAX_STEPS];
         for (size_t i = 0; i < p.n_steps; i++)
             ids[i] = "1";

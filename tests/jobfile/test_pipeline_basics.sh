@@ -4,7 +4,8 @@
 # environments it can run on the host, and 1b's registered components; the verdicts are the reviewed list in
 # pipeline_basics.golden (UPDATE_GOLDEN=1 rewrites it: review the diff). Then the graph's own refusals, each
 # with its YAML path (pipelines/*.yml: a cycle, an unknown step, a type mismatch, a step kind Slurm cannot run,
-# an unmapped registered component), a nested pipeline component, and translate's chaining of outputs.
+# an unmapped registered component), a nested pipeline component, translate's chaining of outputs, and a
+# sweep as a pipeline step.
 # run-tests: parallel
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -81,6 +82,33 @@ script=$("$bin" --settings "$T/site.conf" --no-host translate cont.yml 2>&1) || 
 grep -q '^# ---- step component_b .*after: component_a; sbatch --dependency=afterany' <<<"$script" ||
     fail "cont.yml: continue_on_step_failure does not give afterany"
 
+# A sweep as a pipeline step (sweep_step.yml: prep -> tune, a sweep of sweep_trial.yml -> use): one job array
+# after prep, its search-space parameters the trial's inputs of their names, and use after it, reading the
+# output of the job that picks the best trial (job id 0 until submitted).
+out=$("$bin" --settings "$T/site.conf" --no-host validate sweep_step.yml 2>&1) || fail "sweep_step.yml: $out"
+[ "$out" = "sweep_step.yml: valid (Azure ML pipeline, 3 steps)" ] || fail "sweep_step.yml: $out"
+script=$("$bin" --settings "$T/site.conf" --no-host translate sweep_step.yml 2>&1) || fail "translate sweep_step.yml: $script"
+grep -q '^# ---- step tune .*after: prep; sbatch --dependency=afterok' <<<"$script" ||
+    fail "sweep_step.yml: tune is not after prep: $(grep '^# ----' <<<"$script")"
+grep -q '^# a sweep: sbatch --array=0-3%2 .*sbatch --dependency=afterany:<the array> batchai-job sweep-best' <<<"$script" ||
+    fail "sweep_step.yml: no --array=0-3%2 and best-trial job for tune: $(grep '^# ' <<<"$script" | head -n 20)"
+grep -q '^# ---- step use .*after: tune; sbatch --dependency=afterok' <<<"$script" ||
+    fail "sweep_step.yml: use is not after tune: $(grep '^# ----' <<<"$script")"
+base=$T/basics/3b_pipeline_with_data/sweep_step
+grep -qxF "#   AZURE_ML_INPUT_component_c_input=$base/tune/0/outputs/model" <<<"$script" ||
+    fail "sweep_step.yml: use does not read tune's model: $(grep -F AZURE_ML_INPUT <<<"$script")"
+grep -qxF "#   AZURE_ML_INPUT_data=$base/prep/0/outputs/component_a_output" <<<"$script" ||
+    fail "sweep_step.yml: tune's trials do not read prep's output: $(grep -F AZURE_ML_INPUT <<<"$script")"
+grep -qF "print(sys.argv)'\\'' \${AZURE_ML_INPUT_data} 3 \${AZUREML_SWEEP_lr} \${AZUREML_SWEEP_kernel} " <<<"$script" ||
+    fail "sweep_step.yml: the trial's command does not take lr and kernel from the search space: $(grep -F sys.argv <<<"$script")"
+[ "$(grep -c '^[0-3]) AZUREML_SWEEP_lr=.* AZUREML_SWEEP_kernel=.* ;;$' <<<"$script")" = 4 ] ||
+    fail "sweep_step.yml: not 4 trials with lr and kernel: $(grep AZUREML_SWEEP <<<"$script")"
+grep -q '^#SBATCH --time=00:02:00$' <<<"$script" || fail "sweep_step.yml: trial_timeout 120 is not each trial's time"
+expect_fault sweep_step_bad.yml 'sweep_step_bad.yml: jobs.tune.search_space.nosuch: the trial declares no input "nosuch"'
+expect_fault sweep_step_bad.yml 'sweep_step_bad.yml: jobs.tune.outputs.model: a sweep step'"'"'s output is its best trial'"'"'s'
+expect_fault sweep_step_bad.yml 'sweep_step_bad.yml: jobs.tune: early_termination: not applied here'
+expect_fault sweep_step_bad.yml 'sweep_step_bad.yml: jobs.tune: sampling_algorithm: "bayesian": not run here'
+
 # Sweeps: Azure's hello-sweep validates; every expression of the search space draws values of its form,
 # the same for the same seed; grid is the product in order; bayesian and early_termination are refused.
 cp -r "$shared/reference/azureml/sweeps" "$T/sweeps"
@@ -124,4 +152,4 @@ print(" ".join(f"{i}:{a}{b}" for i, a, b in re.findall(r"^(\d)\) AZUREML_SWEEP_a
 expect_fault sweep_refused.yml 'sweep_refused.yml: sampling_algorithm: "bayesian": not run here'
 expect_fault sweep_refused.yml 'sweep_refused.yml: early_termination: not applied here'
 expect_fault sweep_unknown.yml 'sweep_unknown.yml: trial.command: ${{search_space.nosuch}}: the search space has no nosuch'
-echo "PASS: $n basics' verdicts as reviewed ($valid valid); cycle, unknown step, type mismatch, automl/data_transfer, unmapped component refused with their paths; a nested pipeline chained; hello-sweep valid, every search-space expression drawn in its form and seeded, grid in order, bayesian and early_termination refused"
+echo "PASS: $n basics' verdicts as reviewed ($valid valid); cycle, unknown step, type mismatch, automl/data_transfer, unmapped component refused with their paths; a nested pipeline chained; a sweep step an array between its neighbours, its faults refused; hello-sweep valid, every search-space expression drawn in its form and seeded, grid in order, bayesian and early_termination refused"
