@@ -11,7 +11,7 @@ JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c checks.c yamltre
               $(COMMON_SRCS)
 BAIJOB_SRCS := spank_plugin/batchai_job.c spank_plugin/plugstack.c spank_plugin/monitor.c spank_plugin/check_site.c \
                spank_plugin/slurm_read.c spank_plugin/slurm_job.c spank_plugin/job_control.c spank_plugin/job_stop.c \
-               spank_plugin/pipeline_cmd.c spank_plugin/sweep_cmd.c spank_plugin/partition_fit.c \
+               spank_plugin/graph_file.c spank_plugin/pipeline_cmd.c spank_plugin/sweep_cmd.c spank_plugin/partition_fit.c \
                spank_plugin/spank/rootfs.c
 JOBLIB     := $(BUILD)/lib/libbatchai-job.a
 JOBLIB_SAN := $(BUILD)/san/lib/libbatchai-job.a

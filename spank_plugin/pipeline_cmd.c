@@ -5,7 +5,6 @@
 
 #include <cJSON.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "graph_file.h"
 #include "job_control.h"
 #include "pipeline.h"
 #include "render.h"
@@ -30,47 +30,19 @@ struct opened {
 
 bool bai_pipeline_file(const char *path)
 {
-    struct bai_diag d = { 0 };
-    char *text = NULL;
-    size_t len = 0;
-    bool yes = bai_job_read(path, &text, &len, &d) == 0 && bai_pipeline_detect(text, len);
-    free(text);
-    bai_diag_free(&d);
-    return yes;
+    return bai_graph_file_is(path, bai_pipeline_detect);
 }
 
 static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, uint64_t seed, struct opened *op)
 {
     struct bai_diag d = { 0 };
-    char prefix[PATH_MAX + 8], cwd[PATH_MAX] = "";
+    char prefix[PATH_MAX + 8];
     char *text = NULL;
     size_t len = 0;
     int rc = -1;
 
-    /* "./f.yml" as "f.yml": the plugin takes only plain absolute paths for the logs beside the file. */
-    const char *rel = path;
-    while (rel[0] == '.' && rel[1] == '/')
-        for (rel += 2; rel[0] == '/'; rel++)
-            ;
-    if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
-        cwd[0] = '\0';
-    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/",
-                 path[0] == '/' ? path : rel) >=
-        (int)sizeof op->file) {
-        fprintf(stderr, "%s: the path is too long\n", path);
+    if (bai_graph_paths(path, o->name, op->file, sizeof op->file, op->base, sizeof op->base) != 0)
         return -1;
-    }
-    const char *slash = strrchr(op->file, '/'), *base = slash + 1;
-    size_t n = strlen(base);
-    if (n > 4 && strcmp(base + n - 4, ".yml") == 0)
-        n -= 4;
-    else if (n > 5 && strcmp(base + n - 5, ".yaml") == 0)
-        n -= 5;
-    if (snprintf(op->base, sizeof op->base, "%.*s/%.*s", (int)(slash - op->file), op->file,
-                 o->name ? (int)strlen(o->name) : (int)n, o->name ? o->name : base) >= (int)sizeof op->base) {
-        fprintf(stderr, "%s: the path is too long\n", path);
-        return -1;
-    }
     if (bai_job_read(path, &text, &len, &d) == 0)
         rc = bai_pipeline_parse(text, len, op->file, o->site, seed, &op->p, &d);
     free(text);
@@ -78,16 +50,6 @@ static int open_pipeline(const struct bai_pipeline_opts *o, const char *path, ui
     bai_diag_print(&d, stderr, prefix);
     bai_diag_free(&d);
     return rc;
-}
-
-int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d)
-{
-    (void)path;
-    *text = strdup(arg);
-    *len = *text ? strlen(*text) : 0;
-    if (!*text)
-        bai_diag_add(d, "", "out of memory");
-    return *text ? 0 : -1;
 }
 
 /* Step i opened as the plugin opens its file, faults printed as "PATH: jobs.S: ...". */
@@ -191,30 +153,6 @@ int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path)
     }
     bai_pipeline_free(&op.p);
     return rc;
-}
-
-int bai_write_file_atomic(const char *path, const char *text)
-{
-    char tmp[PATH_MAX + 16];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-        return -1;
-    size_t len = strlen(text), done = 0;
-    while (done < len) {
-        ssize_t w = write(fd, text + done, len - done);
-        if (w <= 0) {
-            close(fd);
-            unlink(tmp);
-            return -1;
-        }
-        done += (size_t)w;
-    }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
 }
 
 static void cancel_all(char ids[][32], size_t n)

@@ -38,11 +38,6 @@ int bai_pipeline_control(const char *cmd, int argc, char **argv);
  * with the reason, when no trial logged the metric: the steps after it then never run. */
 int bai_pipeline_sweep_best(int argc, char **argv);
 
-/* Shared with sweep_cmd.c: a bai_job_reader whose arg is the text itself (a generated command job); write text
- * to path through a temporary file and a rename, so that no reader sees half of it (0, or -1 with errno). */
-int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d);
-int bai_write_file_atomic(const char *path, const char *text);
-
 struct bai_jobinfo;
 /* The job's stdout.txt with %j expanded into path; 0 when it is a Batch AI log (".../<id>/stdouterr/stdout.txt"),
  * else -1. */

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "graph_file.h"
 #include "job_control.h"
 #include "render.h"
 #include "slurm_job.h"
@@ -26,47 +27,19 @@ struct opened {
 
 bool bai_sweep_file(const char *path)
 {
-    struct bai_diag d = { 0 };
-    char *text = NULL;
-    size_t len = 0;
-    bool yes = bai_job_read(path, &text, &len, &d) == 0 && bai_sweep_detect(text, len);
-    free(text);
-    bai_diag_free(&d);
-    return yes;
+    return bai_graph_file_is(path, bai_sweep_detect);
 }
 
 static int open_sweep(const struct bai_pipeline_opts *o, const char *path, uint64_t seed, struct opened *op)
 {
     struct bai_diag d = { 0 };
-    char prefix[PATH_MAX + 8], cwd[PATH_MAX] = "";
+    char prefix[PATH_MAX + 8];
     char *text = NULL;
     size_t len = 0;
     int rc = -1;
 
-    /* "./f.yml" as "f.yml": the plugin takes only plain absolute paths for the logs beside the file. */
-    const char *rel = path;
-    while (rel[0] == '.' && rel[1] == '/')
-        for (rel += 2; rel[0] == '/'; rel++)
-            ;
-    if (path[0] != '/' && !getcwd(cwd, sizeof cwd))
-        cwd[0] = '\0';
-    if (snprintf(op->file, sizeof op->file, "%s%s%s", path[0] == '/' ? "" : cwd, path[0] == '/' ? "" : "/",
-                 path[0] == '/' ? path : rel) >=
-        (int)sizeof op->file) {
-        fprintf(stderr, "%s: the path is too long\n", path);
+    if (bai_graph_paths(path, o->name, op->file, sizeof op->file, op->base, sizeof op->base) != 0)
         return -1;
-    }
-    const char *slash = strrchr(op->file, '/'), *base = slash + 1;
-    size_t n = strlen(base);
-    if (n > 4 && strcmp(base + n - 4, ".yml") == 0)
-        n -= 4;
-    else if (n > 5 && strcmp(base + n - 5, ".yaml") == 0)
-        n -= 5;
-    if (snprintf(op->base, sizeof op->base, "%.*s/%.*s", (int)(slash - op->file), op->file,
-                 o->name ? (int)strlen(o->name) : (int)n, o->name ? o->name : base) >= (int)sizeof op->base) {
-        fprintf(stderr, "%s: the path is too long\n", path);
-        return -1;
-    }
     snprintf(op->trial, sizeof op->trial, "%s/trial.json", op->base);
     if (bai_job_read(path, &text, &len, &d) == 0)
         rc = bai_sweep_parse(text, len, op->file, seed, &op->s, &d);

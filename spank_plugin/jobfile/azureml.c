@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checks.h"
 #include "jsonv.h"
 
 /* A field with no Slurm meaning that is refused, and what to do instead. */
@@ -58,16 +59,6 @@ static bool object_with_refusals(struct bai_diag *d, const cJSON *v, const char 
             jv_child(child, path, refused[i].key);
             bai_diag_add(d, child, "%s", refused[i].why);
         }
-    return true;
-}
-
-static bool identifier_ok(const char *s)
-{
-    if (!isalpha((unsigned char)*s) && *s != '_')
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_')
-            return false;
     return true;
 }
 
@@ -373,7 +364,7 @@ static void parse_io(struct bai_diag *d, const cJSON *root, struct bai_job *job,
             struct bai_aml_io *io = &aml->io[aml->n_io++];
             jv_child_quoted(path, key, m->string);
             io->output = output;
-            if (!identifier_ok(m->string) || strlen(m->string) > 64) {
+            if (!bai_identifier_ok(m->string) || strlen(m->string) > 64) {
                 bai_diag_add(d, path, "expected a name of letters, digits and '_' not starting with a digit "
                              "(at most 64)");
                 continue;
@@ -400,7 +391,7 @@ static void parse_env(struct bai_diag *d, const cJSON *root, struct bai_job *job
     for (const cJSON *m = map->child; m; m = m->next, n++) {
         struct bai_env *e = &job->env[job->n_env++];
         jv_child_quoted(path, "environment_variables", m->string);
-        if (!identifier_ok(m->string))
+        if (!bai_identifier_ok(m->string))
             bai_diag_add(d, path, "expected a name of letters, digits and '_' not starting with a digit");
         else if (!strncmp(m->string, "AZ_BATCHAI_", 11) || !strncmp(m->string, "SLURM_", 6) ||
                  !strncmp(m->string, "AZURE_ML_", 9))

@@ -188,3 +188,13 @@ bool bai_command_execs(const char *command)
     const char *p = command + strspn(command, " \t");
     return strncmp(p, "exec", 4) == 0 && (p[4] == ' ' || p[4] == '\t');
 }
+
+bool bai_identifier_ok(const char *s)
+{
+    if (!isalpha((unsigned char)*s) && *s != '_')
+        return false;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return false;
+    return true;
+}

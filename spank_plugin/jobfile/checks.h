@@ -28,6 +28,10 @@ long bai_parse_duration(const char *s);
  * pythonScriptFilePath, pythonInterpreterPath and configFilePath to it, and translation renders them so. */
 bool bai_shell_path_ok(const char *s);
 
+/* A name that is an identifier (a letter or _, then letters, digits and _): an Azure ML input, output,
+ * step or search-space parameter, which becomes part of a variable's name. */
+bool bai_identifier_ok(const char *s);
+
 /* Fault at `path` unless the string v is an image reference; `what` names what was expected (NULL: an image
  * reference such as "registry.example.com/name:tag"). */
 struct cJSON;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "job.h"
+#include "checks.h"
 #include "jsonv.h"
 #include "sweep.h"
 #include "yamltree.h"
@@ -83,16 +84,6 @@ static const char *join(struct ctx *c, const char *a, const char *b, const char 
     if (asprintf(&s, "%s%s%s", a, b, d) < 0)
         s = NULL;
     return keep(c, s);
-}
-
-static bool identifier_ok(const char *s)
-{
-    if (!isalpha((unsigned char)*s) && *s != '_')
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_')
-            return false;
-    return strlen(s) <= 64;
 }
 
 static const char *const data_types[] = { "uri_folder", "uri_file", "mltable", "mlflow_model", "custom_model",
@@ -810,8 +801,8 @@ static void expand_jobs(struct ctx *c, struct scope *sc, const cJSON *jobs, int 
             bai_diag_add(c->d, path, "a pipeline has at most %d steps", BAI_PIPELINE_MAX_STEPS);
             return;
         }
-        if (!identifier_ok(m->string))
-            bai_diag_add(c->d, path, "a step name has letters, digits and '_', not starting with a digit");
+        if (!bai_identifier_ok(m->string) || strlen(m->string) > 64)
+            bai_diag_add(c->d, path, "a step name has at most 64 letters, digits and '_', not starting with a digit");
         else if (jv_expect_object(c->d, m, path, "a mapping (a step)"))
             list[n++] = m;
     }
@@ -910,21 +901,6 @@ static const char *const settings_keys[] = {
     "default_environment", NULL,
 };
 
-bool bai_pipeline_detect(const char *text, size_t len)
-{
-    struct bai_diag d = { 0 };
-    size_t i = 0;
-    while (i < len && isspace((unsigned char)text[i]))
-        i++;
-    if (i < len && (text[i] == '{' || text[i] == '['))
-        return false;
-    cJSON *root = bai_yaml_tree(text, len, &d);
-    const cJSON *t = root ? jv_get(root, "type") : NULL;
-    bool yes = cJSON_IsObject(root) && cJSON_IsString(t) && strcmp(t->valuestring, "pipeline") == 0;
-    cJSON_Delete(root);
-    bai_diag_free(&d);
-    return yes;
-}
 
 int bai_pipeline_parse(const char *text, size_t len, const char *file, const struct bai_settings *site,
                        uint64_t seed, struct bai_pipeline *p, struct bai_diag *d)
@@ -1066,4 +1042,9 @@ void bai_pipeline_free(struct bai_pipeline *p)
     free(p->outputs);
     free(p->display_name);
     memset(p, 0, sizeof *p);
+}
+
+bool bai_pipeline_detect(const char *text, size_t len)
+{
+    return bai_yaml_type_is(text, len, "pipeline");
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checks.h"
 #include "jsonv.h"
 #include "sbuf.h"
 #include "yamltree.h"
@@ -163,21 +164,6 @@ static void parse_param(struct bai_diag *d, const cJSON *v, const char *path, st
         bai_diag_add(d, path, "q is above 0");
 }
 
-bool bai_sweep_detect(const char *text, size_t len)
-{
-    struct bai_diag d = { 0 };
-    size_t i = 0;
-    while (i < len && isspace((unsigned char)text[i]))
-        i++;
-    if (i < len && (text[i] == '{' || text[i] == '['))
-        return false;
-    cJSON *root = bai_yaml_tree(text, len, &d);
-    const cJSON *t = root ? jv_get(root, "type") : NULL;
-    bool yes = cJSON_IsObject(root) && cJSON_IsString(t) && strcmp(t->valuestring, "sweep") == 0;
-    cJSON_Delete(root);
-    bai_diag_free(&d);
-    return yes;
-}
 
 static const char *const top_keys[] = {
     "$schema", "type", "name", "display_name", "experiment_name", "description", "tags", "compute", "trial",
@@ -230,16 +216,6 @@ static char *trial_command(struct bai_diag *d, const struct bai_sweep *s, const 
         }
     }
     return sb_finish(&b);
-}
-
-static bool identifier_ok(const char *s)
-{
-    if (!isalpha((unsigned char)*s) && *s != '_')
-        return false;
-    for (; *s; s++)
-        if (!isalnum((unsigned char)*s) && *s != '_')
-            return false;
-    return true;
 }
 
 /* What a sweep job and a pipeline's sweep step share: sampling_algorithm, objective, search_space and limits
@@ -301,7 +277,7 @@ static int spec(const cJSON *root, uint64_t seed, struct bai_sweep *s, struct ba
             bai_diag_add(d, path, "at most %d parameters", BAI_SWEEP_MAX_PARAMS);
             break;
         }
-        if (!identifier_ok(m->string) || strlen(m->string) > 64)
+        if (!bai_identifier_ok(m->string) || strlen(m->string) > 64)
             bai_diag_add(d, path, "a parameter's name has letters, digits and '_', not starting with a digit");
         memset(&params[s->n_params], 0, sizeof params[0]);
         parse_param(d, m, path, &params[s->n_params]);
@@ -458,4 +434,9 @@ void bai_sweep_free(struct bai_sweep *s)
     free(s->metric);
     cJSON_Delete(s->trial);
     memset(s, 0, sizeof *s);
+}
+
+bool bai_sweep_detect(const char *text, size_t len)
+{
+    return bai_yaml_type_is(text, len, "sweep");
 }

@@ -296,3 +296,19 @@ cJSON *bai_yaml_tree(const char *text, size_t len, struct bai_diag *d)
     }
     return r.root;
 }
+
+bool bai_yaml_type_is(const char *text, size_t len, const char *type)
+{
+    struct bai_diag d = { 0 };
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)text[i]))
+        i++;
+    if (i < len && (text[i] == '{' || text[i] == '['))
+        return false;
+    cJSON *root = bai_yaml_tree(text, len, &d);
+    const cJSON *t = root ? jv_get(root, "type") : NULL;
+    bool yes = cJSON_IsObject(root) && cJSON_IsString(t) && strcmp(t->valuestring, type) == 0;
+    cJSON_Delete(root);
+    bai_diag_free(&d);
+    return yes;
+}

@@ -16,6 +16,7 @@
 #ifndef BAI_YAMLTREE_H
 #define BAI_YAMLTREE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <cJSON.h>
@@ -24,5 +25,9 @@
 
 /* The document as a tree (free with cJSON_Delete), or NULL with faults in d. */
 cJSON *bai_yaml_tree(const char *text, size_t len, struct bai_diag *d);
+
+/* Whether text is a YAML mapping (not JSON) whose `type` is the string `type`: how batchai-job tells an Azure
+ * ML pipeline or sweep file from a command job. */
+bool bai_yaml_type_is(const char *text, size_t len, const char *type);
 
 #endif

@@ -55,6 +55,7 @@ expect_fault() { # FILE TEXT
     grep -qF -- "$2" <<<"$out" || fail "$1: expected \"$2\" in: $out"
 }
 expect_fault cycle.yml 'cycle.yml: jobs.b.inputs: a cycle: a -> c -> b -> a'
+expect_fault long_name.yml "...\": a step name has at most 64 letters"
 expect_fault unknown_step.yml 'unknown_step.yml: jobs.b.inputs.component_b_input: ${{parent.jobs.nosuch.outputs.component_a_output}}: the pipeline has no step "nosuch"'
 expect_fault mismatch.yml 'mismatch.yml: jobs.b.inputs.component_b_input: type mismatch: a value where the input is data (uri_folder)'
 expect_fault mismatch.yml 'mismatch.yml: jobs.a.inputs.component_a_input: type mismatch: data (uri_folder) where the input is a integer'
