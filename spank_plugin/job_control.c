@@ -288,7 +288,7 @@ static int cmd_exec(int argc, char **argv)
         return 1;
     }
     int n = argc - i - 1, k = 0;
-    char **args = calloc((size_t)n + 12, sizeof *args);
+    char **args = calloc((size_t)n + 14, sizeof *args);
     if (!args) {
         fprintf(stderr, "batchai-job: out of memory\n");
         return 1;
@@ -304,13 +304,16 @@ static int cmd_exec(int argc, char **argv)
         args[k++] = (char *)c.container;
     args[k++] = "--";
     /* The plugin gives the one task of this step index 0 wherever it runs; what exec runs on a node is that
-     * node's, as the job's task of one task per node there was (n2 of n[1-2] is 1). */
-    char index_var[48];
+     * node's, as the job's task of one task per node there was (n2 of n[1-2] is 1). Set by /bin/sh, which a
+     * container's image has where it may have no /usr/bin/env (a busybox bundle). */
+    char index_str[16];
     int index = node_index(ji.node_list, c.node);
     if (index >= 0) {
-        snprintf(index_var, sizeof index_var, "AZ_BATCHAI_TASK_INDEX=%d", index);
-        args[k++] = "/usr/bin/env";
-        args[k++] = index_var;
+        snprintf(index_str, sizeof index_str, "%d", index);
+        args[k++] = "/bin/sh";
+        args[k++] = "-c";
+        args[k++] = "AZ_BATCHAI_TASK_INDEX=$0 && export AZ_BATCHAI_TASK_INDEX && exec \"$@\"";
+        args[k++] = index_str;
     }
     for (int j = 0; j < n; j++)
         args[k++] = argv[i + 1 + j];
