@@ -5,25 +5,24 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD=${BUILD:-build}
 export BUILD
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
+. tests/lib/assert.bash
 
-# check_entries LISTING: every entry is root's; directories and programs in /usr/bin are 0755, every other
-# file 0644 (the plugin and libraries too: the loader needs no x bit); nothing else (no link, no device).
+# check_entries LISTING: every entry is root's; directories, programs in /usr/bin and batchai-plan (the
+# plugin's program, beside it) are 0755, every other file 0644 (the plugin and libraries too: the loader needs no x bit); nothing else (no link, no device).
 check_entries() {
     local perms owner path want n=0
     while read -r perms owner path; do
         case $perms:$path in
         d*) want=drwxr-xr-x ;;
-        -*:/usr/bin/*) want=-rwxr-xr-x ;;
+        -*:/usr/bin/* | -*:*/batchai-plan) want=-rwxr-xr-x ;;
         -*) want=-rw-r--r-- ;;
         *) want="a directory or a regular file" ;;
         esac
-        [ "$owner" = root/root ] || fail "$path is owned by $owner, not root/root"
-        [ "$perms" = "$want" ] || fail "$path is $perms, expected $want"
+        [ "$owner" = root/root ] || check_fail "$path is owned by $owner, not root/root"
+        [ "$perms" = "$want" ] || check_fail "$path is $perms, expected $want"
         n=$((n + 1))
     done <"$1"
-    [ "$n" -gt 0 ] || fail "the listing is empty"
+    [ "$n" -gt 0 ] || check_fail "the listing is empty"
 }
 
 # check_layout LISTING LIBDIR PLUGINDIR: the files make install puts in a package, libraries in LIBDIR and
@@ -35,6 +34,6 @@ check_layout() {
              /etc/slurm/plugstack.conf.d/batchai.conf.example /usr/lib/tmpfiles.d/slurm-batchai.conf \
              /usr/share/man/man1/batchai-job.1 \
              /usr/share/man/man1/cifar-train.1 /usr/share/man/man1/coll-bench.1 /usr/share/man/man8/spank_batchai.8; do
-        grep -qE " ${f//./\\.}(\.gz)?$" "$1" || fail "missing $f"
+        grep -qE " ${f//./\\.}(\.gz)?$" "$1" || check_fail "missing $f"
     done
 }
