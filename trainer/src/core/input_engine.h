@@ -11,7 +11,8 @@
 
 #define INPUT_RING_SLOTS 2
 
-/* What a device offers for the ring (kernels.h: struct kernels.input; the ring is input/input_ring.h). Slots are 0..INPUT_RING_SLOTS-1. */
+/* What a device offers for the ring (kernels.h: struct kernels.input). Slots are 0..INPUT_RING_SLOTS-1: the
+ * ring's depth, here because a device sizes its per-slot events by it. */
 struct input_engine {
     void *(*host_alloc)(size_t bytes); /* pinned host memory; NULL when out of memory */
     void (*host_free)(void *p);
