@@ -40,24 +40,26 @@ includes() { sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".
 # 1. Layers. A name of layers.conf is a file stem of the folder, or a subfolder whose files all share its
 # layer (trainer/src: core/, io/, ...). An include is resolved from the including file's folder, then from
 # the listed folder (trainer/src's "io/x.h" through -Itrainer/src); one found in neither is another folder's.
-unit_of() { # $1 folder, $2 a path under it: the layer name that stands for the file
+unit_of() { # $1 folder, $2 a path under it: in $unit, the layer name that stands for the file
     local rel=${2#"$1"/}
-    case $rel in */*) echo "${rel%%/*}" ;; *) rel=${rel##*/}; echo "${rel%.*}" ;; esac
+    case $rel in */*) unit=${rel%%/*} ;; *) unit=${rel%.*} ;; esac
 }
 for folder in "${!nlayers[@]}"; do
     [ -d "$folder" ] || { echo "check-structure: $folder (layers.conf) is not a folder" >&2; exit 2; }
     while IFS= read -r f; do
-        me=${layer_of[$folder/$(unit_of "$folder" "$f")]:-}
+        unit_of "$folder" "$f"
+        me=${layer_of[$folder/$unit]:-}
         if [ -z "$me" ]; then
             echo "unplaced: $f is in no layer of $folder (add it to tests/structure/layers.conf)" >>"$found"
             continue
         fi
         while read -r inc; do
-            if [ -e "$(dirname "$f")/$inc" ]; then target=$(realpath -ms "$(dirname "$f")/$inc")
-            elif [ -e "$folder/$inc" ]; then target=$(realpath -ms "$folder/$inc")
+            case $inc in *../*) continue ;; esac # reaching out: the component check's
+            if [ -e "${f%/*}/$inc" ]; then target=${f%/*}/$inc
+            elif [ -e "$folder/$inc" ]; then target=$folder/$inc
             else continue; fi # another folder's (the public header, the system's)
-            case $target in "$root/$folder"/*) ;; *) continue ;; esac
-            them=${layer_of[$folder/$(unit_of "$root/$folder" "$target")]:-}
+            unit_of "$folder" "$target"
+            them=${layer_of[$folder/$unit]:-}
             [ -n "$them" ] || continue       # an unplaced header is reported for itself
             if [ "$them" -gt "$me" ]; then
                 echo "layer: $f (${layer_name[$folder:$me]}) includes $inc (${layer_name[$folder:$them]})" >>"$found"
