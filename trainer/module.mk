@@ -4,7 +4,8 @@
 #   tests/trainer/test_*.sh        tests that run the optimized cifar-train / MPI programs
 #   trainer/bench/                 `make bench`: ours vs the PyTorch peer
 # trainer/src/, one folder per role (headers are included as "folder/name.h" from trainer/src):
-#   core/   the model's layer table, the kernel table's contract (kernels.h), RMSprop, the counter-based rng
+#   core/   the model's layer table, the kernel table's contract (kernels.h, input_engine.h), RMSprop, the
+#           counter-based rng, the image shape and augmentation parameters (image.h)
 #   cpu/    the CPU kernel table (oneDNN, OpenBLAS, our Winograd) and its inference engine
 #   cuda/   the CUDA kernel table (libcifar_train_cuda.so, trainer/cuda.mk) and its loader
 #   input/  the training batches: augmentation and the device input ring
@@ -13,6 +14,8 @@
 #   run/    the training run over libcollective: epochs, steps, progress, recipe agreement, draws, what
 #           people watch (watch.h: CSV, TensorBoard, gnuplot's PNG), the checkpoints kept
 #   cli/    the cifar-train command, and whether the launcher gave it a GPU (gpu_grant)
+# A folder includes only its own headers and those of folders before it: core, cpu and cuda, io, input, run,
+# cli (make check-structure; tests/structure/layers.conf).
 trainer_CFLAGS := -Itrainer/src -Icommon -Ilibcollective/include -fopenmp $(HDF5_CFLAGS) $(BLAS_CFLAGS)
 # sqrtf without errno, so that the RMSprop loop vectorises (nothing in the trainer reads errno after maths).
 trainer_CFLAGS += -fno-math-errno

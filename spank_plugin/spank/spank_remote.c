@@ -30,7 +30,6 @@
 #include "render.h"
 #include "sbuf.h"
 #include "spank_common.h"
-#include "spank_prolog.h"
 #include "steps.h"
 
 int bai_remote_init(spank_t sp, int ac, char **av)

@@ -29,7 +29,7 @@ NAME=$(basename "$0" .sh)
 
 skip() { echo "SKIP(dep): $*"; exit 77; }
 skip_for() { local what=$1; shift; echo "SKIP($what): $*"; exit 77; }
-fail() { echo "FAIL: $NAME: $*" >&2; exit 1; }
+. "$TOP/tests/lib/assert.bash"
 pass() { echo "PASS: $NAME: $*"; }
 
 [ "$(id -u)" -eq 0 ] || skip_for root "needs root to start munged, slurmctld and slurmd"

@@ -88,35 +88,34 @@ CUDA_HOME=$CUDA_HOME unshare --mount --propagation private bash -c '
         /opt/gpu-kit/run-gpu-checks /out"
 ' _ "$root" || rc=$?
 echo "run-gpu-checks exited $rc"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. tests/lib/assert.bash
 for log in "$root"/out/*.log; do
     echo "---- $(basename "$log")"
     cat "$log"
 done
 echo "---- summary.txt"
 cat "$root/out/summary.txt"
-[ $rc -eq 77 ] || fail "run-gpu-checks exited $rc, not 77"
-[ "$(tail -n 1 "$root/out/summary.txt")" = "no GPU: nothing measured" ] || fail "the summary's last line is not 'no GPU: nothing measured'"
+[ $rc -eq 77 ] || check_fail "run-gpu-checks exited $rc, not 77"
+[ "$(tail -n 1 "$root/out/summary.txt")" = "no GPU: nothing measured" ] || check_fail "the summary's last line is not 'no GPU: nothing measured'"
 for p in libs cuda-check test-cuda test-cuda-train sanitize-train nccl liveness train-100 bench-warm bench-gpu conv-cudnn coll-bench; do
-    grep -Eq "^$p +(pass|skip) " "$root/out/summary.txt" || fail "part $p did not end pass or skip"
-    [ -f "$root/out/$p.log" ] || fail "no log for part $p"
+    grep -Eq "^$p +(pass|skip) " "$root/out/summary.txt" || check_fail "part $p did not end pass or skip"
+    [ -f "$root/out/$p.log" ] || check_fail "no log for part $p"
 done
-grep -q '^every library found, in' "$root/out/libs.log" || fail "the libs part did not find every library"
+grep -q '^every library found, in' "$root/out/libs.log" || check_fail "the libs part did not find every library"
 # Each resolved library is the kit's, glibc's (libc6's own files) or the toolkit's.
 glibc=$(dpkg -L libc6 | grep -E '\.so' | xargs -n1 basename | sort -u | tr '\n' '|')
 while read -r name path; do
     case $path in /opt/gpu-kit/*|"$CUDA_HOME"/lib64/*|not) continue ;; esac
-    [[ "|$glibc" == *"|$(basename "$path")|"* ]] || fail "$name resolved outside the kit: $path"
+    [[ "|$glibc" == *"|$(basename "$path")|"* ]] || check_fail "$name resolved outside the kit: $path"
 done < <(awk '$2 == "=>" { print $1, $3 }' "$root/out/libs.log")
-grep -q '^SKIP(gpu)' "$root/out/cuda-check.log" || fail "cuda_check did not reach its no-GPU skip"
-grep -q 'fails cleanly' "$root/out/test-cuda-train.log" || fail "test_cuda_train.sh did not see --device cuda fail cleanly"
-grep -q '^PASS: test_liveness' "$root/out/liveness.log" || fail "host-memory liveness did not pass"
-[ "$(grep -c '^evaluate: Test accuracy' "$root/out/train-100.log")" -eq 3 ] || fail "not every seed's model was evaluated"
-grep -Eq '^ +[0-9]+ +[0-9]+ +float' "$root/out/coll-bench.log" || fail "coll-bench on host memory printed no row"
+grep -q '^SKIP(gpu)' "$root/out/cuda-check.log" || check_fail "cuda_check did not reach its no-GPU skip"
+grep -q 'fails cleanly' "$root/out/test-cuda-train.log" || check_fail "test_cuda_train.sh did not see --device cuda fail cleanly"
+grep -q '^PASS: test_liveness' "$root/out/liveness.log" || check_fail "host-memory liveness did not pass"
+[ "$(grep -c '^evaluate: Test accuracy' "$root/out/train-100.log")" -eq 3 ] || check_fail "not every seed's model was evaluated"
+grep -Eq '^ +[0-9]+ +[0-9]+ +float' "$root/out/coll-bench.log" || check_fail "coll-bench on host memory printed no row"
 if grep -En 'unbound variable|error while loading shared libraries|No such file or directory|command not found|cannot open shared object' \
         "$root"/out/*.log "$root/out/summary.txt"; then
-    fail "a log shows a missing library, file or variable"
+    check_fail "a log shows a missing library, file or variable"
 fi
-[ $fails -eq 0 ] || { echo "FAIL: $fails checks failed"; exit 1; }
+[ "$failed" -eq 0 ] || { echo "FAIL: $failed checks failed"; exit 1; }
 echo "PASS: the kit runs in a clean root, every part to its no-GPU skip or CPU-side result"

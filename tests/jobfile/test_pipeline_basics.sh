@@ -18,7 +18,7 @@ here=$PWD/tests/jobfile
 [ -x "$bin" ] || { echo "FAIL: $bin is not built"; exit 1; }
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. tests/lib/assert.bash
 cp -r "$basics" "$T/basics"
 b1=$T/basics/1b_e2e_registered_components
 cat >"$T/site.conf" <<CONF

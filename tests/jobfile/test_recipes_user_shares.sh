@@ -21,7 +21,7 @@ recipes=$shared/reference/batchai/recipes
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 : >"$T/site.conf" # the defaults: no share and no image mapped by the admins
-fail() { echo "FAIL: $*"; exit 1; }
+. tests/lib/assert.bash
 n=0
 for f in "$recipes"/*.json; do
     r=$(basename "$f" .json)

@@ -5,8 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 BUILD=${BUILD:-build}
 export BUILD
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
+. tests/lib/assert.bash
 
 # check_entries LISTING: every entry is root's; directories, programs in /usr/bin and the plugin's job-file
 # parser batchai-plan (exec'd by the prolog, beside the plugin) are 0755, every other file 0644 (the plugin
@@ -20,11 +19,11 @@ check_entries() {
         -*) want=-rw-r--r-- ;;
         *) want="a directory or a regular file" ;;
         esac
-        [ "$owner" = root/root ] || fail "$path is owned by $owner, not root/root"
-        [ "$perms" = "$want" ] || fail "$path is $perms, expected $want"
+        [ "$owner" = root/root ] || check_fail "$path is owned by $owner, not root/root"
+        [ "$perms" = "$want" ] || check_fail "$path is $perms, expected $want"
         n=$((n + 1))
     done <"$1"
-    [ "$n" -gt 0 ] || fail "the listing is empty"
+    [ "$n" -gt 0 ] || check_fail "the listing is empty"
 }
 
 # check_layout LISTING LIBDIR PLUGINDIR: the files make install puts in a package, libraries in LIBDIR and
@@ -36,6 +35,6 @@ check_layout() {
              /etc/slurm/plugstack.conf.d/batchai.conf.example /usr/lib/tmpfiles.d/slurm-batchai.conf \
              /usr/share/man/man1/batchai-job.1 \
              /usr/share/man/man1/cifar-train.1 /usr/share/man/man1/coll-bench.1 /usr/share/man/man8/spank_batchai.8; do
-        grep -qE " ${f//./\\.}(\.gz)?$" "$1" || fail "missing $f"
+        grep -qE " ${f//./\\.}(\.gz)?$" "$1" || check_fail "missing $f"
     done
 }

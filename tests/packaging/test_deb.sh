@@ -14,8 +14,8 @@ dpkg-deb --info "$deb" >"$out/info"
 dpkg-deb --contents "$deb" |
     awk '{p = substr($6, 2); sub(/\/$/, "", p); print $1, $2, (p == "" ? "/" : p)}' >"$out/contents"
 slurm=$(dpkg-query -W -f='${Version}' libslurm-dev)
-grep -q "slurmd (= $slurm)" "$out/info" || fail "control does not pin Slurm $slurm"
-grep -q "built against Slurm $slurm" "$out/info" || fail "description does not name Slurm $slurm"
+grep -q "slurmd (= $slurm)" "$out/info" || check_fail "control does not pin Slurm $slurm"
+grep -q "built against Slurm $slurm" "$out/info" || check_fail "description does not name Slurm $slurm"
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 check_layout "$out/contents" "/usr/lib/$multiarch" "/usr/lib/$multiarch/slurm-wlm"
 check_entries "$out/contents"

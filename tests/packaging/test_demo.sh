@@ -11,7 +11,7 @@ TOP=$(pwd -P)
 BUILD=${BUILD:-build}
 case $BUILD in /*) ;; *) BUILD=$TOP/$BUILD ;; esac
 NAME=test_demo
-fail() { echo "FAIL: $NAME: $*" >&2; exit 1; }
+. tests/lib/assert.bash
 [ "$(id -u)" -eq 0 ] || { echo "SKIP(root): the demo starts munged, slurmctld and slurmd"; exit 77; }
 for p in munged slurmctld slurmd man; do
     command -v "$p" >/dev/null || { echo "SKIP(dep): $p is not installed"; exit 77; }

@@ -12,7 +12,7 @@ BUILD=${BUILD:-build}
 [ -e "$BUILD/lib/libcollective.so" ] || { echo "SKIP(dep): libcollective is not built (no MPI)"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. tests/lib/assert.bash
 
 stage=$tmp/stage
 make --no-print-directory install BUILD="$BUILD" DESTDIR="$stage" PREFIX=/usr LIBDIR=/usr/lib64 >"$tmp/log"

@@ -11,14 +11,13 @@ for tool in mandoc man; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
+. tests/lib/assert.bash
 
 # render PAGE: plain ASCII text, lines wide enough that groff neither wraps nor hyphenates a word.
 render() {
     MANWIDTH=1000 MANPAGER=cat LC_ALL=C man -l "$1" 2>"$tmp/stderr" >"$tmp/text"
-    [ -s "$tmp/text" ] || fail "$1: man -l printed nothing"
-    [ ! -s "$tmp/stderr" ] || fail "$1: man -l complained: $(cat "$tmp/stderr")"
+    [ -s "$tmp/text" ] || check_fail "$1: man -l printed nothing"
+    [ ! -s "$tmp/stderr" ] || check_fail "$1: man -l complained: $(cat "$tmp/stderr")"
 }
 
 # need PAGE WHAT WORD...: each WORD is in PAGE's rendered text as a word of its own (--fused is not found in
@@ -30,13 +29,13 @@ need() {
     for word in "$@"; do
         # shellcheck disable=SC2001 # one substitution of every regex metacharacter
         re=$(sed 's/[][\.|$*+?(){}^]/\\&/g' <<<"$word")
-        grep -qE -- "(^|[^-[:alnum:]_])$re([^-[:alnum:]_]|$)" "$tmp/text" || fail "$page does not document $what $word"
+        grep -qE -- "(^|[^-[:alnum:]_])$re([^-[:alnum:]_]|$)" "$tmp/text" || check_fail "$page does not document $what $word"
     done
 }
 
 pages=(spank_plugin/batchai-job.1 trainer/cifar-train.1 libcollective/coll-bench.1 spank_plugin/spank_batchai.8)
 for page in "${pages[@]}"; do
-    mandoc -T lint -W warning "$page" || fail "$page: mandoc -T lint found the faults above"
+    mandoc -T lint -W warning "$page" || check_fail "$page: mandoc -T lint found the faults above"
     render "$page"
 done
 
@@ -44,10 +43,10 @@ for pair in batchai-job:spank_plugin/batchai-job.1 cifar-train:trainer/cifar-tra
             coll-bench:libcollective/coll-bench.1; do
     prog=$BUILD/bin/${pair%%:*}
     [ -x "$prog" ] || { echo "SKIP(dep): $prog is not built (it needs MPI)"; exit 77; }
-    "$prog" --help >"$tmp/help" || fail "$prog --help exited $?"
+    "$prog" --help >"$tmp/help" || check_fail "$prog --help exited $?"
     # The options are the words starting with - or -- after a space, '[' or ','.
     mapfile -t options < <(grep -oE '(^|[ [,])--?[[:alpha:]][-[:alnum:]]*' "$tmp/help" | sed 's/^[ [,]//' | sort -u)
-    [ "${#options[@]}" -ge 4 ] || fail "$prog --help: found only ${#options[@]} options: ${options[*]}"
+    [ "${#options[@]}" -ge 4 ] || check_fail "$prog --help: found only ${#options[@]} options: ${options[*]}"
     need "${pair#*:}" "option" "${options[@]}"
     echo "$prog: ${#options[@]} options checked: ${options[*]}"
 done
@@ -57,7 +56,7 @@ doc=$BUILD/tools/settings-doc
 [ -x "$doc" ] || { echo "SKIP(dep): $doc is not built"; exit 77; }
 # shellcheck disable=SC2016 # the backquotes are Markdown's, not the shell's
 mapfile -t keys < <("$doc" md | sed -n 's/^| `\([^=`]*\)=.*/\1/p')
-[ "${#keys[@]}" -ge 15 ] || fail "settings-doc md: parsed only ${#keys[@]} keys: ${keys[*]}"
+[ "${#keys[@]}" -ge 15 ] || check_fail "settings-doc md: parsed only ${#keys[@]} keys: ${keys[*]}"
 need spank_plugin/spank_batchai.8 "setting" "${keys[@]}"
 echo "spank_batchai(8): ${#keys[@]} settings checked: ${keys[*]}"
-exit $failed
+[ "$failed" -eq 0 ] || exit 1

@@ -17,16 +17,16 @@ rpm -qp --provides "$rpm" >"$out/provides"
 rpm -qpi "$rpm" >"$out/info"
 # The Slurm release of the installed headers, from Debian's version of them (22.05.8-4+deb12u3: 22.05.8).
 slurm=$(dpkg-query -W -f='${Version}' libslurm-dev | sed 's/-[^-]*$//')
-grep -qx "slurm = $slurm" "$out/requires" || fail "does not require slurm = $slurm"
-grep -q "built against Slurm $slurm" "$out/info" || fail "the description does not name Slurm $slurm"
+grep -qx "slurm = $slurm" "$out/requires" || check_fail "does not require slurm = $slurm"
+grep -q "built against Slurm $slurm" "$out/info" || check_fail "the description does not name Slurm $slurm"
 while read -r soname; do
-    grep -qxF "$soname()(64bit)" "$out/requires" || fail "no dependency generated for batchai-job's $soname"
+    grep -qxF "$soname()(64bit)" "$out/requires" || check_fail "no dependency generated for batchai-job's $soname"
 done < <(readelf -d "$BUILD/bin/batchai-job" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-if grep -E '^lib(cudart|cublas|cublasLt|nccl)\.so' "$out/requires"; then fail "requires the CUDA toolkit's libraries"; fi
+if grep -E '^lib(cudart|cublas|cublasLt|nccl)\.so' "$out/requires"; then check_fail "requires the CUDA toolkit's libraries"; fi
 version=$(sed -n 's/^VERSION := //p' mk/config.mk)
-grep -qxF "pkgconfig(libcollective) = $version" "$out/provides" || fail "does not provide pkgconfig(libcollective)"
+grep -qxF "pkgconfig(libcollective) = $version" "$out/provides" || check_fail "does not provide pkgconfig(libcollective)"
 rpm -qp --configfiles "$rpm" | grep -qx /etc/slurm/plugstack.conf.d/batchai.conf.example ||
-    fail "the plugstack example is not a %config file"
+    check_fail "the plugstack example is not a %config file"
 check_layout "$out/contents" /usr/lib64 /usr/lib64/slurm
 check_entries "$out/contents"
 [ "$failed" -eq 0 ] || { cat "$out/contents" "$out/requires"; exit 1; }

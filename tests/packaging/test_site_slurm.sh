@@ -18,8 +18,7 @@ cd "$(dirname "$0")/../.."
 [ -e /usr/include/slurm/spank.h ] || { echo "SKIP(dep): no Slurm headers (libslurm-dev)"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failed=0
-fail() { echo "FAIL: $*"; failed=1; }
+. tests/lib/assert.bash
 
 # site DIR VERSION_NUMBER: a Slurm under DIR: the installed headers in DIR/include, numbered VERSION_NUMBER.
 site() {
@@ -32,19 +31,19 @@ site() {
 # looks up (the version node BATCHAI_1.0 of the linker script aside).
 plugin_ok() {
     local addr stamp
-    [ -f "$1" ] || { fail "no plugin at $1"; return; }
+    [ -f "$1" ] || { check_fail "no plugin at $1"; return; }
     addr=$(nm -D --defined-only "$1" | awk '$3 ~ /^plugin_version@/ {print $1}')
     # objdump prints the 4 bytes little-endian: " 1201c 08051600  ...." is 0x00160508.
     stamp=$(objdump -s -j .rodata --start-address="0x$addr" --stop-address="$(printf '0x%x' $((0x$addr + 4)))" "$1" |
             awk 'END {b = $2; print substr(b, 7, 2) substr(b, 5, 2) substr(b, 3, 2) substr(b, 1, 2)}')
-    [ "$stamp" = "$(printf '%08x' "$2")" ] || fail "$1 is stamped 0x$stamp, not $2: not built from the site's headers"
+    [ "$stamp" = "$(printf '%08x' "$2")" ] || check_fail "$1 is stamped 0x$stamp, not $2: not built from the site's headers"
     nm -D --defined-only "$1" | awk '$2 != "A" {sub(/@.*/, "", $3); print $3}' | sort >"$tmp/exports"
     if grep -vxE 'slurm_spank_[a-z_]+|plugin_(name|type|version)|spank_plugin_version' "$tmp/exports"; then
-        fail "$1 exports the symbols above"
+        check_fail "$1 exports the symbols above"
     fi
     for sym in plugin_name plugin_type plugin_version slurm_spank_init slurm_spank_init_post_opt \
                slurm_spank_task_init slurm_spank_job_prolog slurm_spank_job_epilog slurm_spank_exit; do
-        grep -qx "$sym" "$tmp/exports" || fail "$1 does not export $sym"
+        grep -qx "$sym" "$tmp/exports" || check_fail "$1 does not export $sym"
     done
 }
 
@@ -52,10 +51,10 @@ plugin_ok() {
 opt=$tmp/opt/slurm
 site "$opt" 0x160509
 make --no-print-directory BUILD="$tmp/build" SLURM_INCLUDE="$opt/include" >"$tmp/log" 2>&1 ||
-    { tail -n 30 "$tmp/log"; fail "make against $opt failed"; exit 1; }
+    { tail -n 30 "$tmp/log"; check_fail "make against $opt failed"; exit 1; }
 make --no-print-directory install BUILD="$tmp/build" SLURM_INCLUDE="$opt/include" \
     SLURM_PLUGIN_DIR="$opt/lib/slurm" DESTDIR="$tmp/stage" >"$tmp/log" 2>&1 ||
-    { tail -n 30 "$tmp/log"; fail "make install failed"; exit 1; }
+    { tail -n 30 "$tmp/log"; check_fail "make install failed"; exit 1; }
 plugin_ok "$tmp/stage$opt/lib/slurm/spank_batchai.so" 0x160509
 
 # 2. Found through slurm.pc, as Slurm's RPMs (slurm-devel) and its own installs since 24.05 write it.
@@ -65,7 +64,7 @@ mkdir -p "$pc/lib/pkgconfig"
 printf 'libdir=%s\nincludedir=%s\n\nName: slurm\nDescription: Slurm Workload Manager\nVersion: 22.05.9\n' \
     "$pc/lib" "$pc/include" >"$pc/lib/pkgconfig/slurm.pc"
 PKG_CONFIG_PATH=$pc/lib/pkgconfig make --no-print-directory BUILD="$tmp/build-pc" DESTDIR="$tmp/stage-pc" \
-    install-spank-plugin >"$tmp/log" 2>&1 || { tail -n 30 "$tmp/log"; fail "make install-spank-plugin with slurm.pc failed"; }
+    install-spank-plugin >"$tmp/log" 2>&1 || { tail -n 30 "$tmp/log"; check_fail "make install-spank-plugin with slurm.pc failed"; }
 plugin_ok "$tmp/stage-pc$pc/lib/slurm/spank_batchai.so" 0x160509
 
 # 3. The lower bound, on the plugin's own translation unit and flags; no upper bound.
@@ -74,11 +73,11 @@ for case in 0x150800:accept 0x1a0500:accept 0x140b09:refuse; do
     site "$dir" "$number"
     if make --no-print-directory BUILD="$dir/build" SLURM_INCLUDE="$dir/include" \
         "$dir/build/obj/spank_plugin/spank/spank_dispatch.o" >"$tmp/log" 2>&1; then
-        [ "${case#*:}" = accept ] || fail "Slurm $number was accepted"
+        [ "${case#*:}" = accept ] || check_fail "Slurm $number was accepted"
     elif [ "${case#*:}" = accept ]; then
-        tail -n 20 "$tmp/log"; fail "Slurm $number was refused"
+        tail -n 20 "$tmp/log"; check_fail "Slurm $number was refused"
     elif ! grep -q 'spank_batchai needs Slurm 21.08 or later' "$tmp/log" || ! grep -q "NUMBER $number" "$tmp/log"; then
-        tail -n 20 "$tmp/log"; fail "Slurm $number: the build failed without naming the bound and the version"
+        tail -n 20 "$tmp/log"; check_fail "Slurm $number: the build failed without naming the bound and the version"
     fi
 done
 
@@ -100,16 +99,16 @@ if [ -r "$archive" ]; then
     sed 's/^#define SLURM_VERSION_NUMBER .*/#define SLURM_VERSION_NUMBER 0x1a0503/' \
         /usr/include/slurm/slurm_version.h >"$new/include/slurm/slurm_version.h"
     make --no-print-directory BUILD="$new/build" SLURM_INCLUDE="$new/include" "$new/build/lib/spank_batchai.so" \
-        >"$tmp/log" 2>&1 || { tail -n 30 "$tmp/log"; fail "make against 26.05.3's headers failed"; exit 1; }
+        >"$tmp/log" 2>&1 || { tail -n 30 "$tmp/log"; check_fail "make against 26.05.3's headers failed"; exit 1; }
     plugin_ok "$new/build/lib/spank_batchai.so" 0x1a0503
     # ESPANK_NODE_FAILURE: the enum member after ESPANK_NOT_LOCAL in 26.05.3's slurm_errno.h (3011).
     want=$(printf '#include <slurm/slurm_errno.h>\nint main(void) { printf("%%d", ESPANK_NODE_FAILURE); return 0; }\n' |
         cc -include stdio.h -isystem "$new/include" -x c - -o "$tmp/enum" && "$tmp/enum")
     got=$(data_word "$new/build/lib/spank_batchai.so" slurm_spank_init_failure_mode) ||
-        fail "built against 26.05.3, the plugin does not export slurm_spank_init_failure_mode"
-    [ "${got:-}" = "$want" ] || fail "slurm_spank_init_failure_mode is ${got:-none}, not ESPANK_NODE_FAILURE ($want)"
+        check_fail "built against 26.05.3, the plugin does not export slurm_spank_init_failure_mode"
+    [ "${got:-}" = "$want" ] || check_fail "slurm_spank_init_failure_mode is ${got:-none}, not ESPANK_NODE_FAILURE ($want)"
     if nm -D --defined-only "$tmp/build/lib/spank_batchai.so" | grep -q slurm_spank_init_failure_mode; then
-        fail "built against 22.05's headers, the plugin exports slurm_spank_init_failure_mode"
+        check_fail "built against 22.05's headers, the plugin exports slurm_spank_init_failure_mode"
     fi
     mode="26.05.3 headers: init_failure_mode=ESPANK_NODE_FAILURE ($want)"
 else

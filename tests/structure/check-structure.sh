@@ -19,6 +19,7 @@ cd "$root"
 declare -A layer_of   # folder/name -> layer index
 declare -A layer_name # folder:index -> layer name
 declare -A nlayers    # folder -> count
+declare -A has_subfolders # folder -> 1 when its names are subfolders
 found=$(mktemp)
 trap 'rm -f "$found"' EXIT
 
@@ -26,33 +27,46 @@ while read -r folder lname names; do
     case $folder in '' | '#'*) continue ;; esac
     n=${nlayers[$folder]:-0}
     layer_name[$folder:$n]=$lname
-    for name in $names; do layer_of[$folder/$name]=$n; done
+    for name in $names; do
+        layer_of[$folder/$name]=$n
+        [ -d "$folder/$name" ] && has_subfolders[$folder]=1
+    done
     nlayers[$folder]=$((n + 1))
 done <"$conf"
 
 # The quoted includes of a file, one a line.
 includes() { sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"; }
 
-# 1. Layers.
+# 1. Layers. A name of layers.conf is a file stem of the folder, or a subfolder whose files all share its
+# layer (trainer/src: core/, io/, ...). An include is resolved from the including file's folder, then from
+# the listed folder (trainer/src's "io/x.h" through -Itrainer/src); one found in neither is another folder's.
+unit_of() { # $1 folder, $2 a path under it: in $unit, the layer name that stands for the file
+    local rel=${2#"$1"/}
+    case $rel in */*) unit=${rel%%/*} ;; *) unit=${rel%.*} ;; esac
+}
 for folder in "${!nlayers[@]}"; do
     [ -d "$folder" ] || { echo "check-structure: $folder (layers.conf) is not a folder" >&2; exit 2; }
-    for f in "$folder"/*.c "$folder"/*.h; do
-        [ -e "$f" ] || continue
-        stem=$(basename "${f%.*}")
-        me=${layer_of[$folder/$stem]:-}
+    while IFS= read -r f; do
+        unit_of "$folder" "$f"
+        me=${layer_of[$folder/$unit]:-}
         if [ -z "$me" ]; then
             echo "unplaced: $f is in no layer of $folder (add it to tests/structure/layers.conf)" >>"$found"
             continue
         fi
         while read -r inc; do
-            [ -e "$folder/$inc" ] || continue # another folder's (the public header, the system's)
-            them=${layer_of[$folder/${inc%.*}]:-}
+            case $inc in *../*) continue ;; esac # reaching out: the component check's
+            if [ -e "${f%/*}/$inc" ]; then target=${f%/*}/$inc
+            elif [ -e "$folder/$inc" ]; then target=$folder/$inc
+            else continue; fi # another folder's (the public header, the system's)
+            unit_of "$folder" "$target"
+            them=${layer_of[$folder/$unit]:-}
             [ -n "$them" ] || continue       # an unplaced header is reported for itself
             if [ "$them" -gt "$me" ]; then
                 echo "layer: $f (${layer_name[$folder:$me]}) includes $inc (${layer_name[$folder:$them]})" >>"$found"
             fi
         done < <(includes "$f")
-    done
+    done < <(if [ -n "${has_subfolders[$folder]:-}" ]; then find "$folder" -mindepth 2 -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) | sort
+             else find "$folder" -maxdepth 1 -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) | sort; fi)
 done
 
 # 2. Components: the top-level folders that hold sources.

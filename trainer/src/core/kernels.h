@@ -24,7 +24,7 @@
 
 #include "core/rng.h"
 
-struct input_engine; /* input_ring.h */
+struct input_engine; /* input_engine.h */
 struct graph_engine; /* below */
 struct infer_engine; /* below */
 

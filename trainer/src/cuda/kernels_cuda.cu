@@ -12,9 +12,8 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-#include "input/augment.h"
-#include "io/cifar_data.h"
-#include "input/input_ring.h"
+#include "core/image.h"
+#include "core/input_engine.h"
 #include "core/rng.h"
 
 namespace {

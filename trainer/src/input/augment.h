@@ -25,14 +25,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/image.h" /* struct augment_params */
+
 /* Keras's ranges for this recipe: shifts are drawn uniformly in [-AUGMENT_SHIFT_FRACTION * H, +...*H). */
 #define AUGMENT_SHIFT_FRACTION 0.1f
-
-struct augment_params {
-    float shift_rows; /* Keras tx: out(r, .) samples in(r + shift_rows, .) */
-    float shift_cols; /* Keras ty: out(., c) samples in(., c + shift_cols) */
-    int flip;         /* nonzero: mirror columns after the shift */
-};
 
 /* Map three uniform draws u_rows, u_cols in [0, 1) and u_flip in [0, 1) to parameters exactly as Keras does
  * for an HxW image: shift = (2u - 1) * 0.1 * size, flip = u_flip < 0.5. The trainer's RNG supplies the

@@ -23,25 +23,8 @@
 #include <stdint.h>
 
 #include "input/augment.h"
+#include "core/input_engine.h" /* struct input_engine, INPUT_RING_SLOTS */
 #include "core/kernels.h"
-
-#define INPUT_RING_SLOTS 2
-
-/* What a device offers for the ring (kernels.h: struct kernels.input). Slots are 0..INPUT_RING_SLOTS-1. */
-struct input_engine {
-    void *(*host_alloc)(size_t bytes); /* pinned host memory; NULL when out of memory */
-    void (*host_free)(void *p);
-    /* Queue host -> device of `bytes` on the copy stream, then record that slot's arrival. The host buffer
-     * must stay untouched until the slot is consumed (input_ring guarantees it). */
-    void (*upload)(int slot, void *dev, const void *host, size_t bytes);
-    void (*wait_arrived)(int slot);  /* the compute stream waits for the slot's last upload */
-    void (*mark_consumed)(int slot); /* record on the compute stream: the slot's device data was read */
-    void (*wait_consumed)(int slot); /* the host waits for the slot's last mark (at once if none) */
-    /* On the compute stream: x[b] = augment_image(images[b], params[b]) (augment.h), or images[b] / 255
-     * when params is NULL; labels copied. All pointers are device memory; B images of CIFAR size. */
-    void (*augment)(const uint8_t *images, const struct augment_params *params, const uint8_t *labels_in, int B,
-                    float *x, uint8_t *labels);
-};
 
 /* One batch as the host fills it or the device reads it (the same layout on both sides). */
 struct input_batch {

@@ -21,10 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CIFAR_H 32
-#define CIFAR_W 32
-#define CIFAR_C 3
-#define CIFAR_IMAGE_BYTES (CIFAR_H * CIFAR_W * CIFAR_C) /* 3072 */
+#include "core/image.h" /* CIFAR_H, CIFAR_W, CIFAR_C, CIFAR_IMAGE_BYTES */
+
 #define CIFAR_RECORD_BYTES (1 + CIFAR_IMAGE_BYTES)      /* 3073 */
 #define CIFAR_CLASSES 10
 #define CIFAR_TRAIN_FILES 5

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "input/augment.h"
+#include "core/image.h" /* struct augment_params */
 #include "core/model.h"
 
 /* Every STEP_EXPORT_STRIDE-th weight is exported after each step. */

@@ -30,26 +30,26 @@ static void number(struct line *l, const char *name, int fixed, int digits, doub
         l->used += (size_t)n;
 }
 
-void json_log_line(FILE *f, const char *type, int epoch, int step, int steps, double loss, double acc,
-                   const double *val, double ips, double lr, double secs, const double *times)
+void json_log_line(FILE *f, const struct json_line *line)
 {
     if (!f)
         return;
     struct line l = {.f = f};
-    fprintf(f, "{\"type\":\"%s\",\"epoch\":%d,\"step\":%d,\"steps\":%d", type, epoch, step, steps);
-    number(&l, "loss", 0, 6, loss);
-    number(&l, "acc", 0, 6, acc);
-    if (val) {
-        number(&l, "val_loss", 0, 6, val[0]);
-        number(&l, "val_acc", 0, 6, val[1]);
+    fprintf(f, "{\"type\":\"%s\",\"epoch\":%d,\"step\":%d,\"steps\":%d", line->type, line->epoch, line->step,
+            line->steps);
+    number(&l, "loss", 0, 6, line->loss);
+    number(&l, "acc", 0, 6, line->acc);
+    if (line->validated) {
+        number(&l, "val_loss", 0, 6, line->val_loss);
+        number(&l, "val_acc", 0, 6, line->val_acc);
     }
-    number(&l, "images_per_sec", 1, 1, ips);
-    number(&l, "lr", 0, 6, lr);
-    number(&l, "seconds", 1, 3, secs);
-    if (times) {
-        number(&l, "step_seconds", 1, 4, times[0]);
-        number(&l, "wait_seconds", 1, 4, times[1]);
-        number(&l, "progress_cpu_seconds", 1, 4, times[2]);
+    number(&l, "images_per_sec", 1, 1, line->images_per_sec);
+    number(&l, "lr", 0, 6, line->lr);
+    number(&l, "seconds", 1, 3, line->seconds);
+    if (line->times) {
+        number(&l, "step_seconds", 1, 4, line->times->step_seconds);
+        number(&l, "wait_seconds", 1, 4, line->times->wait_seconds);
+        number(&l, "progress_cpu_seconds", 1, 4, line->times->progress_cpu_seconds);
     }
     if (l.used)
         fprintf(f, ",\"non_finite\":{%s}", l.non_finite);
