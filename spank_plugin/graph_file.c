@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "job.h"
@@ -48,6 +49,13 @@ int bai_graph_paths(const char *path, const char *name, char *file, size_t file_
         return -1;
     }
     return 0;
+}
+
+uint64_t bai_graph_seed(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return ((uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec ^ (uint64_t)getpid() << 16) & 0x7fffffff;
 }
 
 int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d)

@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "diag.h"
 
@@ -15,6 +16,9 @@ bool bai_graph_file_is(const char *path, bool (*detect)(const char *text, size_t
  * the logs beside it) and BASE into base: the file's directory and `name`, or the file's name without .yml or
  * .yaml. 0, or -1 with the reason printed when a path is too long. */
 int bai_graph_paths(const char *path, const char *name, char *file, size_t file_size, char *base, size_t base_size);
+
+/* A seed for a sweep's random sampling when the user gave none (it is recorded with the sweep). */
+uint64_t bai_graph_seed(void);
 
 /* A bai_job_reader whose arg is the text itself (a generated command job). */
 int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d);

@@ -213,13 +213,6 @@ static char *graph_text(const struct opened *op, char ids[][32], char arrays[][3
 }
 
 /* The seed of sweep steps without one: printed and recorded, so the same trials can be had again. */
-static uint64_t fresh_seed(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return ((uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec ^ (uint64_t)getpid() << 16) & 0x7fffffff;
-}
-
 static void quote_into(char *buf, size_t size, const char *s)
 {
     size_t n = (size_t)snprintf(buf, size, "'");
@@ -326,7 +319,7 @@ int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int
                     "single jobs; follow it with `batchai-job wait ID`\n", argv[i]);
             return 2;
         }
-    if (open_pipeline(o, path, fresh_seed(), &op) != 0)
+    if (open_pipeline(o, path, bai_graph_seed(), &op) != 0)
         return 1;
     /* Nothing is submitted unless every step is valid. */
     if (check_all(o, path, &op) != 0) {

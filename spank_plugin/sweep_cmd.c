@@ -72,13 +72,6 @@ static int open_trial(const struct bai_pipeline_opts *o, const char *path, const
 }
 
 /* The seed of a sweep without one: recorded in its record and printed, so the same trials can be had again. */
-static uint64_t fresh_seed(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return ((uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec ^ (uint64_t)getpid() << 16) & 0x7fffffff;
-}
-
 int bai_sweep_validate(const struct bai_pipeline_opts *o, const char *path)
 {
     struct opened op;
@@ -172,7 +165,7 @@ int bai_sweep_submit(const struct bai_pipeline_opts *o, const char *path, int ar
                     "max_concurrent_trials); follow it with `batchai-job wait ID`\n", argv[i]);
             return 2;
         }
-    if (open_sweep(o, path, fresh_seed(), &op) != 0)
+    if (open_sweep(o, path, bai_graph_seed(), &op) != 0)
         return 1;
     if (open_trial(o, path, &op, &text, &so) != 0) {
         fprintf(stderr, "batchai-job submit: %s: nothing was submitted\n", path);
