@@ -2,7 +2,7 @@
 # The prolog's parser child misbehaves, as a parser bug reached by a crafted job file could make it: the plugin
 # built for the tests plants each fault when the job file holds BATCHAI_PLAN_FAULT=<fault> (batchai-plan
 # built with BAI_PLAN_FAULTS; the installed one has no such switch). Each job fails, closed, with the reason
-# in its stderr.txt; its command never runs; no node is drained.
+# in its stderr.txt and in `batchai-job status`; its command never runs; no node is drained.
 #   crash     the child dies of SIGSEGV
 #   loop      it never ends: its CPU limit (or the deadline) ends it
 #   flood     it writes 100 MiB: root reads at most the plan's limit, and kills it
@@ -13,6 +13,7 @@
 #             0-2 only, and an open(2) refused by its seccomp filter
 . "$(dirname "$0")/lib.sh"
 cluster_start
+install -m 0755 "$BUILD/bin/batchai-job" "$CL/batchai-job"
 
 # fault_job NAME: a 1-node job whose command would leave ran-<id> in the share, with the fault's switch.
 fault_job() {
@@ -43,6 +44,8 @@ for f in crash loop flood outside escape otherjob probe; do
     [ "$st" = FAILED ] || fail "$f: job $id ended $st, want FAILED: $err"
     [ ! -e "$SHARE/ran-$id" ] || fail "$f: job $id ran its command on a plan that should have been refused"
     case $err in *"${want[$f]}"*) ;; *) fail "$f: job $id's stderr.txt does not say '${want[$f]}': $err" ;; esac
+    status=$(as_user "$CL/batchai-job status $id" 2>&1) || true
+    case $status in *JobNodeError*"${want[$f]}"*) ;; *) fail "$f: batchai-job status $id does not say '${want[$f]}': $status" ;; esac
 done
 assert_nodes_idle
 pass "a crashing, looping, flooding, escaping or misdirected parser fails only its job, with the reason"
