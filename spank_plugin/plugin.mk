@@ -5,8 +5,9 @@
 ifneq ($(and $(HAVE_SLURM),$(JOBLIB_OK)),)
 
 SPANK_SRCS := $(addprefix spank_plugin/spank/,spank_dispatch.c spank_common.c handoff.c spank_alloc.c \
-                                              spank_remote.c spank_prolog.c spank_user.c rootfs.c as_user.c \
-                                              spank_task_exit.c plan_wire.c plan_child.c)
+                                              spank_remote.c spank_prolog.c spank_user.c spank_task_exit.c \
+                                              plan_wire.c plan_child.c) \
+              $(addprefix spank_plugin/node/,rootfs.c as_user.c)
 SPANK_OBJS := $(call obj-of,$(SPANK_SRCS))
 SPANK_SO   := $(BUILD)/lib/spank_batchai.so
 SPANK_LDS  := spank_plugin/spank/spank_batchai.lds
@@ -30,10 +31,11 @@ $(call obj-of,spank_plugin/spank/spank_dispatch.c): spank_plugin_CFLAGS += \
     $(if $(SLURM_HAS_INIT_FAILURE_MODE),-DBAI_HAVE_INIT_FAILURE_MODE)
 
 # handoff.[ch] alone spell the allocator's handoff to the nodes (handoff.h): the plugin is not built while
-# another file under spank/ names a job control variable, reads one through SPANK_/SLURM_SPANK_, or sets one.
+# another file under spank/ or node/ names a job control variable, reads one through SPANK_/SLURM_SPANK_, or
+# sets one.
 HANDOFF_CHECK := $(BUILD)/stamp/handoff-names
 HANDOFF_PATTERN := "(SLURM_)?SPANK_|BATCHAI_(JOB_FILE|JOB_DIGEST|JOB_TEXT|LOG_DIR|SCRIPT)|spank_job_control_[a-z]+ ?\(
-$(HANDOFF_CHECK): $(filter-out %/handoff.c %/handoff.h,$(wildcard spank_plugin/spank/*.[ch]))
+$(HANDOFF_CHECK): $(filter-out %/handoff.c %/handoff.h,$(wildcard spank_plugin/spank/*.[ch] spank_plugin/node/*.[ch]))
 	$(Q)if grep -nE '$(HANDOFF_PATTERN)' $^; then \
 	    echo "spank_plugin/plugin.mk: only spank/handoff.c may name the handoff's variables (above)" >&2; exit 1; fi
 	@mkdir -p $(@D) && touch $@
@@ -74,7 +76,7 @@ install-spank-plugin: $(SPANK_SO) $(BUILD)/release/batchai-plan
 	install -D -m 0755 $(BUILD)/release/batchai-plan $(DESTDIR)$(SLURM_PLUGIN_DIR)/batchai-plan
 	install -D -m 0644 contrib/plugstack/batchai.conf $(DESTDIR)$(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example
 	install -D -m 0644 contrib/tmpfiles/slurm-batchai.conf $(DESTDIR)$(TMPFILES_DIR)/slurm-batchai.conf
-	$(call install-man,spank_plugin/spank_batchai.8)
+	$(call install-man,spank_plugin/spank/spank_batchai.8)
 	@echo "installed $(DESTDIR)$(SLURM_PLUGIN_DIR)/spank_batchai.so; enable it by copying"
 	@echo "  $(SLURM_SYSCONF_DIR)/plugstack.conf.d/batchai.conf.example to batchai.conf (see spank_plugin/README.md)"
 INSTALL_RULES += install-spank-plugin

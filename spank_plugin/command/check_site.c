@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rootfs.h"
+#include "node/rootfs.h"
 #include "sbuf.h"
 #include "settings.h"
 #include "slurm_read.h"

@@ -15,8 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "as_user.h"
-#include "rootfs.h"
+#include "node/as_user.h"
+#include "node/rootfs.h"
 #include "sha256.h"
 #include "write_all.h"
 

@@ -10,7 +10,7 @@
 #include <sys/types.h>
 
 #include "plan_wire.h"
-#include "rootfs.h"
+#include "node/rootfs.h"
 #include "settings.h"
 
 /* The helper's file name, next to spank_batchai.so. */

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "as_user.h"
+#include "node/as_user.h"
 #include "handoff.h"
 #include "render.h"
 #include "spank_common.h"

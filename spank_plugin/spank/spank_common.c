@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "as_user.h"
+#include "node/as_user.h"
 
 void bai_error(const char *fmt, ...)
 {

@@ -14,7 +14,7 @@
 #include "diag.h"
 #include "load.h"
 #include "settings.h"
-#include "rootfs.h"
+#include "node/rootfs.h"
 
 #define BAI_OPTION_NAME "batchai-job"
 #define BAI_NAME_OPTION_NAME "batchai-name"

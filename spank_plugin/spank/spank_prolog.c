@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "as_user.h"
+#include "node/as_user.h"
 #include "handoff.h"
 #include "plan_child.h"
 #include "spank_common.h"

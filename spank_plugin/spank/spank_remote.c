@@ -25,7 +25,7 @@
 
 #include <slurm/slurm.h>
 
-#include "as_user.h"
+#include "node/as_user.h"
 #include "handoff.h"
 #include "render.h"
 #include "sbuf.h"

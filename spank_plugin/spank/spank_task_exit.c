@@ -20,7 +20,7 @@
 
 #include <slurm/slurm.h>
 
-#include "as_user.h"
+#include "node/as_user.h"
 #include "spank_common.h"
 
 #define NOTE_DEADLINE_MS 5000

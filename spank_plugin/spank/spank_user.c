@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "make_dirs.h"
-#include "rootfs.h"
+#include "node/rootfs.h"
 #include "sbuf.h"
 
 /* Write "<what>: <strerror>" to the status pipe; return 1, the child's failure status. */

@@ -27,7 +27,7 @@ $(BUILD)/bench/bench_validate: spank_plugin/bench/bench_validate.c $(JOBLIB)
 	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
 # Prints the settings section of spank_batchai(8) (or a markdown table) from the settings table.
-$(BUILD)/tools/settings-doc: spank_plugin/settings_doc.c $(JOBLIB_SAN)
+$(BUILD)/tools/settings-doc: spank_plugin/command/settings_doc.c $(JOBLIB_SAN)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 

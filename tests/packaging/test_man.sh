@@ -33,13 +33,13 @@ need() {
     done
 }
 
-pages=(spank_plugin/batchai-job.1 trainer/cifar-train.1 libcollective/coll-bench.1 spank_plugin/spank_batchai.8)
+pages=(spank_plugin/command/batchai-job.1 trainer/cifar-train.1 libcollective/coll-bench.1 spank_plugin/spank/spank_batchai.8)
 for page in "${pages[@]}"; do
     mandoc -T lint -W warning "$page" || check_fail "$page: mandoc -T lint found the faults above"
     render "$page"
 done
 
-for pair in batchai-job:spank_plugin/batchai-job.1 cifar-train:trainer/cifar-train.1 \
+for pair in batchai-job:spank_plugin/command/batchai-job.1 cifar-train:trainer/cifar-train.1 \
             coll-bench:libcollective/coll-bench.1; do
     prog=$BUILD/bin/${pair%%:*}
     [ -x "$prog" ] || { echo "SKIP(dep): $prog is not built (it needs MPI)"; exit 77; }
@@ -57,6 +57,6 @@ doc=$BUILD/tools/settings-doc
 # shellcheck disable=SC2016 # the backquotes are Markdown's, not the shell's
 mapfile -t keys < <("$doc" md | sed -n 's/^| `\([^=`]*\)=.*/\1/p')
 [ "${#keys[@]}" -ge 15 ] || check_fail "settings-doc md: parsed only ${#keys[@]} keys: ${keys[*]}"
-need spank_plugin/spank_batchai.8 "setting" "${keys[@]}"
+need spank_plugin/spank/spank_batchai.8 "setting" "${keys[@]}"
 echo "spank_batchai(8): ${#keys[@]} settings checked: ${keys[*]}"
 [ "$failed" -eq 0 ] || exit 1

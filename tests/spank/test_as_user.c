@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "as_user.h"
+#include "node/as_user.h"
 #include "job.h"
 
 #include "../check.h"

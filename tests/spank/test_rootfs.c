@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "rootfs.h"
+#include "node/rootfs.h"
 
 #include "../check.h"
 
