@@ -7,7 +7,7 @@
 #   node/      root's file-system work and running as the user, used by the plugin and the command.
 # Every part includes another's headers by its folder ("node/rootfs.h"), through -Ispank_plugin; the
 # library's own files alone see its internal headers (-Ispank_plugin/jobfile).
-spank_plugin_CFLAGS := $(CJSON_CFLAGS) $(YAML_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -Icommon -DBAI_VERSION='"$(VERSION)"'
+spank_plugin_CFLAGS := $(CJSON_CFLAGS) $(YAML_CFLAGS) -Ispank_plugin -Icommon -DBAI_VERSION='"$(VERSION)"'
 spank_plugin/jobfile_CFLAGS := $(spank_plugin_CFLAGS) -Ispank_plugin/jobfile
 
 JOBLIB_SRCS := $(addprefix spank_plugin/jobfile/,diag.c jsonv.c checks.c yamltree.c job.c azureml.c azureml_plan.c \

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "load.h"
+#include "jobfile/batchai_jobfile.h"
 
 static double now(void)
 {

@@ -11,15 +11,13 @@
 
 #include "check_site.h"
 #include "job_control.h"
-#include "load.h"
+#include "jobfile/batchai_jobfile.h"
 #include "monitor.h"
 #include "partition_fit.h"
 #include "pipeline_cmd.h"
 #include "sweep_cmd.h"
 #include "plugstack.h"
-#include "render.h"
 #include "slurm_job.h"
-#include "toolkits.h"
 
 #ifndef BAI_VERSION
 #define BAI_VERSION "unknown"
@@ -209,7 +207,7 @@ static int cmd_validate(const struct cli *cli, int argc, char **argv)
             continue;
         }
         printf("%s: valid (%s, %d node%s)\n", argv[i],
-               o.job.aml ? "Azure ML command job" : o.job.toolkit.kind->property, o.job.node_count,
+               o.job.aml ? "Azure ML command job" : bai_toolkit_name(o.job.toolkit.kind), o.job.node_count,
                o.job.node_count == 1 ? "" : "s");
         bai_opened_free(&o);
     }

@@ -22,11 +22,9 @@
 #include <unistd.h>
 
 #include "node/rootfs.h"
-#include "sbuf.h"
-#include "settings.h"
+#include "jobfile/batchai_jobfile.h"
+#include "strbuf.h"
 #include "slurm_read.h"
-#include "steps.h"
-#include "translate.h"
 
 static int problems;
 

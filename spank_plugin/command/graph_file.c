@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "job.h"
+#include "jobfile/batchai_jobfile.h"
 #include "write_all.h"
 
 bool bai_graph_file_is(const char *path, bool (*detect)(const char *text, size_t len))

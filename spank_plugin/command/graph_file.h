@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "diag.h"
+#include "jobfile/batchai_jobfile.h"
 
 /* Whether the file at path is read and detect says yes (an unreadable file is of no kind). */
 bool bai_graph_file_is(const char *path, bool (*detect)(const char *text, size_t len));

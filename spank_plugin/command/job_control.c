@@ -11,8 +11,7 @@
 
 #include "slurm_job.h"
 #include "slurm_read.h"
-#include "steps.h"
-#include "translate.h"
+#include "jobfile/batchai_jobfile.h"
 
 static int cmd_list(int argc, char **argv)
 {

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "partition_fit.h"
-#include "plan.h"
+#include "jobfile/batchai_jobfile.h"
 #include "job_stop.h"
 #include "slurm_job.h"
 #include "slurm_read.h"

@@ -7,8 +7,7 @@
 #ifndef BAI_PARTITION_FIT_H
 #define BAI_PARTITION_FIT_H
 
-#include "diag.h"
-#include "plan.h"
+#include "jobfile/batchai_jobfile.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -15,12 +15,10 @@
 
 #include "graph_file.h"
 #include "job_control.h"
-#include "pipeline.h"
-#include "render.h"
+#include "jobfile/batchai_jobfile.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
 #include "sweep_cmd.h"
-#include "translate.h"
 
 /* A pipeline opened: the graph, and BASE (pipeline_cmd.h). */
 struct opened {

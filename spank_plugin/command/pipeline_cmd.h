@@ -11,8 +11,7 @@
 
 #include <stdbool.h>
 
-#include "load.h"
-#include "settings.h"
+#include "jobfile/batchai_jobfile.h"
 
 struct bai_pipeline_opts {
     const struct bai_settings *site;

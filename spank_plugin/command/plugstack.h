@@ -13,8 +13,7 @@
 
 #include <stddef.h>
 
-#include "diag.h"
-#include "settings.h"
+#include "jobfile/batchai_jobfile.h"
 
 #ifndef BAI_SLURM_CONF
 #define BAI_SLURM_CONF "/etc/slurm/slurm.conf"

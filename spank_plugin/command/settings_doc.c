@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "settings.h"
+#include "jobfile/batchai_jobfile.h"
 
 /* Help text in mdoc: `code` spans bold, '\n' separates sentences (one per line, as mdoc wants). */
 static void man_text(const char *t)

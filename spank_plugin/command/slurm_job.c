@@ -10,9 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plan.h"
+#include "jobfile/batchai_jobfile.h"
 #include "slurm_read.h"
-#include "translate.h"
 
 #define COPY(dst, rec, key) snprintf((dst), sizeof(dst), "%s", bai_record_get((rec), (key)))
 

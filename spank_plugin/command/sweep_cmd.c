@@ -14,11 +14,9 @@
 
 #include "graph_file.h"
 #include "job_control.h"
-#include "render.h"
+#include "jobfile/batchai_jobfile.h"
 #include "slurm_job.h"
 #include "slurm_read.h"
-#include "translate.h"
-#include "sweep.h"
 
 struct opened {
     struct bai_sweep s;

@@ -20,7 +20,7 @@
 
 #include <cJSON.h>
 
-#include "job.h"
+#include "batchai_jobfile.h"
 
 enum bai_aml_dist { BAI_AML_SINGLE, BAI_AML_MPI, BAI_AML_PYTORCH, BAI_AML_TENSORFLOW };
 

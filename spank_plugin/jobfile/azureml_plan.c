@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "azureml.h"
+#include "checks.h"
 #include "jsonv.h"
 #include "sbuf.h"
 #include "steps.h"

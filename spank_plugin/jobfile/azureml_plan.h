@@ -3,10 +3,7 @@
 #ifndef BAI_AZUREML_PLAN_H
 #define BAI_AZUREML_PLAN_H
 
-#include "diag.h"
-#include "job.h"
-#include "plan.h"
-#include "settings.h"
+#include "batchai_jobfile.h"
 
 /* The image the job runs in: environment.image, or the site's environment.<ref> for an azureml: reference;
  * NULL with no fault when the job names none, NULL with a fault when the reference is not mapped. */

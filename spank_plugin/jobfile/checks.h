@@ -1,22 +1,12 @@
-/* Leaf checks of a job file's values, shared by both formats (job.c, azureml.c) and translation: the bounds of
- * a job file, durations, paths the batch script quotes, image references and commands a step execs. Each
+/* Leaf checks of a job file's values, shared by both formats (job.c, azureml.c) and translation: durations, paths the batch script quotes, image references and commands a step execs. Each
  * reads only its argument; none knows the job model. */
 #ifndef BAI_CHECKS_H
 #define BAI_CHECKS_H
 
 #include <stdbool.h>
 
-#include "diag.h"
+#include "batchai_jobfile.h" /* the bounds of a job file (BAI_JOB_MAX_*), diag */
 
-#define BAI_JOB_MAX_BYTES  (1024 * 1024)
-#define BAI_JOB_MAX_DEPTH  32
-#define BAI_JOB_MAX_STRING (64 * 1024)
-#define BAI_JOB_MAX_ITEMS  256
-/* Values in the whole document (each member, each array entry, and the top): far above the some 12,300 of the
- * largest valid job (256 of each list, every optional field given), far below the 500,000 that 1 MiB holds. */
-#define BAI_JOB_MAX_VALUES 65536
-#define BAI_JOB_MAX_NODES  100000
-#define BAI_JOB_MAX_DAYS   3650
 
 /* Parse a Batch AI duration into seconds: .NET TimeSpan style "d.hh:mm:ss" or "hh:mm:ss" (hours 0-23,
  * minutes and seconds 0-59), at most BAI_JOB_MAX_DAYS days and not zero. Returns -1 when malformed or out

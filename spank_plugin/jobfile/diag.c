@@ -1,5 +1,5 @@
 /* Diagnostics list: see diag.h. */
-#include "diag.h"
+#include "batchai_jobfile.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,7 @@
 /* Parse and validate a Batch AI job file: see job.h. The walk mirrors schemas/job.schema.json; where the
  * schema cannot say something (cross-field rules, share names derived from URLs), it is checked here. */
-#include "job.h"
+#include "batchai_jobfile.h"
+#include "checks.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -12,7 +12,7 @@
 
 #include <cJSON.h>
 
-#include "diag.h"
+#include "batchai_jobfile.h"
 
 #define JV_PATH_MAX 256
 

@@ -1,5 +1,5 @@
 /* The one pipeline from a job file to a checked plan (see load.h). */
-#include "load.h"
+#include "batchai_jobfile.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,15 +1,13 @@
 /* An Azure ML pipeline job as a graph of command jobs: see pipeline.h. */
-#include "pipeline.h"
+#include "batchai_jobfile.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
 #include "checks.h"
 #include "jsonv.h"
-#include "sweep.h"
 #include "yamltree.h"
 
 #define MAX_DEPTH 8 /* nested pipeline components */

@@ -1,5 +1,5 @@
 /* The plan's own functions: see plan.h. */
-#include "plan.h"
+#include "batchai_jobfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>

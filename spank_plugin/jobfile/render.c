@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
-#include "render.h"
+#include "batchai_jobfile.h"
 #include "sbuf.h"
 #include "steps.h"
 

@@ -3,12 +3,10 @@
 #ifndef BAI_SBUF_H
 #define BAI_SBUF_H
 
+#include "batchai_jobfile.h" /* sb_shell_quote */
 #include "strbuf.h"
 
-/* Append s as one single-quoted shell word ('it'\''s). Whatever s holds (newlines, quotes, $, `, ;, #,
- * spaces), the shell reads back exactly s, as one word, with nothing evaluated: strings that are not shell
- * text reach a shell line through this function. */
-void sb_shell_quote(struct sbuf *b, const char *s);
+
 /* Append s as one value of an #SBATCH line: as it is when made of letters, digits, '.', '_', '-' and bytes of
  * UTF-8, else in double quotes with '"' and '\\' escaped by a backslash, which sbatch's get_argument() reads
  * back whole on every release (22.05 ends a value at an escaped space outside quotes; inside them '#' and

@@ -1,5 +1,5 @@
 /* Site settings: the table every key, default and doc comes from, and its parser (see settings.h). */
-#include "settings.h"
+#include "batchai_jobfile.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -12,7 +12,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "job.h"
 
 /* BAI_SET_CHOICE stores an index into an enum field. */
 _Static_assert(sizeof(enum bai_runtime) == sizeof(int), "a choice is stored as an int");

@@ -1,5 +1,5 @@
 /* An Azure ML sweep job as one job array: see sweep.h. */
-#include "sweep.h"
+#include "batchai_jobfile.h"
 
 #include <ctype.h>
 #include <math.h>

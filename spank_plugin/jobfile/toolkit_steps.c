@@ -5,9 +5,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "job.h"
+#include "batchai_jobfile.h"
+#include "checks.h"
 #include "sbuf.h"
-#include "settings.h"
 #include "steps.h"
 #include "toolkits.h"
 

@@ -5,9 +5,7 @@
 
 #include <stdbool.h>
 
-#include "job.h"
-#include "plan.h"
-#include "settings.h"
+#include "batchai_jobfile.h"
 #include "sbuf.h"
 
 /* Append the main step of the job's toolkit, running `ntasks` tasks, as shell text to b (an allocation

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "job.h"
+#include "batchai_jobfile.h"
+#include "checks.h"
 #include "jsonv.h"
 
 /* ---- rules ---- */
@@ -169,4 +170,9 @@ int bai_toolkit_int(const struct bai_toolkit_settings *t, const char *key)
 {
     const union bai_toolkit_field *f = field(t, key, true);
     return f ? f->count : 0;
+}
+
+const char *bai_toolkit_name(const struct bai_toolkit *kind)
+{
+    return kind->property;
 }

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "diag.h"
+#include "batchai_jobfile.h"
 
 struct bai_job;
 struct bai_toolkit_settings;

@@ -1,5 +1,6 @@
 /* Translation of a job into a Slurm job (the plan) and its batch script: see translate.h. */
-#include "translate.h"
+#include "batchai_jobfile.h"
+#include "checks.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
 
 #include <yaml.h>
 
-#include "job.h"
+#include "batchai_jobfile.h"
 #include "jsonv.h"
 
 /* One open mapping or sequence. */

@@ -21,7 +21,7 @@
 
 #include <cJSON.h>
 
-#include "diag.h"
+#include "batchai_jobfile.h"
 
 /* The document as a tree (free with cJSON_Delete), or NULL with faults in d. */
 cJSON *bai_yaml_tree(const char *text, size_t len, struct bai_diag *d);

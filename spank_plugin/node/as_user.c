@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "job.h"
+#include "jobfile/batchai_jobfile.h"
 #include "write_all.h"
 
 /* The reader's first fault, as its child passes it up the pipe. */

@@ -13,7 +13,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
-#include "diag.h"
+#include "jobfile/batchai_jobfile.h"
 
 /* Milliseconds on the monotonic clock, for deadlines. */
 long long bai_now_ms(void);

@@ -25,8 +25,7 @@
 #include <seccomp.h>
 #endif
 
-#include "checks.h"
-#include "load.h"
+#include "jobfile/batchai_jobfile.h"
 #include "plan_wire.h"
 #include "write_all.h"
 

@@ -11,7 +11,7 @@
 
 #include "plan_wire.h"
 #include "node/rootfs.h"
-#include "settings.h"
+#include "jobfile/batchai_jobfile.h"
 
 /* The helper's file name, next to spank_batchai.so. */
 #define BAI_PLAN_HELPER "batchai-plan"

@@ -27,7 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "plan.h"
+#include "jobfile/batchai_jobfile.h"
 
 #define BAI_WIRE_MAGIC "BAIPLAN1"
 #define BAI_WIRE_MAX_BYTES (4u << 20)

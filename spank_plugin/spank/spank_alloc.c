@@ -21,7 +21,7 @@
 
 #include "node/as_user.h"
 #include "handoff.h"
-#include "render.h"
+#include "jobfile/batchai_jobfile.h"
 #include "spank_common.h"
 #include "write_all.h"
 

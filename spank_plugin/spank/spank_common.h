@@ -11,9 +11,7 @@
 
 #include "spank_slurm.h"
 
-#include "diag.h"
-#include "load.h"
-#include "settings.h"
+#include "jobfile/batchai_jobfile.h"
 #include "node/rootfs.h"
 
 #define BAI_OPTION_NAME "batchai-job"

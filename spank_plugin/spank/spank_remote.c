@@ -27,10 +27,9 @@
 
 #include "node/as_user.h"
 #include "handoff.h"
-#include "render.h"
-#include "sbuf.h"
+#include "jobfile/batchai_jobfile.h"
+#include "strbuf.h"
 #include "spank_common.h"
-#include "steps.h"
 
 int bai_remote_init(spank_t sp, int ac, char **av)
 {

@@ -16,7 +16,8 @@
 
 #include "make_dirs.h"
 #include "node/rootfs.h"
-#include "sbuf.h"
+#include "jobfile/batchai_jobfile.h"
+#include "strbuf.h"
 
 /* Write "<what>: <strerror>" to the status pipe; return 1, the child's failure status. */
 static int report(const struct bai_user_setup *u, const char *what)

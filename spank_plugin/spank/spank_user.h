@@ -3,7 +3,7 @@
 #ifndef BAI_SPANK_USER_H
 #define BAI_SPANK_USER_H
 
-#include "translate.h"
+#include "jobfile/batchai_jobfile.h"
 
 /* What the prolog's user child makes. Pointers stay the caller's. */
 struct bai_user_setup {

@@ -5,12 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "job.h"
-#include "pipeline.h"
-#include "render.h"
-#include "settings.h"
-#include "sweep.h"
-#include "translate.h"
+#include "batchai_jobfile.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

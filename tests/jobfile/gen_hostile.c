@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "job.h"
+#include "batchai_jobfile.h"
 
 #define ITEMS BAI_JOB_MAX_ITEMS
 /* Every case starts from this valid job, so that its hostile part is its only fault. */

@@ -10,14 +10,11 @@
 #include <unistd.h>
 
 #include "azureml.h"
-#include "job.h"
+#include "batchai_jobfile.h"
 #include "jsonv.h"
-#include "render.h"
 #include "sbuf.h"
-#include "settings.h"
 #include "sha256.h"
 #include "steps.h"
-#include "translate.h"
 #include "yamltree.h"
 
 #include "../check.h"

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "job.h"
+#include "batchai_jobfile.h"
 #include "toolkits.h"
 
 #include "../check.h"

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "node/as_user.h"
-#include "job.h"
+#include "jobfile/batchai_jobfile.h"
 
 #include "../check.h"
 
