@@ -3,7 +3,11 @@
 #  1. In each folder of layers.conf, no file includes a header of a higher layer than its own.
 #  2. No source file includes another component's file ("../" out of its top-level folder), and no
 #     component's make fragment compiles another component's sources.
-#  3. The READMEs keep to their line limits and hold no issue number or commit hash, and the links of the
+#  3. Within a component split into parts (layers.conf's "part" lines), a part includes only the parts it
+#     uses, and a part with a public header (its "public" line) is seen from outside through that header
+#     alone: a file elsewhere that includes another of its headers, by path or by bare name (which only an -I
+#     into the part would find), is a violation, except in the folders its line names (its own unit tests).
+#  4. The READMEs keep to their line limits and hold no issue number or commit hash, and the links of the
 #     READMEs and docs/ name files that exist (readme-rules.sh).
 # Violations still being worked off are listed in known-violations; the check fails on any violation not
 # listed there, and on a listed one that is gone (so the list only shrinks). Prints what it found.
@@ -20,11 +24,18 @@ declare -A layer_of   # folder/name -> layer index
 declare -A layer_name # folder:index -> layer name
 declare -A nlayers    # folder -> count
 declare -A has_subfolders # folder -> 1 when its names are subfolders
+declare -A part_uses  # component/part -> the parts it may include, space-separated
+declare -A public_of  # component/part -> its public header
+declare -A public_ok  # component/part -> folders that may include its other headers
 found=$(mktemp)
 trap 'rm -f "$found"' EXIT
 
 while read -r folder lname names; do
     case $folder in '' | '#'*) continue ;; esac
+    case $folder in
+    part) part_uses[$lname]=" ${names//-/} "; continue ;;
+    public) public_of[$lname]=${names%% *}; public_ok[$lname]=" ${names#* } "; continue ;;
+    esac
     n=${nlayers[$folder]:-0}
     layer_name[$folder:$n]=$lname
     for name in $names; do
@@ -94,7 +105,43 @@ for c in $components; do
     done
 done
 
-# 3. READMEs.
+# 3. Parts. An include names a part's file as "<part>/x.h" (through -I<component>), from the part's own folder,
+# or by bare name through an -I into the part.
+part_of() { # $1 a path: in $part, the part (component/part) it lies in, or ""
+    local p
+    part=
+    for p in "${!part_uses[@]}"; do case $1 in "$p"/*) part=$p; return ;; esac; done
+}
+while IFS= read -r f; do
+    part_of "$f"; mine=$part
+    comp=
+    [ -n "$mine" ] && comp=${mine%/*}
+    while read -r inc; do
+        case $inc in *../*) continue ;; esac
+        target=
+        if [ -e "${f%/*}/$inc" ]; then target=${f%/*}/$inc
+        else
+            for p in "${!part_uses[@]}"; do
+                if [ -e "${p%/*}/$inc" ] && [[ $inc == */* ]]; then target=${p%/*}/$inc; break; fi
+                if [[ $inc != */* ]] && [ -n "${public_of[$p]:-}" ] && [ -e "$p/$inc" ]; then target=$p/$inc; break; fi
+            done
+        fi
+        [ -n "$target" ] || continue
+        part_of "$target"; theirs=$part
+        [ -n "$theirs" ] && [ "$theirs" != "$mine" ] || continue
+        if [ -n "${public_of[$theirs]:-}" ] && [ "${target##*/}" != "${public_of[$theirs]}" ]; then
+            ok=
+            for d in ${public_ok[$theirs]}; do case $f in "$d"/*) ok=1 ;; esac; done
+            [ -n "$ok" ] || echo "part: $f includes $inc, internal to $theirs/ (include ${theirs#*/}/${public_of[$theirs]})" >>"$found"
+            continue
+        fi
+        if [ -n "$mine" ] && [ "${theirs%/*}" = "$comp" ] && [[ ${part_uses[$mine]} != *" ${theirs##*/} "* ]]; then
+            echo "part: $f includes $inc: $mine/ does not use ${theirs##*/}/ (layers.conf)" >>"$found"
+        fi
+    done < <(includes "$f")
+done < <(git ls-files -- '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' | sed 's,^\./,,')
+
+# 4. READMEs.
 "$here/readme-rules.sh" >>"$found"
 
 sort -u -o "$found" "$found"
