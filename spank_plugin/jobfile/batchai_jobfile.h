@@ -14,7 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <cJSON.h>
+
+struct cJSON; /* cJSON.h: the documents of pipelines and sweeps */
 
 /* ---- checks.c: the bounds of a job file. */
 #define BAI_JOB_MAX_BYTES  (1024 * 1024)
@@ -571,7 +572,7 @@ char *bai_render_node_script(const struct bai_plan *plan);
 #define BAI_SWEEP_MAX_PARAMS 32
 
 struct bai_sweep {
-    cJSON *trial;          /* the trial's command job, its command taking the index's values */
+    struct cJSON *trial;   /* the trial's command job, its command taking the index's values */
     size_t n_trials;       /* limits.max_total_trials (grid: at most the grid's size) */
     int max_concurrent;    /* limits.max_concurrent_trials, else n_trials */
     long timeout;          /* limits.timeout (seconds), 0 when none */
@@ -596,7 +597,8 @@ int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t see
 /* A pipeline's sweep step: its sampling_algorithm, search_space, objective and limits read from `step`, and
  * `trial` (the trial component's command job, already bound) made the array's: its command takes the index's
  * values first, its limits.timeout is trial_timeout. Faults are relative to the step. Returns 0, or -1. */
-int bai_sweep_step(const cJSON *step, uint64_t seed, cJSON *trial, struct bai_sweep *s, struct bai_diag *d);
+int bai_sweep_step(const struct cJSON *step, uint64_t seed, struct cJSON *trial, struct bai_sweep *s,
+                   struct bai_diag *d);
 
 void bai_sweep_free(struct bai_sweep *s);
 
@@ -636,7 +638,7 @@ struct bai_pl_link {
 struct bai_pl_step {
     char *name;       /* the job name: the step's key; a nested pipeline's steps are OUTER.INNER */
     char *yaml_path;  /* jobs.S (jobs.OUTER.jobs.INNER) */
-    cJSON *doc;       /* the command job */
+    struct cJSON *doc; /* the command job */
     size_t deps[BAI_PIPELINE_MAX_STEPS];
     size_t n_deps;
     struct bai_pl_link *links;

@@ -11,6 +11,7 @@
 
 #include "azureml.h"
 #include "batchai_jobfile.h"
+#include "checks.h"
 #include "jsonv.h"
 #include "sbuf.h"
 #include "sha256.h"
