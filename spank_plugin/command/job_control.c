@@ -202,7 +202,7 @@ static int probe_node(const char *jobopt, const char *nodeopt, struct node_conte
 }
 
 /* The job's variables of c into this process's environment, which srun passes on to the step: a container's
- * environment is written before the plugin's task context runs on Slurm 22.05 (translate.h). */
+ * environment is written before the plugin's task context runs on Slurm 22.05 (batchai_jobfile.h). */
 static int export_job_vars(const struct node_context *c)
 {
     char *names = strdup(c->vars), *save = NULL;

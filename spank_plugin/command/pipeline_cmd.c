@@ -1,4 +1,4 @@
-/* batchai-job for pipeline jobs: see pipeline_cmd.h. The graph comes from jobfile/pipeline.h; every step is
+/* batchai-job for pipeline jobs: see pipeline_cmd.h. The graph comes from jobfile/batchai_jobfile.h; every step is
  * checked as the plugin checks a command job (bai_job_open) before the first sbatch, and submitted through
  * sbatch and the plugin like any job. */
 #include "pipeline_cmd.h"

@@ -403,7 +403,7 @@ static void parse_env(struct bai_diag *d, const cJSON *root, struct bai_job *job
             jv_string(d, map, m->string, "environment_variables", JV_MULTILINE, &e->value);
         else
             bai_diag_add(d, path, "expected a value (a string or a number)");
-        /* Azure ML has no field for it, and takes any variable: the opt-in of job.h's checkpointable. */
+        /* Azure ML has no field for it, and takes any variable: the opt-in of batchai_jobfile.h's checkpointable. */
         if (e->value && strcmp(m->string, BAI_CHECKPOINTABLE_VAR) == 0) {
             job->checkpointable = strcmp(e->value, "true") == 0;
             if (!job->checkpointable && strcmp(e->value, "false") != 0)

@@ -239,7 +239,7 @@ static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_jo
         snprintf(extra, sizeof extra, "--distribution=cyclic");
         break;
     }
-    /* A checkpointable command (job.h), or one that can be (checks.h), is exec'd, so that Slurm's signals
+    /* A checkpointable command (batchai_jobfile.h), or one that can be (checks.h), is exec'd, so that Slurm's signals
      * reach it rather than the shell. */
     if (!bai_command_execs(aml->command) && (job->checkpointable || bai_command_can_exec(aml->command)))
         sb_puts(&cmd, "exec ");

@@ -77,7 +77,7 @@ void bai_diag_free(struct bai_diag *d);
  *    free). On success it returns 0 and the job owns all its strings (free with bai_job_free()).
  *  - Unknown properties are faults (a misspelled field must not be silently ignored).
  *  - Placeholders real files use are kept verbatim and understood: $AZ_BATCHAI_* variables (expanded by the
- *    shell at run time, and resolved statically through mountVolumes by translate.h where a host path is
+ *    shell at run time, and resolved statically through mountVolumes by translate.c where a host path is
  *    needed) and <AZURE_BATCHAI_STORAGE_ACCOUNT> in storage URLs.
  *  - Hostile input is bounded: at most BAI_JOB_MAX_BYTES of text, no NUL bytes; nesting at most
  *    BAI_JOB_MAX_DEPTH, objects and arrays at most BAI_JOB_MAX_ITEMS members or entries each, and at most
@@ -116,7 +116,7 @@ enum bai_mount_kind {
 
 struct bai_mount {
     enum bai_mount_kind kind;
-    char *share;           /* the name a site maps to a path (see settings.h); NULL for unmanaged */
+    char *share;           /* the name a site maps to a path (see settings.c); NULL for unmanaged */
     char *source;          /* azureFileUrl, "<account>/<container>", fileServer id, or mountCommand */
     char *source_dir;      /* fileServers sourceDirectory, else NULL */
     char *relative_path;   /* relativeMountPath: checked relative, no "..", no empty segment */
@@ -324,7 +324,7 @@ extern const struct bai_setting bai_setting_table[];
 extern const size_t bai_setting_count;
 
 /* ---- plan.c */
-/* The plan: a validated job translated into a Slurm job (translate.h builds it, render.h renders it), and the
+/* The plan: a validated job translated into a Slurm job (translate.c builds it, render.c renders it), and the
  * small functions over it that every layer above shares.
  *
  * The plan is the single source of truth shared by `batchai-job translate` and the SPANK plugin, and a
@@ -393,7 +393,7 @@ struct bai_plan {
     char *prep_command;  /* jobPreparation.commandLine, or NULL */
     char *main_step;     /* shell text of the main step (an srun line) */
     char *workdir;       /* the steps' --chdir (an Azure ML job's code directory), or NULL */
-    int signal_before_limit; /* > 0: the main step is checkpointable (job.h), and checkpoints on SIGUSR1: the
+    int signal_before_limit; /* > 0: the main step is checkpointable (job.c), and checkpoints on SIGUSR1: the
                               * script asks for it that many seconds before the time limit
                               * (--signal=B:USR1@N), passes it on to the step and asks to be requeued
                               * (--requeue) rather than ended when Slurm takes its nodes; 0: none */
@@ -445,7 +445,7 @@ bool bai_plan_has_node_steps(const struct bai_plan *plan);
 void bai_plan_free(struct bai_plan *plan);
 
 /* ---- translate.c */
-/* Translation of a validated job into a Slurm job: the plan (plan.h); render.h renders its batch script.
+/* Translation of a validated job into a Slurm job: the plan (plan.c); render.c renders its batch script.
  * Translation is pure: it reads no file and touches nothing on the host, so it is deterministic and safe to
  * run anywhere. Checks that need the host (does a share's directory exist? is a bundle staged?) are made by
  * the plugin at submit time with bai_plan_check_host(). */
@@ -518,8 +518,8 @@ struct bai_job_source {
                            * data are found from it); NULL: path */
     const char *job_name; /* NULL: the file's base name without .json / .job.json */
     const char *digest;   /* the SHA-256 (hex) the content must have (the allocator's), or NULL */
-    const char *user_shares; /* the user's share maps (translate.h), or NULL */
-    const char *cluster;  /* the cluster named on the command line (translate.h), or NULL */
+    const char *user_shares; /* the user's share maps (translate.c), or NULL */
+    const char *cluster;  /* the cluster named on the command line (translate.c), or NULL */
 };
 
 /* An opened job file. plan is set from BAI_JOB_POLICY on. */
@@ -619,7 +619,7 @@ void bai_sweep_free(struct bai_sweep *s);
  *    type mismatch (a literal into data, data into a literal, a uri_file into a uri_folder and back).
  *  - A `type: sweep` step (trial: a command component, search_space, objective, limits, sampling_algorithm)
  *    is bound as a command step whose search-space inputs are each trial's values (${AZUREML_SWEEP_X}), then
- *    made the job array's command job by bai_sweep_step (sweep.h); `sweep` holds its trials. Its outputs are
+ *    made the job array's command job by bai_sweep_step (sweep.c); `sweep` holds its trials. Its outputs are
  *    its best trial's: the caller's job that picks the best after the array makes them (bound to no path).
  *  - Steps come out in an order where each one's dependencies come first.
  *  - An output bound to no path is the directory the site keeps for the step's job (an Azure ML command

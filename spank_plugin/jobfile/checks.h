@@ -29,7 +29,7 @@ void bai_check_image(struct bai_diag *d, const char *path, const struct cJSON *v
 /* Fault at `path` unless the string v is a registry host[:port] or http(s) URL. */
 void bai_check_registry(struct bai_diag *d, const char *path, const struct cJSON *v);
 
-/* A checkpointable main step's command (job.h: checkpointable) is exec'd, so that Slurm's signals reach the
+/* A checkpointable main step's command (batchai_jobfile.h: checkpointable) is exec'd, so that Slurm's signals reach the
  * program itself: the text must be one simple command that `exec` can prefix. Fault at `path` naming what is
  * in the way: ; & | or a newline (several commands), a leading ( { ! or shell keyword, a leading NAME=value
  * assignment. A command that already starts with exec is taken as it is. */

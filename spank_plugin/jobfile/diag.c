@@ -1,4 +1,4 @@
-/* Diagnostics list: see diag.h. */
+/* Diagnostics list: see batchai_jobfile.h. */
 #include "batchai_jobfile.h"
 
 #include <stdlib.h>

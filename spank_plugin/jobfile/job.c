@@ -1,4 +1,4 @@
-/* Parse and validate a Batch AI job file: see job.h. The walk mirrors schemas/job.schema.json; where the
+/* Parse and validate a Batch AI job file: see batchai_jobfile.h. The walk mirrors schemas/job.schema.json; where the
  * schema cannot say something (cross-field rules, share names derived from URLs), it is checked here. */
 #include "batchai_jobfile.h"
 #include "checks.h"

@@ -1,4 +1,4 @@
-/* The one pipeline from a job file to a checked plan (see load.h). */
+/* The one pipeline from a job file to a checked plan (see batchai_jobfile.h). */
 #include "batchai_jobfile.h"
 
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* An Azure ML pipeline job as a graph of command jobs: see pipeline.h. */
+/* An Azure ML pipeline job as a graph of command jobs: see batchai_jobfile.h. */
 #include "batchai_jobfile.h"
 
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* The plan's own functions: see plan.h. */
+/* The plan's own functions: see batchai_jobfile.h. */
 #include "batchai_jobfile.h"
 
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* The batch script rendered from a plan: see render.h.
+/* The batch script rendered from a plan: see batchai_jobfile.h.
  * "%j" patterns become ${SLURM_JOB_ID} in shell text and stay "%j" in #SBATCH lines, where sbatch expands
  * them itself. */
 #include <errno.h>
@@ -43,7 +43,7 @@ static void sb_shell_pattern(struct sbuf *b, const char *pattern)
 #define OPEN_MODE_ORIGIN "#   --open-mode  a requeued job appends: each attempt's output is kept, after its header line\n"
 
 /* Where the GPU request comes from and what each rank gets. */
-/* The lines of a checkpointable main step (job.h), and the setting that asked for them. */
+/* The lines of a checkpointable main step (batchai_jobfile.h), and the setting that asked for them. */
 static void render_checkpoint_origin(struct sbuf *b, const struct bai_plan *p, const char *setting)
 {
     if (!p->signal_before_limit)

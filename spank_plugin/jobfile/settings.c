@@ -1,4 +1,4 @@
-/* Site settings: the table every key, default and doc comes from, and its parser (see settings.h). */
+/* Site settings: the table every key, default and doc comes from, and its parser (see batchai_jobfile.h). */
 #include "batchai_jobfile.h"
 
 #include <ctype.h>

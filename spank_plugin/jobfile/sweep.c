@@ -1,4 +1,4 @@
-/* An Azure ML sweep job as one job array: see sweep.h. */
+/* An Azure ML sweep job as one job array: see batchai_jobfile.h. */
 #include "batchai_jobfile.h"
 
 #include <ctype.h>

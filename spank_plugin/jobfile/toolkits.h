@@ -33,7 +33,7 @@ struct bai_toolkit_key {
 
 struct bai_toolkit {
     const char *property;                  /* the JSON property, e.g. "horovodSettings" */
-    const struct bai_toolkit_key *keys;    /* the keys its object takes, at most BAI_TOOLKIT_MAX_KEYS (job.h) */
+    const struct bai_toolkit_key *keys;    /* its keys, at most BAI_TOOLKIT_MAX_KEYS (batchai_jobfile.h) */
     /* Faults between fields, past each key's own check. NULL: none. */
     void (*rules)(struct bai_diag *d, const char *path, const struct bai_job *job);
     /* The main step's task count when the file gives no processCount. NULL: nodeCount. */

@@ -1,4 +1,4 @@
-/* Translation of a job into a Slurm job (the plan) and its batch script: see translate.h. */
+/* Translation of a job into a Slurm job (the plan) and its batch script: see batchai_jobfile.h. */
 #include "batchai_jobfile.h"
 #include "checks.h"
 

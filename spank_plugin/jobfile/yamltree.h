@@ -8,7 +8,7 @@
  *    `learning_rate: 0.2` substitutes as "0.2".
  *  - Hostile input gets a fault naming the problem and its line and column, and no tree: aliases and anchors
  *    (an alias can make a small file expand without bound), tags, keys that are not scalars, duplicate keys
- *    (compared in O(n log n)), more than one document, and the limits of job.h: nesting deeper than
+ *    (compared in O(n log n)), more than one document, and the limits of batchai_jobfile.h: nesting deeper than
  *    BAI_JOB_MAX_DEPTH, more than BAI_JOB_MAX_ITEMS entries in a mapping or sequence, more than
  *    BAI_JOB_MAX_VALUES values in all, scalars longer than BAI_JOB_MAX_STRING. The first fault ends the
  *    reading, so time grows linearly with the text whatever it holds.

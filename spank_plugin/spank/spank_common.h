@@ -32,10 +32,10 @@ int bai_option_register(spank_t sp);
  * Owned by Slurm. */
 const char *bai_name_value(spank_t sp);
 
-/* --batchai-share's value (the user's share maps, translate.h), or NULL. Owned by Slurm. */
+/* --batchai-share's value (the user's share maps, batchai_jobfile.h), or NULL. Owned by Slurm. */
 const char *bai_share_value(spank_t sp);
 
-/* --batchai-cluster's value (the job's cluster, translate.h), or NULL. Owned by Slurm. */
+/* --batchai-cluster's value (the job's cluster, batchai_jobfile.h), or NULL. Owned by Slurm. */
 const char *bai_cluster_value(spank_t sp);
 
 /* The option's value in contexts where spank_option_getopt works (remote user_init, prolog, epilog),
@@ -77,7 +77,7 @@ struct bai_loaded {
     bool have_site, have_file;
 };
 
-/* The site settings from the plugstack arguments, then bai_job_open (load.h) at `level` with the reader
+/* The site settings from the plugstack arguments, then bai_job_open (batchai_jobfile.h) at `level` with the reader
  * above: src->content when given; else root never opens a user's file: a child reads it, as src->uid when
  * set (O_NONBLOCK, regular files only, at most BAI_JOB_MAX_BYTES), and is killed at src->deadline_ms. The allocator opens at BAI_JOB_HOST,
  * the nodes at BAI_JOB_POLICY. Faults are logged with the path; the first is also copied to `why`

@@ -285,7 +285,7 @@ static int set_env(spank_t sp, const struct bai_plan *plan, const char *jobid_s,
             return -1;
         }
     }
-    /* What batchai-job exec hands on to a step in the job's container (translate.h). */
+    /* What batchai-job exec hands on to a step in the job's container (batchai_jobfile.h). */
     char *list = sb_finish(&names);
     int rc = list && spank_setenv(sp, BAI_JOB_VARS_VAR, list, 1) == ESPANK_SUCCESS &&
              (!plan->container_arg || spank_setenv(sp, BAI_CONTAINER_VAR, plan->container_arg, 1) == ESPANK_SUCCESS)
@@ -416,7 +416,7 @@ int bai_remote_task_init(spank_t sp, int ac, char **av)
 
     if (stepid == SLURM_BATCH_SCRIPT && h.script == BAI_SCRIPT_USER) {
         /* The task's stdout is the job's output: where batchai-job status learns that this is a Batch AI job
-         * and where its logs are (plan.h), also when the checks below fail it. Best effort: the job runs
+         * and where its logs are (batchai_jobfile.h), also when the checks below fail it. Best effort: the job runs
          * either way. */
         char *logs = bai_expand_jobid(l.file.plan.log_dir, jobid_s);
         if (logs)

@@ -101,7 +101,8 @@ static void check_toolkit(const cJSON *defs, const cJSON *job, const struct bai_
         AGREE(same_kind(p, k->value), tk->property, "key %s takes another kind of value in the schema than in the table",
               k->name);
     }
-    AGREE(n <= BAI_TOOLKIT_MAX_KEYS, tk->property, "%s", "takes more keys than BAI_TOOLKIT_MAX_KEYS (job.h)");
+    AGREE(n <= BAI_TOOLKIT_MAX_KEYS, tk->property, "%s",
+          "takes more keys than BAI_TOOLKIT_MAX_KEYS (batchai_jobfile.h)");
     cJSON_ArrayForEach(p, props)
         AGREE(row_key(tk, p->string), tk->property, "key %s is in the schema, not in the table", p->string);
     cJSON_ArrayForEach(p, required)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # validate reports every fault of a file at once, each saying what to do: a container job on a site without
 # containers, with a share this host does not have, gives both faults in one run (the share's naming the
-# setting that maps it), and sbatch's plugin, which opens files the same way (load.h), would give the same.
+# setting that maps it), and sbatch's plugin, which opens files the same way (batchai_jobfile.h), would give the same.
 # A user's own share map (--share, sbatch's --batchai-share): bad words, the off switch, the script.
 # run-tests: parallel
 set -uo pipefail

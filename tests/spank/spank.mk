@@ -9,7 +9,7 @@ TESTS += $(BUILD)/tests/test_rootfs
 
 $(BUILD)/tests/test_as_user: tests/spank/test_as_user.c tests/check.h $(call san-of,spank_plugin/node/as_user.c) $(JOBLIB_SAN)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin -Ispank_plugin/spank -Ispank_plugin/jobfile -Icommon -o $@ $(filter %.c %.o %.a,$^) \
+	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin -Icommon -o $@ $(filter %.c %.o %.a,$^) \
 	    $(JOBLIB_LIBS) -lm
 
 TEST_BINS += $(if $(JOBLIB_OK),$(BUILD)/tests/test_as_user)
@@ -20,7 +20,7 @@ $(BUILD)/tests/test_plan_wire: tests/spank/test_plan_wire.c tests/check.h \
     $(call san-of,spank_plugin/spank/plan_wire.c spank_plugin/spank/plan_child.c spank_plugin/node/as_user.c \
                   spank_plugin/node/rootfs.c) $(JOBLIB_SAN)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin -Ispank_plugin/spank -Ispank_plugin/jobfile -Icommon -o $@ $(filter %.c %.o %.a,$^) \
+	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) -Ispank_plugin -Ispank_plugin/spank -Icommon -o $@ $(filter %.c %.o %.a,$^) \
 	    $(JOBLIB_LIBS) -lm -ldl
 
 # libFuzzer target over the plan's wire reader (clang only).
@@ -28,7 +28,7 @@ FUZZ_PLAN := $(BUILD)/fuzz/fuzz_plan_wire
 $(FUZZ_PLAN): tests/spank/fuzz_plan_wire.c spank_plugin/spank/plan_wire.c $(JOBLIB_SRCS)
 	@mkdir -p $(@D)
 	$(Q)$(call quiet,LD)clang $(CSTD) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	    -Ispank_plugin -Ispank_plugin/spank -Ispank_plugin/jobfile -Icommon $(CJSON_CFLAGS) -o $@ $(filter %.c,$^) $(JOBLIB_LIBS) -lm
+	    -Ispank_plugin -Ispank_plugin/spank -Icommon $(CJSON_CFLAGS) -o $@ $(filter %.c,$^) $(JOBLIB_LIBS) -lm
 
 TEST_BINS += $(if $(JOBLIB_OK),$(BUILD)/tests/test_plan_wire $(if $(CLANG),$(FUZZ_PLAN)))
 TESTS += $(BUILD)/tests/test_plan_wire tests/spank/test_fuzz_plan.sh
