@@ -1,5 +1,5 @@
 /* The project's one loop that writes a whole buffer to a file descriptor: root's files in job_root
- * (spank/rootfs.c), the reader's pipe (spank/as_user.c), the generated batch script (spank/spank_alloc.c)
+ * (node/rootfs.c), the reader's pipe (node/as_user.c), the generated batch script (spank/spank_alloc.c)
  * and the trainer's Keras files (io/keras_h5.c). */
 #ifndef BAI_WRITE_ALL_H
 #define BAI_WRITE_ALL_H

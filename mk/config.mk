@@ -46,7 +46,7 @@ JOBLIB_LIBS  = $(CJSON_LIBS) $(YAML_LIBS)
 
 # Slurm headers (Debian: libslurm-dev; RHEL: slurm-devel). A Slurm installed elsewhere is found through its
 # slurm.pc (PKG_CONFIG_PATH=/opt/slurm/lib/pkgconfig), which also gives SLURM_PLUGIN_DIR below; the plugin
-# accepts the Slurm releases spank_plugin/spank_slurm.h names.
+# accepts the Slurm releases spank_plugin/spank/spank_slurm.h names.
 SLURM_INCLUDE ?= $(or $(call pkgconf,--variable=includedir,slurm),/usr/include)
 HAVE_SLURM := $(if $(wildcard $(SLURM_INCLUDE)/slurm/spank.h),1,)
 SLURM_PLUGIN_DIR ?= $(or $(shell pkg-config --variable=libdir slurm 2>/dev/null | sed 's,$$,/slurm,'),$(MULTIARCH_LIBDIR)/slurm-wlm)

@@ -491,7 +491,7 @@ int bai_plan_check_host(const struct bai_plan *plan, struct bai_diag *diag);
  * it, so `batchai-job validate` and `translate` give the answer sbatch gives with the same settings, and a
  * node holds a file to the same rules as the submit host. Only the reader differs: the command reads the
  * file itself (bai_job_read_direct); the plugin reads it in a child process, as the user in the prolog, that
- * is killed at a deadline (spank/as_user.h). */
+ * is killed at a deadline (node/as_user.h). */
 
 /* How far bai_job_open goes; each level includes the ones before. */
 enum bai_job_level {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # batchai-job takes the site's settings from the plugin's plugstack line, found as Slurm finds it
-# (spank_plugin/plugstack.h): SLURM_CONF's PlugStackConfig through an Include, the stack's include globs, a
+# (command/plugstack.h): SLURM_CONF's PlugStackConfig through an Include, the stack's include globs, a
 # relative plugin path, plugstack.conf beside slurm.conf, no line at all, a bad word; --set adds to the
 # line, --settings stands instead of it. Each case checks the line --help names and a verdict that only those settings give.
 # run-tests: parallel

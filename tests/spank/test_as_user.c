@@ -1,4 +1,4 @@
-/* Running as the user and waiting (spank/as_user.c) under ASan and UBSan, without Slurm or a cluster, with
+/* Running as the user and waiting (node/as_user.c) under ASan and UBSan, without Slurm or a cluster, with
  * real processes: the child's identity, groups, fds and session; a deadline that kills the child's whole
  * session; the exit status; reading a job file as the user against the shapes a user can leave in its
  * place (a file only root may read, a FIFO, a directory, a symbolic link, an oversized file) and a reader

@@ -1,4 +1,4 @@
-/* Root's file-system work (spank/rootfs.c) under ASan and UBSan, without Slurm or a cluster: the hostile
+/* Root's file-system work (node/rootfs.c) under ASan and UBSan, without Slurm or a cluster: the hostile
  * shapes a user can leave where root works (a symbolic link, a group-writable or user-owned component, a
  * FIFO, a pre-made directory, a tree deeper than any bound with mode-000 directories) against each call.
  * Runs as root (it hands directories to another uid); the removal runs as that uid, as in the epilog. */
