@@ -1,4 +1,6 @@
-# Tests of the job-file library and batchai-job (included from spank_plugin/module.mk).
+# Tests of the job-file library and batchai-job (included from spank_plugin/module.mk). They test the
+# library's internals, so they alone outside it see its internal headers (-Ispank_plugin/jobfile); the
+# benchmark and settings-doc, which are not tests, see its public header alone, as the command does.
 tests_jobfile_INC := $(CJSON_CFLAGS) -Ispank_plugin -Ispank_plugin/jobfile -Icommon
 
 $(BUILD)/tests/test_jobfile_unit: tests/jobfile/test_jobfile_unit.c tests/check.h $(JOBLIB_SAN)
@@ -24,12 +26,12 @@ $(FUZZ_JOB): tests/jobfile/fuzz_job.c $(JOBLIB_SRCS)
 
 $(BUILD)/bench/bench_validate: spank_plugin/bench/bench_validate.c $(JOBLIB)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(BASE_CFLAGS) $(spank_plugin_CFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
 # Prints the settings section of spank_batchai(8) (or a markdown table) from the settings table.
 $(BUILD)/tools/settings-doc: spank_plugin/command/settings_doc.c $(JOBLIB_SAN)
 	@mkdir -p $(@D)
-	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(tests_jobfile_INC) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
+	$(Q)$(call quiet,LD)$(CC) $(SAN_CFLAGS) $(spank_plugin_CFLAGS) -o $@ $(filter %.c %.o %.a,$^) $(JOBLIB_LIBS) -lm
 
 ifneq ($(JOBLIB_OK),)
 TEST_BINS += $(BUILD)/tests/test_jobfile_unit $(BUILD)/tests/test_toolkit_schema $(BUILD)/tests/gen_hostile $(BUILD)/san/bin/batchai-job \

@@ -33,7 +33,7 @@ trap 'rm -f "$found"' EXIT
 while read -r folder lname names; do
     case $folder in '' | '#'*) continue ;; esac
     case $folder in
-    part) part_uses[$lname]=" ${names//-/} "; continue ;;
+    part) names=${names#uses}; part_uses[$lname]=" ${names//none/} "; continue ;;
     public) public_of[$lname]=${names%% *}; public_ok[$lname]=" ${names#* } "; continue ;;
     esac
     n=${nlayers[$folder]:-0}
@@ -123,6 +123,8 @@ while IFS= read -r f; do
         else
             for p in "${!part_uses[@]}"; do
                 if [ -e "${p%/*}/$inc" ] && [[ $inc == */* ]]; then target=${p%/*}/$inc; break; fi
+                # A bare name reaches into a part only through an -I its component's or the tests' builds give.
+                case $f in "${p%/*}"/* | tests/*) ;; *) continue ;; esac
                 if [[ $inc != */* ]] && [ -n "${public_of[$p]:-}" ] && [ -e "$p/$inc" ]; then target=$p/$inc; break; fi
             done
         fi
