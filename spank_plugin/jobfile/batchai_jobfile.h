@@ -690,7 +690,7 @@ const char *bai_toolkit_name(const struct bai_toolkit *kind);
  * "<job id>:<node>" in every task it prepared, once it has checked that the prolog prepared the node; a
  * task on a node without the plugin (a configless node whose plugstack.conf includes files it lacks or whose
  * PlugStackConfig path is missing there, a plugin missing or built for another release) inherits srun's value
- * for another node or none. bai_node_check is the POSIX shell text, without single quotes, that every step
+ * for another node or none. bai_node_check (steps.h) is the POSIX shell text, without single quotes, that every step
  * of the rendered script (and the batch script itself) runs first: it ends the task with status 1 and a
  * message naming the node and the likely causes unless the value is this task's. The causes are said once per
  * script, in the exported BAI_UNPREPARED_VAR, which srun passes on to every step. */
@@ -705,7 +705,6 @@ const char *bai_toolkit_name(const struct bai_toolkit *kind);
  * so only what srun passes reaches it. */
 #define BAI_JOB_VARS_VAR "BATCHAI_JOB_VARS"
 #define BAI_CONTAINER_VAR "BATCHAI_JOB_CONTAINER"
-extern const char bai_node_check[];
 
 /* ---- sbuf.c: shell text (struct sbuf: common/strbuf.h). */
 struct sbuf;

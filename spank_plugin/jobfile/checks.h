@@ -1,12 +1,12 @@
-/* Leaf checks of a job file's values, shared by both formats (job.c, azureml.c) and translation: durations, paths the batch script quotes, image references and commands a step execs. Each
- * reads only its argument; none knows the job model. */
+/* Leaf checks of a job file's values, shared by both formats (job.c, azureml.c) and translation: durations,
+ * paths the batch script quotes, image references and commands a step execs. Each reads only its argument;
+ * none knows the job model. */
 #ifndef BAI_CHECKS_H
 #define BAI_CHECKS_H
 
 #include <stdbool.h>
 
 #include "batchai_jobfile.h" /* the bounds of a job file (BAI_JOB_MAX_*), diag */
-
 
 /* Parse a Batch AI duration into seconds: .NET TimeSpan style "d.hh:mm:ss" or "hh:mm:ss" (hours 0-23,
  * minutes and seconds 0-59), at most BAI_JOB_MAX_DAYS days and not zero. Returns -1 when malformed or out
@@ -29,9 +29,9 @@ void bai_check_image(struct bai_diag *d, const char *path, const struct cJSON *v
 /* Fault at `path` unless the string v is a registry host[:port] or http(s) URL. */
 void bai_check_registry(struct bai_diag *d, const char *path, const struct cJSON *v);
 
-/* A checkpointable main step's command (batchai_jobfile.h: checkpointable) is exec'd, so that Slurm's signals reach the
- * program itself: the text must be one simple command that `exec` can prefix. Fault at `path` naming what is
- * in the way: ; & | or a newline (several commands), a leading ( { ! or shell keyword, a leading NAME=value
+/* A checkpointable main step's command (batchai_jobfile.h: checkpointable) is exec'd, so that Slurm's signals reach
+ * the program itself: the text must be one simple command that `exec` can prefix. Fault at `path` naming what is in
+ * the way: ; & | or a newline (several commands), a leading ( { ! or shell keyword, a leading NAME=value
  * assignment. A command that already starts with exec is taken as it is. */
 void bai_check_one_command(struct bai_diag *d, const char *path, const char *command);
 /* Whether the command starts with the word exec (after blanks): it is then exec'd as it is. */

@@ -6,7 +6,6 @@
 #include "batchai_jobfile.h" /* sb_shell_quote */
 #include "strbuf.h"
 
-
 /* Append s as one value of an #SBATCH line: as it is when made of letters, digits, '.', '_', '-' and bytes of
  * UTF-8, else in double quotes with '"' and '\\' escaped by a backslash, which sbatch's get_argument() reads
  * back whole on every release (22.05 ends a value at an escaped space outside quotes; inside them '#' and

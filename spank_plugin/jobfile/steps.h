@@ -8,9 +8,9 @@
 
 #include "batchai_jobfile.h"
 
-
-/* The variables the plugin sets in every task it prepared (BAI_PREPARED_VAR, ...): batchai_jobfile.h.
- * bai_node_check is the shell text every step runs first to check it (BAI_PREPARED_VAR says how). */
+/* The shell text every step runs first, failing closed on a node the plugin did not prepare: batchai_jobfile.h
+ * (BAI_PREPARED_VAR) says how. */
+extern const char bai_node_check[];
 
 /* One srun step of the plan, appended to b: its options
  * (--mpi, --ntasks, extra_opts, --chdir, the container), then the command evaluated by /bin/sh in each task
