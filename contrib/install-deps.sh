@@ -2,7 +2,7 @@
 # Install the Debian packages slurm-batchai needs, idempotently: only what is missing is installed,
 # and the script says what. Runs as root, or through sudo.
 #   contrib/install-deps.sh            build + test dependencies
-#   contrib/install-deps.sh bench      also the benchmark peers (PyTorch, hyperfine)
+#   contrib/install-deps.sh bench      also the benchmark peers (PyTorch, hyperfine) and faketime
 set -eu
 
 build="build-essential pkg-config libcjson-dev libyaml-dev libseccomp-dev libhdf5-dev hdf5-tools libopenblas-dev libdnnl-dev
@@ -15,7 +15,7 @@ slurmsrc="libhwloc-dev libjson-c-dev libhttp-parser-dev libyaml-dev libdbus-1-de
 tests="python3 python3-h5py python3-numpy python3-jsonschema python3-yaml busybox-static runc sudo procps bc shellcheck
        python3-torch python3-mpi4py python3-scipy mandoc man-db rpm curl
        protobuf-compiler python3-protobuf python3-crc32c gnuplot-nox iproute2 util-linux"
-bench="python3-torch hyperfine"
+bench="python3-torch hyperfine faketime" # faketime: tests/trainer/same_output.sh, before and after a refactoring
 
 want="$build $slurm $slurmsrc $tests"
 for set in "$@"; do

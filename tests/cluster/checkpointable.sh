@@ -8,6 +8,7 @@
 #                  ends it at the limit (TIMEOUT), and never says it was warned.
 # Under JobRequeue=0 (set here), only the job with the opt-in is requeueable (scontrol's Requeue=1): its script
 # asks for --requeue.
+# run-tests: beside
 . "$(dirname "$0")/lib.sh"
 cluster_start
 echo "JobRequeue=0" >>"$SLURM_CONF"

@@ -6,6 +6,7 @@
 # job_root, and has the mount point of the step's spool directory (Slurm 23.11+).
 # batchai-job exec into a running container job (from the file, or with its own script) runs its command in
 # the job's container with the job's variables.
+# run-tests: beside
 . "$(dirname "$0")/lib.sh"
 busybox_bundle_deps
 cluster_start

@@ -3,6 +3,7 @@
 # both forms (the generated script and the user's own script), runs as a job step, as the user, inside the
 # job's time limit; the prolog never waits for it. Jobs with their own script get the file's
 # maxWallClockTime too. Both jobs end by the time limit, and no node is left drained or completing.
+# run-tests: beside
 . "$(dirname "$0")/lib.sh"
 cluster_start
 write_job quick.json <<JSON

@@ -10,6 +10,7 @@
 # cluster's cred_expire is 10 s instead of 120. What a user watches continues across the attempts: the CSV
 # beside stdout.txt has one row per epoch, none twice, and the TENSORBOARD output directory's event files
 # continue their steps with the CSV's values (tests/trainer/watch_check.py).
+# run-tests: beside
 . "$(dirname "$0")/lib.sh"
 /usr/bin/python3 -c 'import h5py, numpy, google.protobuf, crc32c' 2>/dev/null ||
     skip "Debian's python3-h5py, python3-numpy, python3-protobuf and python3-crc32c are needed"

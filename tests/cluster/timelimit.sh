@@ -7,6 +7,7 @@
 # limit (here --time=1 on the sbatch command line, so the warning is due at once), and the checkpoint
 # loads (evaluate checks its sums); batchai-job status says it stopped at its time limit and names that
 # checkpoint.
+# run-tests: beside
 . "$(dirname "$0")/lib.sh"
 cifar_cluster_start
 # Far more epochs than a minute allows: only the warning can end it before the limit.
