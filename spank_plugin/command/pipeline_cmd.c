@@ -153,15 +153,22 @@ int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path)
     return rc;
 }
 
+/* scancel ID, its error said; 0 when Slurm took it. */
+static int scancel(const char *id)
+{
+    char *cancel[] = { "scancel", (char *)id, NULL }, *out = NULL, *err = NULL;
+    int rc = bai_run(cancel, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "batchai-job: scancel %s: %s\n", id, err && err[0] ? err : "failed");
+    free(out);
+    free(err);
+    return rc;
+}
+
 static void cancel_all(char ids[][32], size_t n)
 {
-    for (size_t i = n; i-- > 0;) {
-        char *argv[] = { "scancel", ids[i], NULL }, *out = NULL, *err = NULL;
-        if (bai_run(argv, &out, &err) != 0)
-            fprintf(stderr, "batchai-job: scancel %s: %s\n", ids[i], err && err[0] ? err : "failed");
-        free(out);
-        free(err);
-    }
+    for (size_t i = n; i-- > 0;)
+        scancel(ids[i]);
 }
 
 /* The graph as the commands read it back (schemas/batchai-pipeline-status.schema.json holds what status
@@ -686,18 +693,15 @@ static int pipeline_terminate(const cJSON *g, int argc, char **argv)
         const cJSON *s = cJSON_GetArrayItem(steps, i);
         char *args[4] = { (char *)str(s, "jobId"), argc > 1 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL, NULL };
         if (str(s, "bestJobId")[0]) {
-            /* A sweep step: the job that picks the best first, then the array (its trials, running or not). */
-            const char *both[2] = { str(s, "bestJobId"), str(s, "jobId") };
-            for (int k = 0; k < 2; k++) {
-                char *cancel[] = { "scancel", (char *)both[k], NULL }, *out = NULL, *err = NULL;
-                if (bai_run(cancel, &out, &err) != 0) {
-                    fprintf(stderr, "batchai-job: scancel %s: %s\n", both[k], err && err[0] ? err : "failed");
-                    rc = 1;
-                }
-                free(out);
-                free(err);
-            }
-            printf("sweep step %s: array %s and job %s cancelled\n", str(s, "name"), both[1], both[0]);
+            /* A sweep step: the job that picks the best first (it only waits on the trials), then the trials
+             * as terminate of the sweep stops them (a running one keeps its checkpoint). */
+            if (scancel(str(s, "bestJobId")) != 0)
+                rc = 1;
+            cJSON *o = sweep_step_status(s);
+            if (bai_sweep_stop(str(s, "jobId"), cJSON_GetObjectItemCaseSensitive(o, "trials"), argc, args) != 0)
+                rc = 1;
+            cJSON_Delete(o);
+            printf("sweep step %s: array %s and job %s ended\n", str(s, "name"), str(s, "jobId"), str(s, "bestJobId"));
             continue;
         }
         struct bai_jobinfo ji;
@@ -706,14 +710,10 @@ static int pipeline_terminate(const cJSON *g, int argc, char **argv)
             continue;
         if (strcmp(bai_job_execution_state(&ji), "queued") == 0) {
             /* It never ran: nothing to save, no grace; terminate would ask for the log directory it lacks. */
-            char *cancel[] = { "scancel", ji.id, NULL }, *out = NULL, *err = NULL;
-            if (bai_run(cancel, &out, &err) != 0) {
-                fprintf(stderr, "batchai-job: scancel %s: %s\n", ji.id, err && err[0] ? err : "failed");
+            if (scancel(ji.id) != 0)
                 rc = 1;
-            } else
+            else
                 printf("job %s: cancelled before it ran\n", ji.id);
-            free(out);
-            free(err);
         } else if (bai_job_control_main("terminate", argc, args) != 0)
             rc = 1;
     }

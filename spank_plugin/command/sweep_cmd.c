@@ -436,6 +436,40 @@ static int cmd_status(const cJSON *r, const char *base, bool json)
     return rc;
 }
 
+/* scancel ARGS..., its error said; 0 when Slurm took it. */
+static int cancel(const char *what, char **args)
+{
+    char *out = NULL, *err = NULL;
+    int rc = bai_run(args, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "batchai-job: scancel %s: %s\n", what, err && err[0] ? err : "failed");
+    free(out);
+    free(err);
+    return rc;
+}
+
+int bai_sweep_stop(const char *array, const cJSON *trials, int argc, char **argv)
+{
+    int rc = 0;
+    /* The trials still waiting first: a slot that a stopping trial frees must not start one. */
+    char *pending[] = { "scancel", "--state=PENDING", (char *)array, NULL };
+    if (cancel(array, pending) != 0)
+        rc = 1;
+    const cJSON *t;
+    cJSON_ArrayForEach(t, trials) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(t, "jobId");
+        if (!cJSON_IsString(id) || strcmp(str(t, "executionState"), "running") != 0)
+            continue;
+        char *args[4] = { id->valuestring, argc > 1 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL, NULL };
+        if (bai_job_control_main("terminate", argc, args) != 0)
+            rc = 1;
+    }
+    char *all[] = { "scancel", (char *)array, NULL };
+    if (cancel(array, all) != 0)
+        rc = 1;
+    return rc;
+}
+
 int bai_sweep_control(const char *cmd, int argc, char **argv)
 {
     char base[PATH_MAX];
@@ -477,28 +511,13 @@ int bai_sweep_control(const char *cmd, int argc, char **argv)
             usleep(ms * 1000);
         }
     } else if (strcmp(cmd, "terminate") == 0) {
-        /* The trials still waiting are one record: scancel of the array ends them with the running ones,
-         * which terminate (as for one job) warns first. */
-        rc = 0;
-        const cJSON *t;
-        cJSON_ArrayForEach(t, cJSON_GetObjectItemCaseSensitive(r, "trials")) {
-            char task[64], why[1024];
-            struct bai_jobinfo ji;
-            snprintf(task, sizeof task, "%s_%d", argv[0], cJSON_GetObjectItemCaseSensitive(t, "index")->valueint);
-            if (bai_job_load(task, &ji, why, sizeof why) != 0 || bai_job_ended(&ji) ||
-                strcmp(bai_job_execution_state(&ji), "running") != 0)
-                continue;
-            char *args[4] = { task, argc > 1 ? argv[1] : NULL, argc > 2 ? argv[2] : NULL, NULL };
-            if (bai_job_control_main("terminate", argc, args) != 0)
-                rc = 1;
-        }
-        char *cancel[] = { "scancel", argv[0], NULL }, *out = NULL, *err = NULL;
-        if (bai_run(cancel, &out, &err) != 0) {
-            fprintf(stderr, "batchai-job: scancel %s: %s\n", argv[0], err ? err : "failed");
-            rc = 1;
-        }
-        free(out);
-        free(err);
+        bool ended;
+        int fail;
+        char dir[PATH_MAX + 8];
+        snprintf(dir, sizeof dir, "%s/trial", base);
+        cJSON *o = bai_sweep_status(r, dir, &ended, &fail);
+        rc = bai_sweep_stop(argv[0], cJSON_GetObjectItemCaseSensitive(o, "trials"), argc, argv);
+        cJSON_Delete(o);
         printf("sweep %s: terminated\n", argv[0]);
     }
     cJSON_Delete(r);

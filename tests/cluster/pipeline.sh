@@ -19,7 +19,8 @@
 # random_metric, read from each trial's MLflow file store. MLflow is not in Debian: hello-sweep.py logs
 # through tests/cluster/mlflow_filestore, a stand-in that writes MLflow's documented file-store layout.
 # A sweep as a pipeline step: the next step reads the best trial's output; status --json names the best;
-# without the metric logged the sweep step fails saying so and the next step never runs.
+# without the metric logged the sweep step fails saying so and the next step never runs; terminate of the
+# pipeline gives its running trial SIGTERM and the grace, as terminate of one job does.
 . "$(dirname "$0")/lib.sh"
 BASICS=$TOP/../shared/reference/azureml/pipelines/basics
 [ -d "$BASICS" ] || skip_for shared "no $BASICS"
@@ -281,5 +282,37 @@ grep -q "^sweep step tune: no trial logged the metric nosuch" "$WORK/sw/nometric
 nodes=$(job_field "${best#* }" NodeList)
 [ "$(job_field "${best#* }" JobState)" = CANCELLED ] && { [ -z "$nodes" ] || [ "$nodes" = "(null)" ]; } ||
     fail "the step after a sweep step without a best trial ran: $(scontrol -o show job "${best#* }")"
+# 8. terminate of a pipeline whose sweep step runs: the running trial gets terminate's SIGTERM and its grace
+# (its trap takes 6 s to save, longer than the cluster's KillWait of 5 s, after which a plain cancel kills it),
+# the trial still queued and the step after the sweep never run.
+cat >"$WORK/sw/stay.yml" <<'YAML'
+type: command
+inputs: {x: {type: integer}}
+outputs: {model: {type: uri_folder}}
+environment: {image: python}
+command: >-
+  sh -c 'trap "sleep 6; echo saved >$0/saved.txt; exit 3" TERM; touch $0/started; while :; do sleep 1; done' ${{outputs.model}}
+YAML
+sed 's,trial: ./trial.yml,trial: ./stay.yml,; s/values: \[3, 1, 2\]/values: [1, 2]/; s/max_total_trials: 3, max_concurrent_trials: 2/max_total_trials: 2, max_concurrent_trials: 1/' \
+    "$WORK/sw/tune.yml" >"$WORK/sw/stay-pl.yml"
+chown "$TEST_USER:" "$WORK"/sw/*.yml
+pt=$(sweep_pl stay-pl.yml) || fail "submit sw/stay-pl.yml: $pt"
+for ((i = 0; i < 300; i++)); do [ -n "$(find "$WORK/sw/stay-pl" -name started 2>/dev/null)" ] && break; sleep 0.1; done
+started=$(find "$WORK/sw/stay-pl" -name started 2>/dev/null)
+[ -n "$started" ] || fail "the sweep step's first trial did not start in 30 s: $(bj "status $pt")"
+out=$(bj "terminate $pt --grace 20") || fail "terminate $pt: $out"
+[ "$(cat "${started%/started}/saved.txt" 2>/dev/null)" = saved ] ||
+    fail "terminate $pt: the running trial's TERM trap did not finish (no saved.txt beside $started): $out"
+json=$(bj "status $pt --json") || true
+/usr/bin/python3 - "$json" <<'PY' || fail "terminate $pt: $json"
+import json, sys
+o = json.loads(sys.argv[1])
+s = {x["name"]: x for x in o["steps"]}
+trials = s["tune"]["sweep"]["trials"]
+assert trials[1]["executionState"] == "cancelled", trials
+assert s["use"]["executionState"] == "cancelled", s["use"]
+PY
+nodes=$(job_field "$(/usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1])["steps"][1]["jobId"])' "$json")" NodeList)
+[ -z "$nodes" ] || [ "$nodes" = "(null)" ] || fail "terminate $pt: the step after the sweep ran on $nodes"
 assert_nodes_idle
-pass "a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
