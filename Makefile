@@ -91,4 +91,7 @@ demo-stop:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# The compilers' dependency files, except those whose source (their first prerequisite) is gone: a file moved
+# by git mv would otherwise stop a build in an old checkout at "No rule to make target" for its old path.
+-include $(shell find $(BUILD) -name '*.d' -exec awk 'FNR == 1 { sub(/^[^:]*: */, ""); if ($$0 ~ /^\\?$$/) getline; \
+    sub(/^ +/, ""); sub(/[ \\].*/, ""); if ((getline line < $$0) >= 0) print FILENAME; close($$0); nextfile }' {} + 2>/dev/null)

@@ -59,12 +59,27 @@ if [ "${BATCHAI_HOSTS:-0}" = 1 ] && [ -z "${BATCHAI_HOSTS_SET:-}" ]; then
     exit "$hosts_rc"
 fi
 
-# A build the test user cannot reach (a checkout in /root, whose mode is 0700): what users and nodes load
-# (bin/, lib/ and the plugin) is copied to a directory of /var/lib/batchai-test that BUILD then names, its
-# other entries links to the build (run by root). Removed at exit (cluster_stop, or the trap here).
+# root_tree DIR: is DIR a tree root alone can write, from / down, with no symbolic link on the way? The
+# prolog runs batchai-plan, the plugin's neighbour, only from such a directory (node/rootfs.c).
+root_tree() {
+    local d
+    d=$(cd "$1" 2>/dev/null && pwd -L) || return 1
+    while :; do
+        [ ! -L "$d" ] && [ "$(stat -c %u "$d")" = 0 ] && [ $((0$(stat -c %a "$d") & 022)) = 0 ] || return 1
+        [ "$d" = / ] && return 0
+        d=$(dirname "$d")
+    done
+}
+
+# A build the test user cannot reach (a checkout in /root, whose mode is 0700), or one in a tree others may
+# write (a checkout in /tmp), from where the prolog would not run batchai-plan: what users and nodes load
+# (bin/, lib/, the plugin and its batchai-plan) is copied to a directory of /var/lib/batchai-test that BUILD
+# then names, its other entries links to the build (run by root). Removed at exit (cluster_stop, or the trap
+# here).
 STAGE=""
 "$LC" adduser "$TEST_USER" >/dev/null
-if ! runuser -u "$TEST_USER" -- test -r "$PLUGIN" -a -x "$BUILD/bin" 2>/dev/null; then
+if ! runuser -u "$TEST_USER" -- test -r "$PLUGIN" -a -x "$BUILD/bin" 2>/dev/null ||
+    ! root_tree "$(dirname "$PLUGIN")"; then
     install -d -m 0755 /var/lib/batchai-test
     STAGE=$(mktemp -d /var/lib/batchai-test/build.XXXXXX)
     chmod 0755 "$STAGE"
@@ -72,9 +87,10 @@ if ! runuser -u "$TEST_USER" -- test -r "$PLUGIN" -a -x "$BUILD/bin" 2>/dev/null
         case ${f##*/} in bin | lib) cp -a "$f" "$STAGE/" ;; *) ln -s "$f" "$STAGE/" ;; esac
     done
     install -m 0755 "$PLUGIN" "$STAGE/spank_batchai.so"
+    install -m 0755 "$(dirname "$PLUGIN")/batchai-plan" "$STAGE/batchai-plan"
     PLUGIN=$STAGE/spank_batchai.so BUILD=$STAGE
     trap 'rm -rf "$STAGE"' EXIT
-    echo "the build is out of $TEST_USER's reach: its bin/, lib/ and plugin copied to $STAGE"
+    echo "the build is out of $TEST_USER's reach or in a tree others may write: its bin/, lib/, plugin and batchai-plan copied to $STAGE"
 fi
 
 LC_OPTS=()
