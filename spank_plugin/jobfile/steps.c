@@ -5,9 +5,11 @@
 
 #include "sbuf.h"
 
+/* The failing task waits a second before it exits: srun ends the step when a task fails, and may be gone before
+ * the line on this task's stderr, which travels apart from its exit status, reaches it. */
 const char bai_node_check[] =
     "[ \"${" BAI_PREPARED_VAR "-}\" = \"$SLURM_JOB_ID:$SLURMD_NODENAME\" ] || { echo \"batchai: job $SLURM_JOB_ID: "
-    "node $SLURMD_NODENAME ${" BAI_UNPREPARED_VAR "-was not prepared}\" >&2; exit 1; }";
+    "node $SLURMD_NODENAME ${" BAI_UNPREPARED_VAR "-was not prepared}\" >&2; sleep 1; exit 1; }";
 
 /* One srun step: options, then the command, evaluated by /bin/sh inside each task so that per-task values
  * (AZ_BATCHAI_TASK_INDEX, RANK) expand where they are true, as they did under Batch AI's launcher. */
