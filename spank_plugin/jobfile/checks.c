@@ -124,6 +124,32 @@ long bai_parse_duration(const char *s)
     return total > 0 ? total : -1;
 }
 
+/* The first character of `command` that ends a command there (; & | or a newline), NULL when none. What is in
+ * single or double quotes, or escaped by a backslash, ends nothing (sh -c 'a; b', python -c "import x; ..." are
+ * one command each); neither does a redirection's & (2>&1, <&3). A quote never closed is left in *open_quote. */
+static const char *separator(const char *command, char *open_quote)
+{
+    char quote = 0;
+    for (const char *p = command; *p; p++) {
+        if (quote == '\'') {
+            if (*p == '\'')
+                quote = 0;
+        } else if (*p == '\\') {
+            if (p[1])
+                p++;
+        } else if (quote == '"') {
+            if (*p == '"')
+                quote = 0;
+        } else if (*p == '\'' || *p == '"') {
+            quote = *p;
+        } else if (strchr(";&|\n", *p) && !(*p == '&' && p > command && strchr("<>", p[-1]))) {
+            return p;
+        }
+    }
+    *open_quote = quote;
+    return NULL;
+}
+
 void bai_check_one_command(struct bai_diag *d, const char *path, const char *command)
 {
     static const char *const keywords[] = { "if", "for", "while", "until", "case", "select", "function", "time",
@@ -132,9 +158,14 @@ void bai_check_one_command(struct bai_diag *d, const char *path, const char *com
     size_t word = strcspn(p, " \t");
     const char *bad = command;
 
-    /* Several commands, a pipeline or a background one; a redirection such as 2>&1 is part of the command. */
-    while ((bad = strpbrk(bad, ";&|\n")) && *bad == '&' && bad > command && strchr("<>", bad[-1]))
-        bad++;
+    /* Several commands, a pipeline or a background one. */
+    char open_quote = 0;
+    bad = separator(command, &open_quote);
+    if (open_quote) {
+        bai_diag_add(d, path, "a checkpointable step's command is exec'd, so it must be one command: a %c quote "
+                     "is never closed", open_quote);
+        return;
+    }
     if (bad) {
         bai_diag_add(d, path, "a checkpointable step's command is exec'd, so it must be one command: found "
                      "'%s' (put several commands in a script and run that)", *bad == '\n' ? "\\n" : (char[2]){ *bad, 0 });

@@ -175,7 +175,7 @@ static const char *const trial_keys[] = {
 };
 
 /* The trial's command: the index's values, the tracking store, then the command with ${{search_space.X}}
- * replaced. */
+ * replaced (exec'd where it is one program). */
 static char *trial_command(struct bai_diag *d, const struct bai_sweep *s, const char *command)
 {
     struct sbuf b = { 0 };
@@ -193,6 +193,10 @@ static char *trial_command(struct bai_diag *d, const struct bai_sweep *s, const 
         sb_printf(&b, "export AZUREML_SWEEP_%s\n", s->names[k]);
     sb_puts(&b, "MLFLOW_TRACKING_URI=\"file:${AZ_BATCHAI_STDOUTERR_DIR%/stdouterr}/outputs/mlruns\"\n"
                 "export MLFLOW_TRACKING_URI\n");
+    /* One program is exec'd, as a command job's is (checks.h): terminate's SIGTERM then reaches it, not the shell
+     * that set the trial up, which Slurm alone signals under proctrack/cgroup. */
+    if (!bai_command_execs(command) && bai_command_can_exec(command))
+        sb_puts(&b, "exec ");
     for (const char *p = command, *at; *p; p = at) {
         char name[128];
         int used = 0;

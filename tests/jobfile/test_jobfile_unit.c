@@ -814,6 +814,14 @@ static void test_checkpointable(void)
         { "  if true", "cannot start with 'if'" },
         { "X=1 train", "variable assignment (set X in" },
         { "   ", "needs a command" },
+        /* Quoted or escaped, a separator is the program's: one command each. */
+        { "sh -c 'trap \"exit 3\" TERM; while :; do sleep 1; done' out", NULL },
+        { "python -c \"import sys; print(sys.argv)\" a|b", "found '|'" },
+        { "python -c \"import sys; print(sys.argv[1])\" 'a|b'", NULL },
+        { "echo it\\'s; done", "found ';'" },
+        { "echo a\\;b \"q\\\"; r\"", NULL },
+        { "sh -c 'a; b", "a ' quote is never closed" },
+        { "echo \"a; b", "a \" quote is never closed" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct bai_diag d = { 0 };
