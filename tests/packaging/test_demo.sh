@@ -65,7 +65,9 @@ grep -qF "$DIR/home/cifar.json is yours now" "$OUT" || fail "the second start do
 # line. Which run is the map's doing: the six basic jobs that bring neither code nor data.
 REF=$TOP/../shared/reference/azureml/jobs
 [ "$(find "$REF" -maxdepth 1 -type f | wc -l)" = 32 ] || fail "$REF does not hold the 32 reference jobs"
-as_demo_user "mkdir '$DIR/home/azureml' && cp '$REF'/* '$DIR/home/azureml/'"
+# Copied by root: the user may not reach ../shared (a checkout in /root, whose mode is 0700).
+install -d -o batchai-demo -g batchai-demo "$DIR/home/azureml"
+install -m 0644 -o batchai-demo -g batchai-demo "$REF"/* "$DIR/home/azureml/"
 # shellcheck disable=SC2016 # expanded by the demo user's shell
 demo shell 'cd azureml && for f in *; do if out=$(sbatch --parsable --batchai-job="$f" 2>&1 </dev/null); then
     echo "RUN $f ${out%%;*}"; else echo "REFUSED $f"; printf "%s\n" "$out" | sed "s/^/  /"; fi; done'
