@@ -332,3 +332,19 @@ int bai_job_control_main(const char *cmd, int argc, char **argv)
     fprintf(stderr, "batchai-job: unknown command '%s'\n", cmd);
     return 2;
 }
+
+int bai_scancel(const char *id, const char *state)
+{
+    char opt[64], *argv[4] = { "scancel", (char *)id, NULL, NULL }, *out = NULL, *err = NULL;
+    if (state) {
+        snprintf(opt, sizeof opt, "--state=%s", state);
+        argv[1] = opt;
+        argv[2] = (char *)id;
+    }
+    int rc = bai_run(argv, &out, &err);
+    if (rc != 0)
+        fprintf(stderr, "batchai-job: scancel %s: %s\n", id, err && err[0] ? err : "failed");
+    free(out);
+    free(err);
+    return rc;
+}

@@ -7,4 +7,8 @@
 
 int bai_job_control_main(const char *cmd, int argc, char **argv);
 
+/* scancel ID, or with `state` (e.g. "PENDING") only its tasks in that state; Slurm's error said on stderr.
+ * 0 when Slurm took it. */
+int bai_scancel(const char *id, const char *state);
+
 #endif

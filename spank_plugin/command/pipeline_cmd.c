@@ -153,22 +153,10 @@ int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path)
     return rc;
 }
 
-/* scancel ID, its error said; 0 when Slurm took it. */
-static int scancel(const char *id)
-{
-    char *cancel[] = { "scancel", (char *)id, NULL }, *out = NULL, *err = NULL;
-    int rc = bai_run(cancel, &out, &err);
-    if (rc != 0)
-        fprintf(stderr, "batchai-job: scancel %s: %s\n", id, err && err[0] ? err : "failed");
-    free(out);
-    free(err);
-    return rc;
-}
-
 static void cancel_all(char ids[][32], size_t n)
 {
     for (size_t i = n; i-- > 0;)
-        scancel(ids[i]);
+        bai_scancel(ids[i], NULL);
 }
 
 /* The graph as the commands read it back (schemas/batchai-pipeline-status.schema.json holds what status
@@ -695,7 +683,7 @@ static int pipeline_terminate(const cJSON *g, int argc, char **argv)
         if (str(s, "bestJobId")[0]) {
             /* A sweep step: the job that picks the best first (it only waits on the trials), then the trials
              * as terminate of the sweep stops them (a running one keeps its checkpoint). */
-            if (scancel(str(s, "bestJobId")) != 0)
+            if (bai_scancel(str(s, "bestJobId"), NULL) != 0)
                 rc = 1;
             cJSON *o = sweep_step_status(s);
             if (bai_sweep_stop(str(s, "jobId"), cJSON_GetObjectItemCaseSensitive(o, "trials"), argc, args) != 0)
@@ -710,7 +698,7 @@ static int pipeline_terminate(const cJSON *g, int argc, char **argv)
             continue;
         if (strcmp(bai_job_execution_state(&ji), "queued") == 0) {
             /* It never ran: nothing to save, no grace; terminate would ask for the log directory it lacks. */
-            if (scancel(ji.id) != 0)
+            if (bai_scancel(ji.id, NULL) != 0)
                 rc = 1;
             else
                 printf("job %s: cancelled before it ran\n", ji.id);

@@ -436,24 +436,11 @@ static int cmd_status(const cJSON *r, const char *base, bool json)
     return rc;
 }
 
-/* scancel ARGS..., its error said; 0 when Slurm took it. */
-static int cancel(const char *what, char **args)
-{
-    char *out = NULL, *err = NULL;
-    int rc = bai_run(args, &out, &err);
-    if (rc != 0)
-        fprintf(stderr, "batchai-job: scancel %s: %s\n", what, err && err[0] ? err : "failed");
-    free(out);
-    free(err);
-    return rc;
-}
-
 int bai_sweep_stop(const char *array, const cJSON *trials, int argc, char **argv)
 {
     int rc = 0;
     /* The trials still waiting first: a slot that a stopping trial frees must not start one. */
-    char *pending[] = { "scancel", "--state=PENDING", (char *)array, NULL };
-    if (cancel(array, pending) != 0)
+    if (bai_scancel(array, "PENDING") != 0)
         rc = 1;
     const cJSON *t;
     cJSON_ArrayForEach(t, trials) {
@@ -464,8 +451,7 @@ int bai_sweep_stop(const char *array, const cJSON *trials, int argc, char **argv
         if (bai_job_control_main("terminate", argc, args) != 0)
             rc = 1;
     }
-    char *all[] = { "scancel", (char *)array, NULL };
-    if (cancel(array, all) != 0)
+    if (bai_scancel(array, NULL) != 0)
         rc = 1;
     return rc;
 }
