@@ -6,12 +6,16 @@
 # Azure ML YAML job run; no parse may have run with any uid 0, and the job's own steps must have been seen
 # parsing as the user (so the interposer was in front of slurmstepd). The bind mount stays in the nodes' own
 # mount namespaces (hosts mode), or else in a private one this test runs its whole cluster in.
+# The private namespace is entered before lib.sh runs: lib.sh may stage the build in a directory its exit
+# trap removes, and an exec after it would leave that directory behind.
+if [ "${BATCHAI_HOSTS:-0}" != 1 ] && [ -z "${SPY_PRIVATE_NS:-}" ] && unshare -m true 2>/dev/null; then
+    SPY_PRIVATE_NS=1 exec unshare -m --propagation private "$0" "$@"
+fi
 . "$(dirname "$0")/lib.sh"
 SPY=$BUILD/tests/parse_spy.so
 [ -f "$SPY" ] || skip "$SPY is not built"
 if [ -z "${BATCHAI_HOSTS_SET:-}" ] && [ -z "${SPY_PRIVATE_NS:-}" ]; then
-    unshare -m true 2>/dev/null || skip_for root "cannot make a mount namespace here (unshare -m)"
-    SPY_PRIVATE_NS=1 exec unshare -m --propagation private "$0" "$@"
+    skip_for root "cannot make a mount namespace here (unshare -m)"
 fi
 STEPD=$(readlink -f "$(dirname "$(command -v slurmd)")/slurmstepd")
 [ -x "$STEPD" ] || skip "no slurmstepd beside $(command -v slurmd)"
@@ -19,7 +23,7 @@ STEPD=$(readlink -f "$(dirname "$(command -v slurmd)")/slurmstepd")
 install -d -m 0755 /var/lib/batchai-test
 D=$(mktemp -d /var/lib/batchai-test/spy.XXXXXX)
 chmod 0755 "$D"
-trap 'rm -rf "$D"' EXIT
+trap 'rm -rf "$D" ${STAGE:+"$STAGE"}' EXIT
 install -m 0755 "$SPY" "$D/parse_spy.so"
 install -D -m 0755 "$STEPD" "$D/real/slurmstepd"
 install -m 0666 /dev/null "$D/parse-calls.log"
