@@ -14,7 +14,8 @@ slurmsrc="libhwloc-dev libjson-c-dev libhttp-parser-dev libyaml-dev libdbus-1-de
           libpam0g-dev libssl-dev libjwt-dev"
 tests="python3 python3-h5py python3-numpy python3-jsonschema python3-yaml busybox-static runc sudo procps bc shellcheck
        python3-torch python3-mpi4py python3-scipy mandoc man-db rpm curl
-       protobuf-compiler python3-protobuf python3-crc32c gnuplot-nox iproute2 util-linux"
+       protobuf-compiler python3-protobuf python3-crc32c gnuplot-nox iproute2 util-linux
+       gdb file" # gdb, file: tests/cluster/lib.sh's core_report
 bench="python3-torch hyperfine faketime" # faketime: tests/trainer/same_output.sh, before and after a refactoring
 
 want="$build $slurm $slurmsrc $tests"

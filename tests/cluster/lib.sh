@@ -112,12 +112,27 @@ CTLD_HOST=localhost
 # lc_start ARGS...: localcluster start with the chosen Slurm and cgroup setting; ARGS as localcluster's.
 lc_start() { "$LC" start "${LC_OPTS[@]}" "$@"; }
 
+# core_report: where a job's process crashed (as_user's jobs may leave a core in their working directory):
+# each core under $CL with the program, and the registers and every thread's stack as gdb reads them. Open
+# MPI's own report of a jump through a null pointer stops at the signal frame; gdb unwinds past it.
+core_report() {
+    local c exe
+    find "$CL" -xdev -type f \( -name core -o -name 'core.[0-9]*' \) -size +0 2>/dev/null | head -n 3 | while read -r c; do
+        echo "---- core $c: $(file -b "$c" 2>/dev/null | cut -c1-300)"
+        command -v gdb >/dev/null || { echo "(gdb is not installed: no backtrace)"; continue; }
+        exe=$(file -b "$c" 2>/dev/null | sed -n "s/.*execfn: '\([^']*\)'.*/\1/p")
+        timeout 60 gdb -nx -batch -q ${exe:+"$exe"} -c "$c" -ex 'info registers rip rsp' \
+            -ex 'thread apply all bt 12' 2>&1 | grep -v '^\[New LWP\|^warning: Section' | head -n 100
+    done
+}
+
 CL=""
 cluster_stop() {
     local rc=$?
     if [ -n "$CL" ]; then
         if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
             for f in "$CL"/log/*.log; do echo "---- $f"; tail -n 25 "$f"; done >&2
+            core_report >&2
         fi
         "$LC" stop "$CL" >/dev/null || true
         if [ "${BATCHAI_KEEP_CLUSTER:-0}" = 1 ]; then echo "kept $CL" >&2; else rm -rf "$CL"; fi
@@ -152,10 +167,11 @@ cluster_start() {
     TEST_UID=$(id -u "$TEST_USER")
 }
 
-# as_user CMD...: run a shell command line as the test user in $WORK.
+# as_user CMD...: run a shell command line as the test user in $WORK. Its core size limit is raised to the
+# hard limit, which Slurm passes on to the jobs it submits: a job's crash leaves a core for core_report.
 as_user() {
     runuser -u "$TEST_USER" -- env -i -C "$WORK" PATH="$USER_PATH" HOME="$WORK" SLURM_CONF="$SLURM_CONF" \
-        LANG=C.UTF-8 /bin/bash -c "cd '$WORK' && $*"
+        LANG=C.UTF-8 /bin/bash -c "ulimit -S -c \$(ulimit -H -c) 2>/dev/null; cd '$WORK' && $*"
 }
 
 # write_job FILE: job.json from stdin into $WORK, owned by the test user.
