@@ -216,8 +216,12 @@ static int device_open(const struct kernels *k, const struct device_request *r, 
     return -1;
 }
 
+/* A CPU run has nothing to close, and must not load the CUDA library (and CUDA's own, cuBLAS among them)
+ * only to find that out at its exit. */
 static void device_close(const struct kernels *k)
 {
+    if (!k->device)
+        return;
     const struct cuda_plugin *cuda = cuda_plugin_load(NULL, 0);
     if (cuda && k == cuda->table)
         cuda->close();
