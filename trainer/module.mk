@@ -110,6 +110,12 @@ $(BUILD)/bin/flops-probe: $(call obj-of,trainer/bench/flops_probe.c)
 bench-accuracy: $(BUILD)/bin/cifar-train
 	BUILD=$(BUILD) trainer/bench/accuracy-bench.sh
 
+# `make bench-ab OLD=REV`: cifar-train end to end on the CPU, REV's build (a worktree under $(BUILD)/ab/)
+# against this one, alternating (trainer/bench/end-to-end-ab.sh; OLD_BUILD=DIR instead of OLD, ROUNDS).
+.PHONY: bench-ab
+bench-ab: $(BUILD)/bin/cifar-train
+	BUILD=$(BUILD) OLD=$(OLD) trainer/bench/end-to-end-ab.sh
+
 # `make bench-accuracy-fp16`: the recipe to the end at 2 hosts x 1 rank, gradients across hosts as float32 and as
 # float16, per seed (trainer/bench/accuracy-fp16.sh; root, SEEDS, RATE).
 .PHONY: bench-accuracy-fp16
