@@ -17,7 +17,7 @@ if [ -z "$old" ]; then
     [ -n "${OLD:-}" ] || { echo "bench-ab: say OLD=REV (a commit to compare with) or OLD_BUILD=DIR" >&2; exit 2; }
     rev=$(git rev-parse --short "$OLD^{commit}") || { echo "bench-ab: OLD=$OLD is not a commit here" >&2; exit 2; }
     tree=$BUILD/ab/$rev
-    [ -d "$tree" ] || git worktree add --detach "$tree" "$rev" >/dev/null
+    [ -d "$tree" ] || { git worktree prune; git worktree add --detach "$tree" "$rev" >/dev/null; } # prune: a build/ removed since
     echo "bench-ab: building cifar-train of $rev in $tree"
     make -C "$tree" -s build/bin/cifar-train >/dev/null
     old=$tree/build
