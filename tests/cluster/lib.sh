@@ -114,15 +114,17 @@ lc_start() { "$LC" start "${LC_OPTS[@]}" "$@"; }
 
 # core_report: where a job's process crashed (as_user's jobs may leave a core in their working directory):
 # each core under $CL with the program, and the registers and every thread's stack as gdb reads them. Open
-# MPI's own report of a jump through a null pointer stops at the signal frame; gdb unwinds past it.
+# MPI's own report of a jump through a null pointer stops at the signal frame; gdb unwinds past it. The
+# core is the user's file: file and gdb read it as the user, not as root.
 core_report() {
-    local c exe
+    local c exe desc
     find "$CL" -xdev -type f \( -name core -o -name 'core.[0-9]*' \) -size +0 2>/dev/null | head -n 3 | while read -r c; do
-        echo "---- core $c: $(file -b "$c" 2>/dev/null | cut -c1-300)"
+        desc=$(runuser -u "$TEST_USER" -- file -b "$c" 2>/dev/null)
+        echo "---- core $c: ${desc:0:300}"
         command -v gdb >/dev/null || { echo "(gdb is not installed: no backtrace)"; continue; }
-        exe=$(file -b "$c" 2>/dev/null | sed -n "s/.*execfn: '\([^']*\)'.*/\1/p")
-        timeout 60 gdb -nx -batch -q ${exe:+"$exe"} -c "$c" -ex 'info registers rip rsp' \
-            -ex 'thread apply all bt 12' 2>&1 | grep -v '^\[New LWP\|^warning: Section' | head -n 100
+        exe=$(echo "$desc" | sed -n "s/.*execfn: '\([^']*\)'.*/\1/p")
+        timeout 60 runuser -u "$TEST_USER" -- gdb -nx -batch -q ${exe:+"$exe"} -c "$c" -ex 'info registers rip rsp' \
+            -ex 'thread apply all bt 12' 2>&1 | grep -v '^\[New LWP\|^warning: \|^$' | head -n 100
     done
 }
 
