@@ -7,7 +7,7 @@
 # Both sides get CIFAR_TRAIN_CUDA_LIBRARY naming no file: neither may load CUDA. A third column runs this
 # build with its CUDA library as installed.
 # ROUNDS (default 7), TRAIN and TEST (images, default 3200 and 640), THREADS (default 2).
-set -eu
+set -eu -o pipefail # a failed run inside the rounds' pipeline stops the script, not only its subshell
 BUILD=${BUILD:-build}
 DATA=${DATA:-../shared/data/cifar-10-batches-bin-subset}
 ROUNDS=${ROUNDS:-7} TRAIN=${TRAIN:-3200} TEST=${TEST:-640} THREADS=${THREADS:-2}
@@ -39,7 +39,7 @@ for _ in $(seq "$ROUNDS"); do
         s=$(date +%s%N)
         CIFAR_TRAIN_CUDA_LIBRARY=$lib OMP_NUM_THREADS=$THREADS "$b/bin/cifar-train" --data "$DATA" --device cpu \
             --threads "$THREADS" --epochs 1 --limit-train "$TRAIN" --limit-test "$TEST" --dir "$d" --checkpoint-dir "$d" \
-            --log-json "$d/log.json" --csv "$d/training.csv" >"$d.out" 2>&1 || { echo "bench-ab: $side failed:"; tail -n 5 "$d.out"; exit 1; }
+            --log-json "$d/log.json" --csv "$d/training.csv" >"$d.out" 2>&1 || { echo "bench-ab: $side failed:" >&2; tail -n 5 "$d.out" >&2; exit 1; }
         echo "$side $(( ($(date +%s%N) - s) / 1000000 )) $(sed -n 's/.*"type": *"epoch".*"seconds": *\([0-9.]*\).*/\1/p' "$d/log.json" | tail -n 1)"
     done
 done | tee "$tmp/rows" | awk '{ printf "round %d %-9s wall %5d ms\n", int((NR - 1) / 3) + 1, $1, $2 }'
