@@ -412,6 +412,66 @@ static void parse_env(struct bai_diag *d, const cJSON *root, struct bai_job *job
     }
 }
 
+/* x-batchai-sweep: {"names": [N...], "trials": [[V...]...]}, each trial one value per name. */
+static void parse_sweep(struct bai_diag *d, const cJSON *root, struct bai_aml *aml)
+{
+    static const char *const keys[] = { "names", "trials", NULL };
+    const cJSON *v = jv_get(root, BAI_AML_SWEEP_KEY), *names = NULL, *trials = NULL, *m;
+    char path[JV_PATH_MAX];
+    size_t i = 0;
+
+    if (!v || !jv_object(d, v, BAI_AML_SWEEP_KEY, keys))
+        return;
+    int got_names = jv_array(d, v, "names", BAI_AML_SWEEP_KEY, &names);
+    int got_trials = jv_array(d, v, "trials", BAI_AML_SWEEP_KEY, &trials);
+    if (got_names == 0 || got_trials == 0)
+        bai_diag_add(d, BAI_AML_SWEEP_KEY, "expected names and trials");
+    if (got_names != 1 || got_trials != 1)
+        return;
+    size_t n = (size_t)cJSON_GetArraySize(names), t = (size_t)cJSON_GetArraySize(trials);
+    if (n == 0 || n > BAI_SWEEP_MAX_PARAMS || t == 0 || t > BAI_SWEEP_MAX_TRIALS) {
+        bai_diag_add(d, BAI_AML_SWEEP_KEY, "expected 1 to %d names and 1 to %d trials", BAI_SWEEP_MAX_PARAMS,
+                     BAI_SWEEP_MAX_TRIALS);
+        return;
+    }
+    cJSON_ArrayForEach(m, names) {
+        jv_item(path, BAI_AML_SWEEP_KEY ".names", i);
+        if (!cJSON_IsString(m) || !bai_identifier_ok(m->valuestring) || strlen(m->valuestring) > 64)
+            bai_diag_add(d, path, "expected a parameter's name: letters, digits and '_', not starting with a digit");
+        else
+            aml->sweep_names[aml->n_sweep_params++] = strdup(m->valuestring);
+        i++;
+    }
+    if (aml->n_sweep_params != n)
+        return;
+    aml->sweep_values = calloc(n * t, sizeof *aml->sweep_values);
+    if (!aml->sweep_values) {
+        bai_diag_add(d, BAI_AML_SWEEP_KEY, "out of memory");
+        return;
+    }
+    aml->n_sweep_trials = t;
+    i = 0;
+    cJSON_ArrayForEach(m, trials) {
+        jv_item(path, BAI_AML_SWEEP_KEY ".trials", i);
+        if (!cJSON_IsArray(m) || (size_t)cJSON_GetArraySize(m) != n) {
+            bai_diag_add(d, path, "expected a list of %zu values, one per name", n);
+        } else {
+            size_t k = 0;
+            for (const cJSON *x = m->child; x; x = x->next, k++)
+                if (!cJSON_IsString(x) || !jv_utf8_valid(x->valuestring, strlen(x->valuestring)))
+                    bai_diag_add(d, path, "expected text values (UTF-8)");
+                else
+                    aml->sweep_values[i * n + k] = strdup(x->valuestring);
+        }
+        i++;
+    }
+    for (i = 0; i < n * t; i++)
+        if (!aml->sweep_values[i] && bai_diag_total(d) == 0) {
+            bai_diag_add(d, BAI_AML_SWEEP_KEY, "out of memory");
+            break;
+        }
+}
+
 /* Every ${{...}} names inputs.X or outputs.X of the job. */
 static void check_references(struct bai_diag *d, const struct bai_aml *aml)
 {
@@ -442,7 +502,7 @@ static void check_references(struct bai_diag *d, const struct bai_aml *aml)
 static const char *const top_keys[] = {
     "$schema", "type", "command", "code", "environment", "environment_variables", "compute", "resources",
     "distribution", "limits", "inputs", "outputs", "display_name", "experiment_name", "description", "tags",
-    "name", NULL,
+    "name", BAI_AML_SWEEP_KEY, NULL,
 };
 
 void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
@@ -515,6 +575,7 @@ void bai_aml_parse(const cJSON *root, struct bai_job *job, struct bai_diag *d)
     parse_environment(d, root, job);
     parse_distribution(d, root, job);
     parse_env(d, root, job);
+    parse_sweep(d, root, job->aml);
     if (job->checkpointable && job->aml->command)
         bai_check_one_command(d, "command", job->aml->command);
     for (int k = 0; k < 2; k++)
@@ -549,6 +610,11 @@ void bai_aml_free(struct bai_aml *aml)
         free(aml->io[i].value);
     }
     free(aml->io);
+    for (size_t i = 0; i < aml->n_sweep_params; i++)
+        free(aml->sweep_names[i]);
+    for (size_t i = 0; aml->sweep_values && i < aml->n_sweep_trials * aml->n_sweep_params; i++)
+        free(aml->sweep_values[i]);
+    free(aml->sweep_values);
     free(aml->experiment);
     free(aml->display_name);
     free(aml->command);

@@ -14,13 +14,18 @@
  *    are faults, as in a job.json; display_name becomes the Slurm job's name and experiment_name its
  *    comment (batchai-job list shows both); other metadata (description, tags, name, $schema) is accepted
  *    and has no Slurm meaning.
- *  - Every ${{inputs.X}} / ${{outputs.X}} of the command names a declared input or output. */
+ *  - Every ${{inputs.X}} / ${{outputs.X}} of the command names a declared input or output.
+ *  - x-batchai-sweep (not Azure ML's: `batchai-job submit` writes it into a sweep's trial, sweep.c) holds each
+ *    array index's values of the search space as data; the main step sets them (AZUREML_SWEEP_<name>) before
+ *    the command, so the command stays the user's own and can be exec'd. */
 #ifndef BAI_AZUREML_H
 #define BAI_AZUREML_H
 
 #include <cJSON.h>
 
 #include "batchai_jobfile.h"
+
+#define BAI_AML_SWEEP_KEY "x-batchai-sweep"
 
 enum bai_aml_dist { BAI_AML_SINGLE, BAI_AML_MPI, BAI_AML_PYTORCH, BAI_AML_TENSORFLOW };
 
@@ -55,6 +60,9 @@ struct bai_aml {
     struct bai_aml_io *io; size_t n_io;
     char *experiment;    /* experiment_name, recorded in the Slurm job's comment (batchai-job list), else NULL */
     char *display_name;  /* display_name, the Slurm job's name (what Azure ML shows as the run's name), else NULL */
+    /* x-batchai-sweep: the parameters' names and, per trial (array index), their values; 0 trials when none */
+    char *sweep_names[BAI_SWEEP_MAX_PARAMS]; size_t n_sweep_params;
+    char **sweep_values; size_t n_sweep_trials; /* n_sweep_trials x n_sweep_params */
 };
 
 /* Validate the document (a mapping already read and bounded by job.c) into job. Faults go to d; the caller

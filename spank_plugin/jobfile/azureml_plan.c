@@ -190,6 +190,28 @@ static void working_dir(struct sbuf *cmd, const struct bai_plan *plan, const cha
     free(temp);
 }
 
+/* A sweep's trial (x-batchai-sweep, azureml.h): its array index's values as AZUREML_SWEEP_<name>, and the
+ * tracking store under its own outputs, set before the command, which reads them. */
+static void sweep_trial(struct sbuf *b, const struct bai_aml *aml)
+{
+    if (!aml->n_sweep_trials)
+        return;
+    sb_puts(b, "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n");
+    for (size_t t = 0; t < aml->n_sweep_trials; t++) {
+        sb_printf(b, "%zu)", t);
+        for (size_t k = 0; k < aml->n_sweep_params; k++) {
+            sb_printf(b, " AZUREML_SWEEP_%s=", aml->sweep_names[k]);
+            sb_shell_quote(b, aml->sweep_values[t * aml->n_sweep_params + k]);
+        }
+        sb_puts(b, " ;;\n");
+    }
+    sb_puts(b, "*) echo \"batchai: task ${SLURM_ARRAY_TASK_ID:-?} is no trial of the sweep\" >&2; exit 1 ;;\nesac\n");
+    for (size_t k = 0; k < aml->n_sweep_params; k++)
+        sb_printf(b, "export AZUREML_SWEEP_%s\n", aml->sweep_names[k]);
+    sb_puts(b, "MLFLOW_TRACKING_URI=\"file:${AZ_BATCHAI_STDOUTERR_DIR%/stdouterr}/outputs/mlruns\"\n"
+               "export MLFLOW_TRACKING_URI\n");
+}
+
 /* The main step: the command on every process, with the environment Azure ML's launcher gives each. */
 static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_job *job,
                       const struct bai_settings *site, const char *job_out)
@@ -239,6 +261,7 @@ static void main_step(struct sbuf *b, struct bai_plan *plan, const struct bai_jo
         snprintf(extra, sizeof extra, "--distribution=cyclic");
         break;
     }
+    sweep_trial(&cmd, aml);
     /* A checkpointable command (batchai_jobfile.h), or one that can be (checks.h), is exec'd, so that Slurm's signals
      * reach it rather than the shell. */
     if (!bai_command_execs(aml->command) && (job->checkpointable || bai_command_can_exec(aml->command)))

@@ -565,14 +565,16 @@ char *bai_render_node_script(const struct bai_plan *plan);
  *    same trials; without one the caller's is used and recorded); bayesian, early_termination and anything
  *    else Slurm cannot do are refused by name.
  *  - trial_timeout is each trial's limits.timeout; timeout the whole sweep's (the caller's deadline).
- *  - ${{search_space.X}} in the trial's command becomes ${AZUREML_SWEEP_X}, set for the index; every trial
- *    has MLFLOW_TRACKING_URI, a file store under its own outputs (outputs/mlruns). */
+ *  - ${{search_space.X}} in the trial's command becomes ${AZUREML_SWEEP_X}, which the trial's main step sets
+ *    for its index from the values kept as data in the trial (x-batchai-sweep, azureml.h), so the command
+ *    stays the user's one command (exec'd; checkpointable where asked); every trial has MLFLOW_TRACKING_URI, a
+ *    file store under its own outputs (outputs/mlruns). */
 
 #define BAI_SWEEP_MAX_TRIALS 1000
 #define BAI_SWEEP_MAX_PARAMS 32
 
 struct bai_sweep {
-    struct cJSON *trial;   /* the trial's command job, its command taking the index's values */
+    struct cJSON *trial;   /* the trial's command job, with x-batchai-sweep: each index's values */
     size_t n_trials;       /* limits.max_total_trials (grid: at most the grid's size) */
     int max_concurrent;    /* limits.max_concurrent_trials, else n_trials */
     long timeout;          /* limits.timeout (seconds), 0 when none */
@@ -595,8 +597,9 @@ int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t see
                     struct bai_diag *d);
 
 /* A pipeline's sweep step: its sampling_algorithm, search_space, objective and limits read from `step`, and
- * `trial` (the trial component's command job, already bound) made the array's: its command takes the index's
- * values first, its limits.timeout is trial_timeout. Faults are relative to the step. Returns 0, or -1. */
+ * `trial` (the trial component's command job, already bound) made the array's: it holds each index's
+ * values (x-batchai-sweep), its limits.timeout is trial_timeout. Faults are relative to the step. Returns 0,
+ * or -1. */
 int bai_sweep_step(const struct cJSON *step, uint64_t seed, struct cJSON *trial, struct bai_sweep *s,
                    struct bai_diag *d);
 

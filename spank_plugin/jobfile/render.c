@@ -106,8 +106,9 @@ static void render_header(struct sbuf *b, const struct bai_plan *p)
     char time[32];
 
     bai_format_time(p->time_limit_seconds, time, sizeof time);
-    /* Each step's command is single-quoted on purpose: the task's own shell expands it (SC2016). */
-    sb_puts(b, "#!/bin/bash\n# shellcheck disable=SC2016\n");
+    /* Each step's command is single-quoted on purpose: the task's own shell expands it (SC2016), and a quote
+     * within it is quoted again, which SC1003 takes for a mistyped escape. */
+    sb_puts(b, "#!/bin/bash\n# shellcheck disable=SC2016,SC1003\n");
     sb_comment(b, "Batch script of the %s job \"%s\", made by batchai-job from its job file.",
                p->origin.aml ? "Azure ML command" : "Batch AI", p->job_name);
     sb_puts(b, "# sbatch --batchai-job submits exactly this; options typed on the sbatch command line win over\n"

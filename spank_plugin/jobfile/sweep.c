@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "azureml.h"
 #include "checks.h"
 #include "jsonv.h"
 #include "sbuf.h"
@@ -174,29 +175,11 @@ static const char *const trial_keys[] = {
     "command", "code", "environment", "environment_variables", "resources", "distribution", NULL,
 };
 
-/* The trial's command: the index's values, the tracking store, then the command with ${{search_space.X}}
- * replaced (exec'd where it is one program). */
+/* The trial's command with ${{search_space.X}} replaced by ${AZUREML_SWEEP_X}, which the trial's main step
+ * sets from its array index (x-batchai-sweep, azureml.h). */
 static char *trial_command(struct bai_diag *d, const struct bai_sweep *s, const char *command)
 {
     struct sbuf b = { 0 };
-    sb_puts(&b, "case \"${SLURM_ARRAY_TASK_ID:-}\" in\n");
-    for (size_t t = 0; t < s->n_trials; t++) {
-        sb_printf(&b, "%zu)", t);
-        for (size_t k = 0; k < s->n_params; k++) {
-            sb_printf(&b, " AZUREML_SWEEP_%s=", s->names[k]);
-            sb_shell_quote(&b, s->values[t * s->n_params + k]);
-        }
-        sb_puts(&b, " ;;\n");
-    }
-    sb_puts(&b, "*) echo \"batchai: task ${SLURM_ARRAY_TASK_ID:-?} is no trial of the sweep\" >&2; exit 1 ;;\nesac\n");
-    for (size_t k = 0; k < s->n_params; k++)
-        sb_printf(&b, "export AZUREML_SWEEP_%s\n", s->names[k]);
-    sb_puts(&b, "MLFLOW_TRACKING_URI=\"file:${AZ_BATCHAI_STDOUTERR_DIR%/stdouterr}/outputs/mlruns\"\n"
-                "export MLFLOW_TRACKING_URI\n");
-    /* One program is exec'd, as a command job's is (checks.h): terminate's SIGTERM then reaches it, not the shell
-     * that set the trial up, which Slurm alone signals under proctrack/cgroup. */
-    if (!bai_command_execs(command) && bai_command_can_exec(command))
-        sb_puts(&b, "exec ");
     for (const char *p = command, *at; *p; p = at) {
         char name[128];
         int used = 0;
@@ -220,6 +203,28 @@ static char *trial_command(struct bai_diag *d, const struct bai_sweep *s, const 
         }
     }
     return sb_finish(&b);
+}
+
+/* The trials' values as data in the trial's command job (x-batchai-sweep, azureml.h), which its main step
+ * sets from the array index before the command. */
+static void add_trials(struct bai_diag *d, cJSON *trial, const struct bai_sweep *s)
+{
+    cJSON *x = cJSON_CreateObject(), *names = cJSON_AddArrayToObject(x, "names"),
+          *trials = cJSON_AddArrayToObject(x, "trials");
+    bool ok = names && trials;
+    for (size_t k = 0; ok && k < s->n_params; k++)
+        ok = cJSON_AddItemToArray(names, cJSON_CreateString(s->names[k]));
+    for (size_t t = 0; ok && t < s->n_trials; t++) {
+        cJSON *row = cJSON_CreateArray();
+        ok = row && cJSON_AddItemToArray(trials, row);
+        for (size_t k = 0; ok && k < s->n_params; k++)
+            ok = cJSON_AddItemToArray(row, cJSON_CreateString(s->values[t * s->n_params + k]));
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(trial, BAI_AML_SWEEP_KEY);
+    if (!ok || !cJSON_AddItemToObject(trial, BAI_AML_SWEEP_KEY, x)) {
+        cJSON_Delete(x);
+        bai_diag_add(d, "trial", "out of memory");
+    }
 }
 
 /* What a sweep job and a pipeline's sweep step share: sampling_algorithm, objective, search_space and limits
@@ -372,6 +377,7 @@ int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t see
     }
     cJSON_AddStringToObject(s->trial, "command", command);
     free(command);
+    add_trials(d, s->trial, s);
     const cJSON *code = jv_get(trial, "code");
     if (cJSON_IsString(code) && code->valuestring[0] != '/' && !strstr(code->valuestring, "://") &&
         strncmp(code->valuestring, "azureml:", 8) != 0) {
@@ -417,6 +423,7 @@ int bai_sweep_step(const cJSON *step, uint64_t seed, cJSON *trial, struct bai_sw
         if (command) {
             cJSON_ReplaceItemInObjectCaseSensitive(trial, "command", cJSON_CreateString(command));
             free(command);
+            add_trials(d, trial, s);
             trial_limit(trial, s);
         } else
             bai_diag_add(d, "trial", "the trial has no command");

@@ -316,5 +316,35 @@ PY
 [ "$(find "$WORK/sw/stay-pl" -name started | wc -l)" = 1 ] || fail "terminate $pt: a second trial started: $(find "$WORK/sw/stay-pl" -name started)"
 nodes=$(job_field "$(/usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1])["steps"][1]["jobId"])' "$json")" NodeList)
 [ -z "$nodes" ] || [ "$nodes" = "(null)" ] || fail "terminate $pt: the step after the sweep ran on $nodes"
+# 9. A checkpointable trial (BATCHAI_CHECKPOINTABLE): submitted (it was refused as several commands once the
+# sweep's setup came before it), and its one command exec'd with its own value, so Slurm's warning before the
+# time limit (trial_timeout 60: --time=1, the warning due at once) reaches the program, which says so and exits 3.
+cat >"$CL/bin/warn-me" <<'SH'
+#!/bin/sh
+trap 'echo "warn-me: SIGUSR1 reached x=$1"; exit 3' USR1
+echo "warn-me: started with x=$1"
+while :; do sleep 1; done
+SH
+chmod 0755 "$CL/bin/warn-me"
+cat >"$WORK/sw/ck-sweep.yml" <<'YAML'
+type: sweep
+trial:
+  command: warn-me ${{search_space.x}}
+  environment: {image: python}
+  environment_variables: {BATCHAI_CHECKPOINTABLE: "true"}
+sampling_algorithm: grid
+search_space: {x: {type: choice, values: [7]}}
+objective: {goal: minimize, primary_metric: loss}
+limits: {max_total_trials: 1, trial_timeout: 60}
+YAML
+chown "$TEST_USER:" "$WORK/sw/ck-sweep.yml"
+ck=$(sweep_pl ck-sweep.yml) || fail "submit sw/ck-sweep.yml (a checkpointable trial): $ck"
+bj "wait $ck --timeout 150" >/dev/null || true # fails: the trial is warned and exits 3, logging no metric
+st=$(job_field "${ck}_0" JobState)
+out=$(cat "$WORK/sw/ck-sweep/trial/$(job_field "${ck}_0" JobId)/stdouterr/stdout.txt" 2>&1)
+[ "$st" = FAILED ] && [ "$(job_field "${ck}_0" ExitCode)" = 3:0 ] ||
+    fail "sweep $ck: the checkpointable trial ended $st $(job_field "${ck}_0" ExitCode) (want FAILED 3:0: warned): $out"
+grep -qx "warn-me: started with x=7" <<<"$out" && grep -qx "warn-me: SIGUSR1 reached x=7" <<<"$out" ||
+    fail "sweep $ck: the checkpointable trial's program was not warned with its value: $out"
 assert_nodes_idle
-pass "terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"

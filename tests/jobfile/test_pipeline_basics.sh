@@ -105,6 +105,14 @@ grep -qF "print(sys.argv)'\\'' \${AZURE_ML_INPUT_data} 3 \${AZUREML_SWEEP_lr} \$
 [ "$(grep -c '^[0-3]) AZUREML_SWEEP_lr=.* AZUREML_SWEEP_kernel=.* ;;$' <<<"$script")" = 4 ] ||
     fail "sweep_step.yml: not 4 trials with lr and kernel: $(grep AZUREML_SWEEP <<<"$script")"
 grep -q '^#SBATCH --time=00:02:00$' <<<"$script" || fail "sweep_step.yml: trial_timeout 120 is not each trial's time"
+# A checkpointable trial (BATCHAI_CHECKPOINTABLE) in a sweep step: its one command is exec'd after the values
+# are set, so terminate's SIGTERM reaches the program.
+sed 's/^environment: {image: python}$/&\nenvironment_variables: {BATCHAI_CHECKPOINTABLE: "true"}/' sweep_trial.yml >ck_trial.yml
+sed 's|trial: ./sweep_trial.yml|trial: ./ck_trial.yml|' sweep_step.yml >ck_step.yml
+grep -q BATCHAI_CHECKPOINTABLE ck_trial.yml && grep -q ck_trial ck_step.yml || fail "ck_step.yml: the sed did not apply"
+script=$("$bin" --settings "$T/site.conf" --no-host translate ck_step.yml 2>&1) || fail "translate ck_step.yml: $script"
+grep '^exec ' <<<"$script" | grep -qF "exec python -c '\\''import sys; print(sys.argv)'\\'' \${AZURE_ML_INPUT_data} 3 \${AZUREML_SWEEP_lr} " ||
+    fail "ck_step.yml: the checkpointable trial's command is not exec'd: $(grep -F sys.argv <<<"$script")"
 expect_fault sweep_step_bad.yml 'sweep_step_bad.yml: jobs.tune.search_space.nosuch: the trial declares no input "nosuch"'
 expect_fault sweep_step_bad.yml 'sweep_step_bad.yml: jobs.tune.outputs.model: a sweep step'"'"'s output is its best trial'"'"'s'
 expect_fault sweep_step_bad.yml 'sweep_step_bad.yml: jobs.tune: early_termination: not applied here'
@@ -120,6 +128,15 @@ echo 'environment.azureml:AzureML-sklearn-1.5@latest=host' >>"$T/site.conf"
 out=$("$bin" --settings "$T/site.conf" --no-host validate hello-sweep.yml 2>&1) || fail "hello-sweep.yml: $out"
 [ "$out" = "hello-sweep.yml: valid (Azure ML sweep, 4 trials, at most 2 at a time, random sampling)" ] ||
     fail "hello-sweep.yml: $out"
+# A checkpointable trial: valid, its one command exec'd; a trial of two commands is refused, naming the trial's command.
+sed 's/^  environment: azureml:.*$/&\n  environment_variables: {BATCHAI_CHECKPOINTABLE: "true"}/' hello-sweep.yml >ck.yml
+grep -q BATCHAI_CHECKPOINTABLE ck.yml || fail "ck.yml: the sed did not apply"
+out=$("$bin" --settings "$T/site.conf" --no-host validate ck.yml 2>&1) || fail "ck.yml (checkpointable hello-sweep): $out"
+out=$("$bin" --settings "$T/site.conf" --no-host translate ck.yml 2>&1) || fail "translate ck.yml: $out"
+grep -qxF 'exec python hello-sweep.py --A 0.5 --B ${AZUREML_SWEEP_B} --C ${AZUREML_SWEEP_C}'"' &" <<<"$out" ||
+    fail "ck.yml: the checkpointable trial's command is not exec'd: $(grep -F hello-sweep.py <<<"$out")"
+sed 's/^    python hello-sweep.py$/    python prepare.py;/' ck.yml >ck_two.yml
+expect_fault ck_two.yml "ck_two.yml: trial: command: a checkpointable step's command is exec'd, so it must be one command: found ';'"
 one=$("$bin" --settings "$T/site.conf" --no-host translate sweep_all.yml 2>&1) || fail "translate sweep_all.yml: $one"
 two=$("$bin" --settings "$T/site.conf" --no-host translate sweep_all.yml 2>&1) || fail "translate sweep_all.yml: $two"
 [ "$one" = "$two" ] || fail "sweep_all.yml: the same seed drew different trials"
@@ -153,4 +170,4 @@ print(" ".join(f"{i}:{a}{b}" for i, a, b in re.findall(r"^(\d)\) AZUREML_SWEEP_a
 expect_fault sweep_refused.yml 'sweep_refused.yml: sampling_algorithm: "bayesian": not run here'
 expect_fault sweep_refused.yml 'sweep_refused.yml: early_termination: not applied here'
 expect_fault sweep_unknown.yml 'sweep_unknown.yml: trial.command: ${{search_space.nosuch}}: the search space has no nosuch'
-echo "PASS: $n basics' verdicts as reviewed ($valid valid); cycle, unknown step, type mismatch, automl/data_transfer, unmapped component refused with their paths; a nested pipeline chained; a sweep step an array between its neighbours, its faults refused; hello-sweep valid, every search-space expression drawn in its form and seeded, grid in order, bayesian and early_termination refused"
+echo "PASS: $n basics' verdicts as reviewed ($valid valid); cycle, unknown step, type mismatch, automl/data_transfer, unmapped component refused with their paths; a nested pipeline chained; a sweep step an array between its neighbours (a checkpointable trial exec'd), its faults refused; hello-sweep valid (checkpointable too, its command exec'd), every search-space expression drawn in its form and seeded, grid in order, bayesian and early_termination refused"
