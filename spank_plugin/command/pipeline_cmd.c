@@ -575,7 +575,7 @@ static cJSON *graph_status(const cJSON *g, bool *ended, int *first_fail)
             running += strcmp(e, "running") == 0 || strcmp(e, "terminating") == 0;
             queued += strcmp(e, "queued") == 0;
             succeeded += strcmp(e, "succeeded") == 0;
-            cancelled += strcmp(e, "cancelled") == 0;
+            cancelled += strcmp(e, "cancelled") == 0 || strcmp(e, "terminated") == 0;
             if (strcmp(e, "failed") == 0) {
                 if (!failed++)
                     *first_fail = code > 0 ? (code > 255 ? 255 : code) : 1;

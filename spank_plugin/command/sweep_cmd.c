@@ -329,7 +329,7 @@ cJSON *bai_sweep_status(const cJSON *r, const char *trials_dir, bool *ended, int
     cJSON *o = cJSON_CreateObject(), *trials = cJSON_CreateArray();
     const cJSON *t;
     bool maximize = strcmp(str(r, "goal"), "maximize") == 0;
-    int best = -1, failed = 0, running = 0, queued = 0;
+    int best = -1, failed = 0, running = 0, queued = 0, stopped = 0, unknown = 0;
     double best_v = 0;
 
     *ended = true;
@@ -355,6 +355,7 @@ cJSON *bai_sweep_status(const cJSON *r, const char *trials_dir, bool *ended, int
             cJSON_AddNullToObject(x, "exitCode");
             cJSON_AddNullToObject(x, "metric");
             cJSON_AddItemToArray(trials, x);
+            unknown++;
             continue;
         }
         const char *e = bai_job_execution_state(&ji);
@@ -369,8 +370,11 @@ cJSON *bai_sweep_status(const cJSON *r, const char *trials_dir, bool *ended, int
         *ended = *ended && bai_job_ended(&ji);
         running += strcmp(e, "running") == 0 || strcmp(e, "terminating") == 0;
         queued += strcmp(e, "queued") == 0;
-        if (strcmp(e, "failed") == 0 && !failed++)
+        /* terminate (terminated) or scancel (cancelled) stopped it: the sweep did not succeed. */
+        stopped += strcmp(e, "terminated") == 0 || strcmp(e, "cancelled") == 0;
+        if ((strcmp(e, "failed") == 0 || strcmp(e, "terminated") == 0) && !*first_fail)
             *first_fail = code > 0 ? (code > 255 ? 255 : code) : 1;
+        failed += strcmp(e, "failed") == 0;
         double v;
         snprintf(store, sizeof store, "%s/%s/outputs/mlruns", trials_dir, ji.id);
         if (strcmp(e, "queued") != 0 && metric_value(store, str(r, "primaryMetric"), &v)) {
@@ -383,8 +387,11 @@ cJSON *bai_sweep_status(const cJSON *r, const char *trials_dir, bool *ended, int
             cJSON_AddNullToObject(x, "metric");
         cJSON_AddItemToArray(trials, x);
     }
+    /* Slurm 23.02 and later keep no record of a task cancelled while it was queued (unknown here): it did not
+     * succeed either. */
     cJSON_AddStringToObject(o, "executionState", !*ended ? (running || !queued ? "running" : "queued")
-                                                 : failed ? "failed" : "succeeded");
+                                                 : failed ? "failed" : stopped ? "cancelled"
+                                                 : unknown ? "unknown" : "succeeded");
     cJSON_AddItemToObject(o, "trials", trials);
     if (best >= 0)
         cJSON_AddNumberToObject(o, "bestTrial", best);
@@ -431,7 +438,8 @@ static int cmd_status(const cJSON *r, const char *base, bool json)
         else
             printf("best:             none yet (no trial logged %s)\n", str(o, "primaryMetric"));
     }
-    int rc = strcmp(str(o, "executionState"), "failed") == 0;
+    const char *e = str(o, "executionState");
+    int rc = strcmp(e, "failed") == 0 || strcmp(e, "cancelled") == 0 || strcmp(e, "unknown") == 0;
     cJSON_Delete(o);
     return rc;
 }

@@ -20,7 +20,8 @@
 # through tests/cluster/mlflow_filestore, a stand-in that writes MLflow's documented file-store layout.
 # A sweep as a pipeline step: the next step reads the best trial's output; status --json names the best;
 # without the metric logged the sweep step fails saying so and the next step never runs; terminate of the
-# pipeline gives its running trial SIGTERM and the grace, as terminate of one job does.
+# pipeline gives its running trial SIGTERM and the grace, as terminate of one job does; a terminated sweep or
+# pipeline is cancelled in status, and wait exits non-zero. A checkpointable trial is exec'd and warned.
 . "$(dirname "$0")/lib.sh"
 BASICS=$TOP/../shared/reference/azureml/pipelines/basics
 [ -d "$BASICS" ] || skip_for shared "no $BASICS"
@@ -312,7 +313,13 @@ trials = s["tune"]["sweep"]["trials"]
 # 22.05 still shows the queued trial cancelled; 26.05 no longer finds the task (unknown): either way it never ran
 assert trials[1]["executionState"] in ("cancelled", "unknown") and trials[1]["exitCode"] is None, trials
 assert s["use"]["executionState"] == "cancelled", s["use"]
+# terminate stopped it: neither the sweep step nor the pipeline succeeded
+assert s["tune"]["sweep"]["executionState"] == "cancelled", s["tune"]["sweep"]
+assert o["executionState"] == "cancelled", o["executionState"]
 PY
+rc=0
+out=$(bj "wait $pt --timeout 30") || rc=$?
+[ "$rc" != 0 ] || fail "wait of a terminated pipeline with a sweep step exited 0: $out"
 [ "$(find "$WORK/sw/stay-pl" -name started | wc -l)" = 1 ] || fail "terminate $pt: a second trial started: $(find "$WORK/sw/stay-pl" -name started)"
 nodes=$(job_field "$(/usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1])["steps"][1]["jobId"])' "$json")" NodeList)
 [ -z "$nodes" ] || [ "$nodes" = "(null)" ] || fail "terminate $pt: the step after the sweep ran on $nodes"
@@ -346,5 +353,36 @@ out=$(cat "$WORK/sw/ck-sweep/trial/$(job_field "${ck}_0" JobId)/stdouterr/stdout
     fail "sweep $ck: the checkpointable trial ended $st $(job_field "${ck}_0" ExitCode) (want FAILED 3:0: warned): $out"
 grep -qx "warn-me: started with x=7" <<<"$out" && grep -qx "warn-me: SIGUSR1 reached x=7" <<<"$out" ||
     fail "sweep $ck: the checkpointable trial's program was not warned with its value: $out"
+# 10. terminate of a sweep: its running trial terminated (its TERM trap exits 3), the queued one cancelled;
+# status says the sweep was cancelled and exits 1, wait exits with the terminated trial's code.
+cat >"$WORK/sw/stop-sweep.yml" <<'YAML'
+type: sweep
+trial:
+  command: sh -c 'trap "exit 3" TERM; touch outputs/started; while :; do sleep 1; done'
+  environment: {image: python}
+sampling_algorithm: grid
+search_space: {x: {type: choice, values: [1, 2]}}
+objective: {goal: minimize, primary_metric: loss}
+limits: {max_total_trials: 2, max_concurrent_trials: 1}
+YAML
+chown "$TEST_USER:" "$WORK/sw/stop-sweep.yml"
+ss=$(sweep_pl stop-sweep.yml) || fail "submit sw/stop-sweep.yml: $ss"
+for ((i = 0; i < 300; i++)); do [ -n "$(find "$WORK/sw/stop-sweep" -name started 2>/dev/null)" ] && break; sleep 0.1; done
+[ -n "$(find "$WORK/sw/stop-sweep" -name started 2>/dev/null)" ] || fail "sweep $ss: its first trial did not start in 30 s: $(bj "status $ss")"
+out=$(bj "terminate $ss --grace 10") || fail "terminate $ss: $out"
+rc=0
+out=$(bj "wait $ss --timeout 30") || rc=$?
+[ "$rc" = 3 ] || fail "wait of terminated sweep $ss exited $rc, want 3 (the terminated trial's code): $out"
+rc=0
+json=$(bj "status $ss --json") || rc=$?
+[ "$rc" = 1 ] || fail "status of terminated sweep $ss exited $rc, want 1: $json"
+/usr/bin/python3 - "$json" <<'PY' || fail "status of terminated sweep $ss: $json"
+import json, sys
+o = json.loads(sys.argv[1])
+assert o["executionState"] == "cancelled", o["executionState"]
+t = o["trials"]
+assert t[0]["executionState"] == "terminated" and t[0]["exitCode"] == 3, t[0]
+assert t[1]["executionState"] in ("cancelled", "unknown"), t[1]  # 26.05 keeps no record of a queued task cancelled
+PY
 assert_nodes_idle
-pass "a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "terminate of a sweep: cancelled, wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
