@@ -686,7 +686,7 @@ static int pipeline_terminate(const cJSON *g, int argc, char **argv)
             if (bai_scancel(str(s, "bestJobId"), NULL) != 0)
                 rc = 1;
             cJSON *o = sweep_step_status(s);
-            if (bai_sweep_stop(str(s, "jobId"), cJSON_GetObjectItemCaseSensitive(o, "trials"), argc, args) != 0)
+            if (bai_sweep_stop(str(s, "jobId"), str(s, "sweepRecord"), cJSON_GetObjectItemCaseSensitive(o, "trials"), argc, args) != 0)
                 rc = 1;
             cJSON_Delete(o);
             printf("sweep step %s: array %s and job %s ended\n", str(s, "name"), str(s, "jobId"), str(s, "bestJobId"));

@@ -255,12 +255,15 @@ static const char *str(const cJSON *o, const char *key)
 }
 
 /* The record of sweep `id` and BASE, from its task 0's log directory (BASE/trial/<job id>/stdouterr). */
-static cJSON *load_record(const char *id, char *base, size_t size)
+static cJSON *load_record(const char *id, char *base, size_t size, char *record, size_t record_size)
 {
     struct bai_jobinfo ji;
     char why[1024], task0[48], path[PATH_MAX + 64];
+    /* Task 0's log directory, else the array's own record's: Slurm 23.02 and later keep no record of a task
+     * cancelled while it was queued, and the array's record then holds the others. */
     if (strchr(id, '_') || snprintf(task0, sizeof task0, "%s_0", id) >= (int)sizeof task0 ||
-        bai_job_load(task0, &ji, why, sizeof why) != 0 || bai_stdout_path(&ji, path, sizeof path) != 0)
+        ((bai_job_load(task0, &ji, why, sizeof why) != 0 || bai_stdout_path(&ji, path, sizeof path) != 0) &&
+         (bai_job_load(id, &ji, why, sizeof why) != 0 || bai_stdout_path(&ji, path, sizeof path) != 0)))
         return NULL;
     for (int up = 0; up < 4; up++) {
         char *slash = strrchr(path, '/');
@@ -272,6 +275,7 @@ static cJSON *load_record(const char *id, char *base, size_t size)
         return NULL;
     size_t n = strlen(path);
     snprintf(path + n, sizeof path - n, "/sweep-%s.json", id);
+    snprintf(record, record_size, "%s", path);
     struct bai_diag d = { 0 };
     char *text = NULL;
     size_t len = 0;
@@ -324,6 +328,16 @@ static bool metric_value(const char *store, const char *name, double *value)
     return found;
 }
 
+/* Whether trial `index` is among those the record says terminate cancelled while they were queued. */
+static bool cancelled_queued(const cJSON *r, int index)
+{
+    const cJSON *i;
+    cJSON_ArrayForEach(i, cJSON_GetObjectItemCaseSensitive(r, "cancelledQueued"))
+        if (cJSON_IsNumber(i) && i->valueint == index)
+            return true;
+    return false;
+}
+
 cJSON *bai_sweep_status(const cJSON *r, const char *trials_dir, bool *ended, int *first_fail)
 {
     cJSON *o = cJSON_CreateObject(), *trials = cJSON_CreateArray();
@@ -350,12 +364,14 @@ cJSON *bai_sweep_status(const cJSON *r, const char *trials_dir, bool *ended, int
         cJSON_AddItemToObject(x, "parameters",
                               cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "parameters"), 1));
         if (bai_job_load(task, &ji, why, sizeof why) != 0) {
+            bool cancelled = cancelled_queued(r, index);
             cJSON_AddNullToObject(x, "jobId");
-            cJSON_AddStringToObject(x, "executionState", "unknown");
+            cJSON_AddStringToObject(x, "executionState", cancelled ? "cancelled" : "unknown");
             cJSON_AddNullToObject(x, "exitCode");
             cJSON_AddNullToObject(x, "metric");
             cJSON_AddItemToArray(trials, x);
-            unknown++;
+            stopped += cancelled;
+            unknown += !cancelled;
             continue;
         }
         const char *e = bai_job_execution_state(&ji);
@@ -444,12 +460,45 @@ static int cmd_status(const cJSON *r, const char *base, bool json)
     return rc;
 }
 
-int bai_sweep_stop(const char *array, const cJSON *trials, int argc, char **argv)
+/* Add the trials still queued to the record's cancelledQueued: Slurm 23.02 and later keep no record of a task
+ * cancelled while it was queued, and status then says cancelled, not unknown. */
+static void mark_cancelled_queued(const char *record, const cJSON *trials)
+{
+    struct bai_diag d = { 0 };
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *r = NULL, *t;
+    if (bai_job_read(record, &text, &len, &d) == 0)
+        r = cJSON_ParseWithLength(text, len);
+    free(text);
+    bai_diag_free(&d);
+    cJSON *list = cJSON_GetObjectItemCaseSensitive(r, "cancelledQueued");
+    if (r && !cJSON_IsArray(list)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(r, "cancelledQueued");
+        list = cJSON_AddArrayToObject(r, "cancelledQueued");
+    }
+    bool ok = list != NULL;
+    cJSON_ArrayForEach(t, trials) {
+        int index = cJSON_GetObjectItemCaseSensitive(t, "index")->valueint;
+        if (ok && strcmp(str(t, "executionState"), "queued") == 0 && !cancelled_queued(r, index))
+            ok = cJSON_AddItemToArray(list, cJSON_CreateNumber(index));
+    }
+    char *out = ok ? cJSON_Print(r) : NULL;
+    if (!out || bai_write_file_atomic(record, out) != 0)
+        fprintf(stderr, "batchai-job terminate: cannot record the trials cancelled while queued in %s (%s): status "
+                "may call them unknown\n", record, out ? strerror(errno) : "unreadable or out of memory");
+    free(out);
+    cJSON_Delete(r);
+}
+
+int bai_sweep_stop(const char *array, const char *record, const cJSON *trials, int argc, char **argv)
 {
     int rc = 0;
     /* The trials still waiting first: a slot that a stopping trial frees must not start one. */
     if (bai_scancel(array, "PENDING") != 0)
         rc = 1;
+    else
+        mark_cancelled_queued(record, trials);
     const cJSON *t;
     cJSON_ArrayForEach(t, trials) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(t, "jobId");
@@ -469,7 +518,8 @@ int bai_sweep_control(const char *cmd, int argc, char **argv)
     char base[PATH_MAX];
     if (argc < 1 || argv[0][0] == '-')
         return -1;
-    cJSON *r = load_record(argv[0], base, sizeof base);
+    char record[PATH_MAX + 64];
+    cJSON *r = load_record(argv[0], base, sizeof base, record, sizeof record);
     if (!r)
         return -1;
     int rc = -1;
@@ -510,7 +560,7 @@ int bai_sweep_control(const char *cmd, int argc, char **argv)
         char dir[PATH_MAX + 8];
         snprintf(dir, sizeof dir, "%s/trial", base);
         cJSON *o = bai_sweep_status(r, dir, &ended, &fail);
-        rc = bai_sweep_stop(argv[0], cJSON_GetObjectItemCaseSensitive(o, "trials"), argc, argv);
+        rc = bai_sweep_stop(argv[0], record, cJSON_GetObjectItemCaseSensitive(o, "trials"), argc, argv);
         cJSON_Delete(o);
         printf("sweep %s: terminated\n", argv[0]);
     }

@@ -22,9 +22,10 @@ int bai_sweep_submit(const struct bai_pipeline_opts *o, const char *path, int ar
 /* status/wait/terminate of a sweep id; -1 when the id is no sweep's. */
 int bai_sweep_control(const char *cmd, int argc, char **argv);
 /* Terminate the trials of sweep `array` (bai_sweep_status's "trials"): the queued ones cancelled first, so that
- * none starts in a slot a stopping trial frees; each running one as terminate stops one job (SIGTERM to its
- * steps, then the grace of argv[1..2], "--grace N"); then the array. 0 when every part was taken. */
-int bai_sweep_stop(const char *array, const cJSON *trials, int argc, char **argv);
+ * none starts in a slot a stopping trial frees, and recorded as such in the sweep's `record` (status reads it:
+ * Slurm 23.02 and later forget them); each running one as terminate stops one job (SIGTERM to its steps, then
+ * the grace of argv[1..2], "--grace N"); then the array. 0 when every part was taken. */
+int bai_sweep_stop(const char *array, const char *record, const cJSON *trials, int argc, char **argv);
 
 /* Shared with pipeline_cmd.c (a pipeline's sweep steps): the record of sweep `sw` as array `id` (what
  * status reads back), and the status object of a record whose trials' directories are trials_dir/<job id>

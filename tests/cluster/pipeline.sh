@@ -177,6 +177,33 @@ rc=0
 out=$(bj "wait $ps --timeout 30") || rc=$?
 [ "$rc" != 0 ] || fail "wait of a terminated pipeline exited 0: $out"
 
+# 9. A checkpointable trial (BATCHAI_CHECKPOINTABLE): submitted (it was refused as several commands once the
+# sweep's setup came before it), and its one command exec'd with its own value, so Slurm's warning before the
+# time limit reaches the program, which says so and exits 3. trial_timeout 120 (--time=2): slurmctld sends the
+# warning (60 s before the limit) at its first 30-s check that falls within 90 s of the limit, 30 s or more after
+# the start; with --time=1 that check can come before the batch script starts and the warning is lost. It runs
+# beside cases 6 to 8 and is checked after them.
+install -d -o "$TEST_USER" "$WORK/sw"
+cat >"$CL/bin/warn-me" <<'SH'
+#!/bin/sh
+trap 'echo "warn-me: SIGUSR1 reached x=$1"; exit 3' USR1
+echo "warn-me: started with x=$1"
+while :; do sleep 1; done
+SH
+chmod 0755 "$CL/bin/warn-me"
+cat >"$WORK/sw/ck-sweep.yml" <<'YAML'
+type: sweep
+trial:
+  command: warn-me ${{search_space.x}}
+  environment: {image: python}
+  environment_variables: {BATCHAI_CHECKPOINTABLE: "true"}
+sampling_algorithm: grid
+search_space: {x: {type: choice, values: [7]}}
+objective: {goal: minimize, primary_metric: loss}
+limits: {max_total_trials: 1, trial_timeout: 120}
+YAML
+chown "$TEST_USER:" "$WORK/sw/ck-sweep.yml"
+ck=$(as_user "PATH=$CL/bin:\$PATH batchai-job submit sw/ck-sweep.yml --parsable" </dev/null 2>&1) || fail "submit sw/ck-sweep.yml (a checkpointable trial): $ck"
 # 6. hello-sweep: 4 trials, at most 2 at a time.
 out=$(as_user "PATH=$CL/slowbin:$CL/bin:\$PATH PYTHONPATH=$CL/pylib batchai-job submit sweeps/hello-sweep.yml" </dev/null 2>&1) ||
     fail "batchai-job submit hello-sweep.yml: $out"
@@ -310,8 +337,8 @@ import json, sys
 o = json.loads(sys.argv[1])
 s = {x["name"]: x for x in o["steps"]}
 trials = s["tune"]["sweep"]["trials"]
-# 22.05 still shows the queued trial cancelled; 26.05 no longer finds the task (unknown): either way it never ran
-assert trials[1]["executionState"] in ("cancelled", "unknown") and trials[1]["exitCode"] is None, trials
+# 22.05 keeps a record of the queued trial cancelled, 26.05 none: terminate recorded it
+assert trials[1]["executionState"] == "cancelled" and trials[1]["exitCode"] is None, trials
 assert s["use"]["executionState"] == "cancelled", s["use"]
 # terminate stopped it: neither the sweep step nor the pipeline succeeded
 assert s["tune"]["sweep"]["executionState"] == "cancelled", s["tune"]["sweep"]
@@ -323,29 +350,7 @@ out=$(bj "wait $pt --timeout 30") || rc=$?
 [ "$(find "$WORK/sw/stay-pl" -name started | wc -l)" = 1 ] || fail "terminate $pt: a second trial started: $(find "$WORK/sw/stay-pl" -name started)"
 nodes=$(job_field "$(/usr/bin/python3 -c 'import json, sys; print(json.loads(sys.argv[1])["steps"][1]["jobId"])' "$json")" NodeList)
 [ -z "$nodes" ] || [ "$nodes" = "(null)" ] || fail "terminate $pt: the step after the sweep ran on $nodes"
-# 9. A checkpointable trial (BATCHAI_CHECKPOINTABLE): submitted (it was refused as several commands once the
-# sweep's setup came before it), and its one command exec'd with its own value, so Slurm's warning before the
-# time limit (trial_timeout 60: --time=1, the warning due at once) reaches the program, which says so and exits 3.
-cat >"$CL/bin/warn-me" <<'SH'
-#!/bin/sh
-trap 'echo "warn-me: SIGUSR1 reached x=$1"; exit 3' USR1
-echo "warn-me: started with x=$1"
-while :; do sleep 1; done
-SH
-chmod 0755 "$CL/bin/warn-me"
-cat >"$WORK/sw/ck-sweep.yml" <<'YAML'
-type: sweep
-trial:
-  command: warn-me ${{search_space.x}}
-  environment: {image: python}
-  environment_variables: {BATCHAI_CHECKPOINTABLE: "true"}
-sampling_algorithm: grid
-search_space: {x: {type: choice, values: [7]}}
-objective: {goal: minimize, primary_metric: loss}
-limits: {max_total_trials: 1, trial_timeout: 60}
-YAML
-chown "$TEST_USER:" "$WORK/sw/ck-sweep.yml"
-ck=$(sweep_pl ck-sweep.yml) || fail "submit sw/ck-sweep.yml (a checkpointable trial): $ck"
+# 9, submitted before case 6.
 bj "wait $ck --timeout 150" >/dev/null || true # fails: the trial is warned and exits 3, logging no metric
 st=$(job_field "${ck}_0" JobState)
 out=$(cat "$WORK/sw/ck-sweep/trial/$(job_field "${ck}_0" JobId)/stdouterr/stdout.txt" 2>&1)
@@ -382,7 +387,21 @@ o = json.loads(sys.argv[1])
 assert o["executionState"] == "cancelled", o["executionState"]
 t = o["trials"]
 assert t[0]["executionState"] == "terminated" and t[0]["exitCode"] == 3, t[0]
-assert t[1]["executionState"] in ("cancelled", "unknown"), t[1]  # 26.05 keeps no record of a queued task cancelled
+assert t[1]["executionState"] == "cancelled" and t[1]["exitCode"] is None, t[1]  # recorded by terminate on 26.05
+PY
+# A sweep terminated before any trial started (held): still a sweep to status (26.05 keeps no record of its
+# tasks, only the array's), every trial cancelled, wait exits 1.
+sh=$(sweep_pl "stop-sweep.yml --hold") || fail "submit sw/stop-sweep.yml --hold: $sh"
+out=$(bj "terminate $sh") || fail "terminate $sh (held): $out"
+rc=0
+out=$(bj "wait $sh --timeout 30") || rc=$?
+[ "$rc" = 1 ] || fail "wait of sweep $sh, terminated while held, exited $rc, want 1: $out"
+json=$(bj "status $sh --json") || true
+/usr/bin/python3 - "$json" <<'PY' || fail "status of sweep $sh, terminated while held: $json"
+import json, sys
+o = json.loads(sys.argv[1])
+assert o["executionState"] == "cancelled", o
+assert [t["executionState"] for t in o["trials"]] == ["cancelled", "cancelled"], o["trials"]
 PY
 assert_nodes_idle
-pass "terminate of a sweep: cancelled, wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "terminate of a sweep: cancelled (also while held: its trials cancelled, not unknown), wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
