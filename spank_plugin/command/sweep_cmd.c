@@ -403,8 +403,8 @@ cJSON *bai_sweep_status(const cJSON *r, const char *trials_dir, bool *ended, int
             cJSON_AddNullToObject(x, "metric");
         cJSON_AddItemToArray(trials, x);
     }
-    /* Slurm 23.02 and later keep no record of a task cancelled while it was queued (unknown here): it did not
-     * succeed either. */
+    /* A trial Slurm no longer knows (forgotten without accounting, or cancelled while queued by a plain scancel
+     * on 23.02 and later) leaves the sweep unknown, not succeeded. */
     cJSON_AddStringToObject(o, "executionState", !*ended ? (running || !queued ? "running" : "queued")
                                                  : failed ? "failed" : stopped ? "cancelled"
                                                  : unknown ? "unknown" : "succeeded");
