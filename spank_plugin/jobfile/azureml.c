@@ -436,8 +436,13 @@ static void parse_sweep(struct bai_diag *d, const cJSON *root, struct bai_aml *a
     }
     cJSON_ArrayForEach(m, names) {
         jv_item(path, BAI_AML_SWEEP_KEY ".names", i);
+        bool again = false;
+        for (size_t k = 0; cJSON_IsString(m) && k < aml->n_sweep_params; k++)
+            again = again || (aml->sweep_names[k] && strcmp(aml->sweep_names[k], m->valuestring) == 0);
         if (!cJSON_IsString(m) || !bai_identifier_ok(m->valuestring) || strlen(m->valuestring) > 64)
             bai_diag_add(d, path, "expected a parameter's name: letters, digits and '_', not starting with a digit");
+        else if (again)
+            bai_diag_add(d, path, "\"%s\" is named twice", m->valuestring);
         else
             aml->sweep_names[aml->n_sweep_params++] = strdup(m->valuestring);
         i++;

@@ -12,6 +12,7 @@ every file is as expected, else 1.
 """
 import json
 import os
+import re
 import sys
 
 import jsonschema
@@ -41,6 +42,8 @@ def main():
         lines = [ln.split() for ln in f if ln.strip() and not ln.startswith("#")]
     for parts in lines:
         name, verdict, field = parts[0], parts[1], (parts[2] if len(parts) > 2 else "")
+        # The C validator's item paths (names[1]) as jsonschema's (names.1).
+        field = re.sub(r"\[(\d+)\]", r".\1", field)
         path = os.path.join(here, name)
         if not os.path.exists(path):
             path = os.path.join(refs, name)
