@@ -269,7 +269,7 @@ static int cmd_exec(int argc, char **argv)
     /* Whether it is a Batch AI job (with its own script too, whose logs are where the script says) the plugin
      * on the node tells (probe_node). */
     if (own && strcmp(bai_job_execution_state(&ji), "running") != 0) {
-        fprintf(stderr, "batchai-job: job %s is %s: exec needs a running job\n", ji.id, bai_job_execution_state(&ji));
+        fprintf(stderr, "batchai-job: job %s: %s; exec needs a running job\n", ji.id, bai_job_execution_state(&ji));
         return 1;
     }
     char *jobopt = NULL, *nodeopt = NULL;

@@ -563,6 +563,14 @@ int bai_sweep_control(const char *cmd, int argc, char **argv)
         rc = bai_sweep_stop(argv[0], record, cJSON_GetObjectItemCaseSensitive(o, "trials"), argc, argv);
         cJSON_Delete(o);
         printf("sweep %s: terminated\n", argv[0]);
+    } else if (strcmp(cmd, "nodes") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
+               strcmp(cmd, "exec") == 0) {
+        /* Slurm would take the array's id for whichever task holds the array's own record, the last one started:
+         * never what was meant. */
+        fprintf(stderr, "batchai-job %s: %s is a sweep of %d trials, each a job of its own: give one, as %s_0 "
+                "(batchai-job status %s lists them)\n", cmd, argv[0],
+                cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(r, "trials")), argv[0], argv[0]);
+        rc = 2;
     }
     cJSON_Delete(r);
     return rc;

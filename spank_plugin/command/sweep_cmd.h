@@ -19,7 +19,8 @@ bool bai_sweep_file(const char *path);
 int bai_sweep_validate(const struct bai_pipeline_opts *o, const char *path);
 int bai_sweep_translate(const struct bai_pipeline_opts *o, const char *path);
 int bai_sweep_submit(const struct bai_pipeline_opts *o, const char *path, int argc, char **argv);
-/* status/wait/terminate of a sweep id; -1 when the id is no sweep's. */
+/* status/wait/terminate/list of a sweep id; nodes/files/stream/exec refused naming a trial's id (2); -1 when
+ * the id is no sweep's. */
 int bai_sweep_control(const char *cmd, int argc, char **argv);
 /* Terminate the trials of sweep `array` (bai_sweep_status's "trials"): the queued ones cancelled first, so that
  * none starts in a slot a stopping trial frees, and recorded as such in the sweep's `record` (status reads it:

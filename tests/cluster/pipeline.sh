@@ -374,6 +374,14 @@ chown "$TEST_USER:" "$WORK/sw/stop-sweep.yml"
 ss=$(sweep_pl stop-sweep.yml) || fail "submit sw/stop-sweep.yml: $ss"
 for ((i = 0; i < 300; i++)); do [ -n "$(find "$WORK/sw/stop-sweep" -name started 2>/dev/null)" ] && break; sleep 0.1; done
 [ -n "$(find "$WORK/sw/stop-sweep" -name started 2>/dev/null)" ] || fail "sweep $ss: its first trial did not start in 30 s: $(bj "status $ss")"
+# The sweep's id names no one trial (Slurm would take the last started): stream, nodes, files, exec ask for one.
+for c in stream nodes files "exec"; do
+    rc=0
+    out=$(bj "$c $ss$([ "$c" = exec ] && echo ' -- true')") || rc=$?
+    [ "$rc" = 2 ] && grep -qF "$ss is a sweep of 2 trials, each a job of its own: give one, as ${ss}_0" <<<"$out" ||
+        fail "$c of sweep $ss exited $rc without asking for a trial: $out"
+done
+out=$(bj "nodes ${ss}_0") || fail "nodes ${ss}_0 (a trial): $out"
 out=$(bj "terminate $ss --grace 10") || fail "terminate $ss: $out"
 rc=0
 out=$(bj "wait $ss --timeout 30") || rc=$?
@@ -404,4 +412,4 @@ assert o["executionState"] == "cancelled", o
 assert [t["executionState"] for t in o["trials"]] == ["cancelled", "cancelled"], o["trials"]
 PY
 assert_nodes_idle
-pass "terminate of a sweep: cancelled (also while held: its trials cancelled, not unknown), wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "stream, nodes, files and exec of a sweep's id ask for a trial; terminate of a sweep: cancelled (also while held: its trials cancelled, not unknown), wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
