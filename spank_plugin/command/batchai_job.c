@@ -494,8 +494,8 @@ int main(int argc, char **argv)
         ; /* the id of a pipeline or a sweep: all its jobs */
     else if ((strcmp(cmd, "nodes") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
               strcmp(cmd, "exec") == 0) &&
-             (rc = bai_sweep_control(cmd, n, rest)) >= 0)
-        ; /* a sweep's id: one trial is meant */
+             ((rc = bai_pipeline_control(cmd, n, rest)) >= 0 || (rc = bai_sweep_control(cmd, n, rest)) >= 0))
+        ; /* a sweep's id, or a pipeline's that is a sweep's: one trial is meant */
     else if (strcmp(cmd, "status") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
              strcmp(cmd, "wait") == 0 || strcmp(cmd, "nodes") == 0)
         rc = bai_monitor_main(cmd, n, rest);

@@ -738,8 +738,16 @@ int bai_pipeline_control(const char *cmd, int argc, char **argv)
         }
         cJSON_Delete(o);
         rc = 0;
-    }
-    else
+    } else if ((strcmp(cmd, "nodes") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
+                strcmp(cmd, "exec") == 0) &&
+               str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g, "steps"), 0), "bestJobId")[0]) {
+        /* The id is the first step's job's; when that step is a sweep, it is a job array's, whose id Slurm takes
+         * for the last trial started (a command step's job is simply that job). */
+        fprintf(stderr, "batchai-job %s: %s is a pipeline whose first step, %s, is a sweep: give one of its trials, "
+                "as %s_0, or another step's job id (batchai-job status %s lists them)\n", cmd, argv[0],
+                str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g, "steps"), 0), "name"), argv[0], argv[0]);
+        rc = 2;
+    } else
         rc = -1;
     cJSON_Delete(g);
     return rc;

@@ -29,7 +29,9 @@ int bai_pipeline_validate(const struct bai_pipeline_opts *o, const char *path);
 int bai_pipeline_translate(const struct bai_pipeline_opts *o, const char *path);
 int bai_pipeline_submit(const struct bai_pipeline_opts *o, const char *path, int argc, char **argv);
 
-/* status/wait/terminate of a pipeline id; -1 when the id heads no pipeline (the caller treats it as a job). */
+/* status/wait/terminate/list of a pipeline id; nodes/files/stream/exec refused (2) when its first step is a
+ * sweep (the id is then a job array's); -1 when the id heads no pipeline, or otherwise (the caller treats it
+ * as the first step's job). */
 int bai_pipeline_control(const char *cmd, int argc, char **argv);
 
 /* sweep-best RECORD: the job a pipeline's sweep step runs after its trials (as the user): the trial with the best

@@ -296,6 +296,10 @@ assert t["outputs"]["model"] == f"{base}/tune/{t['bestJobId']}/outputs/model", t
 use = open(f"{base}/use/{s['use']['jobId']}/stdouterr/stdout.txt").read()
 assert "x=1" in use, use
 PY
+rc=0
+out=$(bj "stream $pw") || rc=$?
+[ "$rc" = 2 ] && grep -qF "$pw is a pipeline whose first step, tune, is a sweep: give one of its trials, as ${pw}_0" <<<"$out" ||
+    fail "stream of pipeline $pw (its first step a sweep) exited $rc without asking for a trial: $out"
 out=$(bj "status $pw") || fail "status $pw: $out"
 grep -q '^sweep tune: 3 trials (array [0-9]*), objective minimize loss; best: trial 1 (job [0-9]*, 1)$' <<<"$out" ||
     fail "status $pw does not name the sweep step's best trial: $out"
@@ -412,4 +416,4 @@ assert o["executionState"] == "cancelled", o
 assert [t["executionState"] for t in o["trials"]] == ["cancelled", "cancelled"], o["trials"]
 PY
 assert_nodes_idle
-pass "stream, nodes, files and exec of a sweep's id ask for a trial; terminate of a sweep: cancelled (also while held: its trials cancelled, not unknown), wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "stream, nodes, files and exec of a sweep's id (or a pipeline's that is a sweep's) ask for a trial; terminate of a sweep: cancelled (also while held: its trials cancelled, not unknown), wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
