@@ -359,8 +359,10 @@ int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t see
 
     memset(s, 0, sizeof *s);
     cJSON *root = bai_yaml_tree(text, len, d);
-    if (!root || !jv_object(d, root, "", top_keys) || spec(root, seed, s, d) != 0)
+    if (!root || !jv_object(d, root, "", top_keys))
         goto out;
+    /* The trial's keys and command are checked even when the rest is faulty: one round of faults, not two. */
+    bool spec_ok = spec(root, seed, s, d) == 0;
     /* The trial: a command job. */
     const cJSON *trial = jv_get(root, "trial");
     if (!cJSON_IsObject(trial) || !jv_object(d, trial, "trial", trial_keys)) {
@@ -377,6 +379,8 @@ int bai_sweep_parse(const char *text, size_t len, const char *file, uint64_t see
     }
     cJSON_AddStringToObject(s->trial, "command", command);
     free(command);
+    if (!spec_ok)
+        goto out;
     add_trials(d, s->trial, s);
     const cJSON *code = jv_get(trial, "code");
     if (cJSON_IsString(code) && code->valuestring[0] != '/' && !strstr(code->valuestring, "://") &&

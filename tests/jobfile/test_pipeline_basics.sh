@@ -169,5 +169,7 @@ print(" ".join(f"{i}:{a}{b}" for i, a, b in re.findall(r"^(\d)\) AZUREML_SWEEP_a
 [ "$got" = "0:x1 1:x2 2:x3 3:y1 4:y2" ] || fail "sweep_grid.yml: trials $got"
 expect_fault sweep_refused.yml 'sweep_refused.yml: sampling_algorithm: "bayesian": not run here'
 expect_fault sweep_refused.yml 'sweep_refused.yml: early_termination: not applied here'
+expect_fault sweep_faults.yml 'sweep_faults.yml: objective.goal: "minimise": expected minimize or maximize'
+expect_fault sweep_faults.yml 'sweep_faults.yml: trial.comand: unknown property'
 expect_fault sweep_unknown.yml 'sweep_unknown.yml: trial.command: ${{search_space.nosuch}}: the search space has no nosuch'
-echo "PASS: $n basics' verdicts as reviewed ($valid valid); cycle, unknown step, type mismatch, automl/data_transfer, unmapped component refused with their paths; a nested pipeline chained; a sweep step an array between its neighbours (a checkpointable trial exec'd), its faults refused; hello-sweep valid (checkpointable too, its command exec'd), every search-space expression drawn in its form and seeded, grid in order, bayesian and early_termination refused"
+echo "PASS: $n basics' verdicts as reviewed ($valid valid); cycle, unknown step, type mismatch, automl/data_transfer, unmapped component refused with their paths; a nested pipeline chained; a sweep step an array between its neighbours (a checkpointable trial exec'd), its faults refused; hello-sweep valid (checkpointable too, its command exec'd), every search-space expression drawn in its form and seeded, grid in order, bayesian and early_termination refused, a sweep's and its trial's faults in one round"
