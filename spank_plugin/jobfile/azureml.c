@@ -412,28 +412,39 @@ static void parse_env(struct bai_diag *d, const cJSON *root, struct bai_job *job
     }
 }
 
-/* x-batchai-sweep: {"names": [N...], "trials": [[V...]...]}, each trial one value per name. */
+/* x-batchai-sweep: {"names": [N...], "trials": [[[V...]...]...]}: the trials in chunks of at most
+ * BAI_JOB_MAX_ITEMS (a job file's bound on any list), each trial one value per name. */
 static void parse_sweep(struct bai_diag *d, const cJSON *root, struct bai_aml *aml)
 {
     static const char *const keys[] = { "names", "trials", NULL };
-    const cJSON *v = jv_get(root, BAI_AML_SWEEP_KEY), *names = NULL, *trials = NULL, *m;
-    char path[JV_PATH_MAX];
-    size_t i = 0;
+    const cJSON *v = jv_get(root, BAI_AML_SWEEP_KEY), *names = NULL, *chunks = NULL, *m, *c;
+    char path[JV_PATH_MAX], chunk_path[JV_PATH_MAX];
+    size_t i = 0, t = 0;
 
     if (!v || !jv_object(d, v, BAI_AML_SWEEP_KEY, keys))
         return;
     int got_names = jv_array(d, v, "names", BAI_AML_SWEEP_KEY, &names);
-    int got_trials = jv_array(d, v, "trials", BAI_AML_SWEEP_KEY, &trials);
+    int got_trials = jv_array(d, v, "trials", BAI_AML_SWEEP_KEY, &chunks);
     if (got_names == 0 || got_trials == 0)
         bai_diag_add(d, BAI_AML_SWEEP_KEY, "expected names and trials");
     if (got_names != 1 || got_trials != 1)
         return;
-    size_t n = (size_t)cJSON_GetArraySize(names), t = (size_t)cJSON_GetArraySize(trials);
+    cJSON_ArrayForEach(c, chunks) {
+        jv_item(chunk_path, BAI_AML_SWEEP_KEY ".trials", i++);
+        if (!cJSON_IsArray(c) || !c->child) {
+            bai_diag_add(d, chunk_path, "expected a list of trials (the trials come in lists of at most %d)",
+                         BAI_JOB_MAX_ITEMS);
+            return;
+        }
+        t += (size_t)cJSON_GetArraySize(c);
+    }
+    size_t n = (size_t)cJSON_GetArraySize(names);
     if (n == 0 || n > BAI_SWEEP_MAX_PARAMS || t == 0 || t > BAI_SWEEP_MAX_TRIALS) {
         bai_diag_add(d, BAI_AML_SWEEP_KEY, "expected 1 to %d names and 1 to %d trials", BAI_SWEEP_MAX_PARAMS,
                      BAI_SWEEP_MAX_TRIALS);
         return;
     }
+    i = 0;
     cJSON_ArrayForEach(m, names) {
         jv_item(path, BAI_AML_SWEEP_KEY ".names", i);
         bool again = false;
@@ -456,19 +467,24 @@ static void parse_sweep(struct bai_diag *d, const cJSON *root, struct bai_aml *a
     }
     aml->n_sweep_trials = t;
     i = 0;
-    cJSON_ArrayForEach(m, trials) {
-        jv_item(path, BAI_AML_SWEEP_KEY ".trials", i);
-        if (!cJSON_IsArray(m) || (size_t)cJSON_GetArraySize(m) != n) {
-            bai_diag_add(d, path, "expected a list of %zu values, one per name", n);
-        } else {
-            size_t k = 0;
-            for (const cJSON *x = m->child; x; x = x->next, k++)
-                if (!cJSON_IsString(x) || !jv_utf8_valid(x->valuestring, strlen(x->valuestring)))
-                    bai_diag_add(d, path, "expected text values (UTF-8)");
-                else
-                    aml->sweep_values[i * n + k] = strdup(x->valuestring);
+    size_t ci = 0;
+    cJSON_ArrayForEach(c, chunks) {
+        size_t r = 0;
+        jv_item(chunk_path, BAI_AML_SWEEP_KEY ".trials", ci++);
+        cJSON_ArrayForEach(m, c) {
+            jv_item(path, chunk_path, r++);
+            if (!cJSON_IsArray(m) || (size_t)cJSON_GetArraySize(m) != n) {
+                bai_diag_add(d, path, "expected a list of %zu values, one per name", n);
+            } else {
+                size_t k = 0;
+                for (const cJSON *x = m->child; x; x = x->next, k++)
+                    if (!cJSON_IsString(x) || !jv_utf8_valid(x->valuestring, strlen(x->valuestring)))
+                        bai_diag_add(d, path, "expected text values (UTF-8)");
+                    else
+                        aml->sweep_values[i * n + k] = strdup(x->valuestring);
+            }
+            i++;
         }
-        i++;
     }
     for (i = 0; i < n * t; i++)
         if (!aml->sweep_values[i] && bai_diag_total(d) == 0) {

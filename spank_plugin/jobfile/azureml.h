@@ -16,8 +16,9 @@
  *    and has no Slurm meaning.
  *  - Every ${{inputs.X}} / ${{outputs.X}} of the command names a declared input or output.
  *  - x-batchai-sweep (not Azure ML's: `batchai-job submit` writes it into a sweep's trial, sweep.c) holds each
- *    array index's values of the search space as data; the main step sets them (AZUREML_SWEEP_<name>) before
- *    the command, so the command stays the user's own and can be exec'd. */
+ *    array index's values of the search space as data (in lists of at most BAI_JOB_MAX_ITEMS trials, the
+ *    bound on any list of a job file); the main step sets them (AZUREML_SWEEP_<name>) before the command, so
+ *    the command stays the user's own and can be exec'd. */
 #ifndef BAI_AZUREML_H
 #define BAI_AZUREML_H
 

@@ -214,9 +214,13 @@ static void add_trials(struct bai_diag *d, cJSON *trial, const struct bai_sweep 
     bool ok = names && trials;
     for (size_t k = 0; ok && k < s->n_params; k++)
         ok = cJSON_AddItemToArray(names, cJSON_CreateString(s->names[k]));
+    cJSON *chunk = NULL;
     for (size_t t = 0; ok && t < s->n_trials; t++) {
-        cJSON *row = cJSON_CreateArray();
-        ok = row && cJSON_AddItemToArray(trials, row);
+        /* In lists of at most BAI_JOB_MAX_ITEMS, which a job file's lists may hold. */
+        if (t % BAI_JOB_MAX_ITEMS == 0)
+            ok = (chunk = cJSON_CreateArray()) != NULL && cJSON_AddItemToArray(trials, chunk);
+        cJSON *row = ok ? cJSON_CreateArray() : NULL;
+        ok = row && cJSON_AddItemToArray(chunk, row);
         for (size_t k = 0; ok && k < s->n_params; k++)
             ok = cJSON_AddItemToArray(row, cJSON_CreateString(s->values[t * s->n_params + k]));
     }

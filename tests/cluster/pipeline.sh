@@ -415,5 +415,27 @@ o = json.loads(sys.argv[1])
 assert o["executionState"] == "cancelled", o
 assert [t["executionState"] for t in o["trials"]] == ["cancelled", "cancelled"], o["trials"]
 PY
+# 11. A sweep of 300 trials, more than a job file's list may hold (256): submitted held; its last trial,
+# released, runs with its own drawn value; terminate cancels the rest.
+cat >"$WORK/sw/many.yml" <<'YAML'
+type: sweep
+trial:
+  command: sh -c 'echo "x=$0" >outputs/x.txt' ${{search_space.x}}
+  environment: {image: python}
+sampling_algorithm: {type: random, seed: 3}
+search_space: {x: {type: randint, upper: 1000000000}}
+objective: {goal: minimize, primary_metric: loss}
+limits: {max_total_trials: 300, max_concurrent_trials: 5}
+YAML
+chown "$TEST_USER:" "$WORK/sw/many.yml"
+sm=$(sweep_pl "many.yml --hold") || fail "submit sw/many.yml (300 trials): $sm"
+want=$(bj "status $sm --json" | /usr/bin/python3 -c 'import json, sys
+t = json.load(sys.stdin)["trials"]; assert len(t) == 300, len(t); print(t[299]["parameters"]["x"])') ||
+    fail "status of the 300-trial sweep $sm: $(bj "status $sm" | head -n 5)"
+as_user "scontrol release ${sm}_299" </dev/null || fail "scontrol release ${sm}_299"
+st=$(wait_job "${sm}_299" 60)
+got=$(cat "$WORK/sw/many/trial/$(job_field "${sm}_299" JobId)/outputs/x.txt" 2>&1)
+[ "$st" = COMPLETED ] && [ "$got" = "x=$want" ] || fail "trial 299 of sweep $sm ended $st with '$got', want x=$want"
+out=$(bj "terminate $sm") || fail "terminate $sm: $out"
 assert_nodes_idle
-pass "stream, nodes, files and exec of a sweep's id (or a pipeline's that is a sweep's) ask for a trial; terminate of a sweep: cancelled (also while held: its trials cancelled, not unknown), wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
+pass "a sweep of 300 trials ran its last with its own value; stream, nodes, files and exec of a sweep's id (or a pipeline's that is a sweep's) ask for a trial; terminate of a sweep: cancelled (also while held: its trials cancelled, not unknown), wait exits with the terminated trial's code; a checkpointable sweep trial ran exec'd with its value and got Slurm's warning; terminate of a pipeline gave its running sweep trial SIGTERM and the grace; a sweep step gave the next step its best trial's output (and, without its metric, stopped it saying why); hello-sweep ran 4 trials at most 2 at a time and named the best; terminate stopped a pipeline; 3a, 1a, 3b ran in order, each step reading the last's output; status --json matches its schema; a failed step stopped the rest (wait exit 3), or not under continue_on_step_failure; a failed third sbatch cancelled the first two; sbatch refused a pipeline"
