@@ -1,6 +1,8 @@
 /* batchai-job's pipeline and sweep files: see graph_file.h. */
 #include "graph_file.h"
 
+#include <cJSON.h>
+
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -66,6 +68,19 @@ int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct 
     if (!*text)
         bai_diag_add(d, "", "out of memory");
     return *text ? 0 : -1;
+}
+
+cJSON *bai_read_json(const char *path, struct bai_diag *d)
+{
+    struct bai_diag own = { 0 };
+    char *text = NULL;
+    size_t len = 0;
+    cJSON *r = NULL;
+    if (bai_job_read(path, &text, &len, d ? d : &own) == 0)
+        r = cJSON_ParseWithLength(text, len);
+    free(text);
+    bai_diag_free(&own);
+    return r;
 }
 
 int bai_write_file_atomic(const char *path, const char *text)

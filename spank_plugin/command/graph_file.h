@@ -23,6 +23,11 @@ uint64_t bai_graph_seed(void);
 /* A bai_job_reader whose arg is the text itself (a generated command job). */
 int bai_text_read(void *arg, const char *path, char **text, size_t *len, struct bai_diag *d);
 
+/* The JSON record at path (a pipeline's or a sweep's, written by bai_write_file_atomic), read within a job
+ * file's bounds (bai_job_read); NULL when it cannot be read or parsed, the read's faults in d unless d is
+ * NULL. */
+struct cJSON *bai_read_json(const char *path, struct bai_diag *d);
+
 /* Write text to path through a temporary file and a rename, so that no reader sees half of it (0, or -1 with
  * errno). */
 int bai_write_file_atomic(const char *path, const char *text);

@@ -483,14 +483,7 @@ static cJSON *load_graph(const char *id)
     }
     size_t n = strlen(path);
     snprintf(path + n, sizeof path - n, "/pipeline-%s.json", id);
-    struct bai_diag d = { 0 };
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *g = NULL;
-    if (bai_job_read(path, &text, &len, &d) == 0)
-        g = cJSON_ParseWithLength(text, len);
-    free(text);
-    bai_diag_free(&d);
+    cJSON *g = bai_read_json(path, NULL);
     const cJSON *pid = cJSON_GetObjectItemCaseSensitive(g, "pipelineId");
     if (!cJSON_IsString(pid) || strcmp(pid->valuestring, id) != 0 ||
         !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(g, "steps"))) {
@@ -509,14 +502,7 @@ static const char *str(const cJSON *o, const char *key)
 /* A sweep step's trials from its record: bai_sweep_status's object, NULL when the record is unreadable. */
 static cJSON *sweep_step_status(const cJSON *s)
 {
-    struct bai_diag d = { 0 };
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *r = NULL, *o = NULL;
-    if (bai_job_read(str(s, "sweepRecord"), &text, &len, &d) == 0)
-        r = cJSON_ParseWithLength(text, len);
-    free(text);
-    bai_diag_free(&d);
+    cJSON *r = bai_read_json(str(s, "sweepRecord"), NULL), *o = NULL;
     if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "trials")) && str(r, "trialsDir")[0]) {
         bool ended;
         int fail;
@@ -716,6 +702,7 @@ int bai_pipeline_control(const char *cmd, int argc, char **argv)
     cJSON *g = load_graph(argv[0]);
     if (!g)
         return -1;
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g, "steps"), 0);
     int rc;
     if (strcmp(cmd, "status") == 0 && (argc == 1 || (argc == 2 && strcmp(argv[1], "--json") == 0)))
         rc = pipeline_status(g, argc == 2);
@@ -740,12 +727,12 @@ int bai_pipeline_control(const char *cmd, int argc, char **argv)
         rc = 0;
     } else if ((strcmp(cmd, "nodes") == 0 || strcmp(cmd, "files") == 0 || strcmp(cmd, "stream") == 0 ||
                 strcmp(cmd, "exec") == 0) &&
-               str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g, "steps"), 0), "bestJobId")[0]) {
+               str(first, "bestJobId")[0]) {
         /* The id is the first step's job's; when that step is a sweep, it is a job array's, whose id Slurm takes
          * for the last trial started (a command step's job is simply that job). */
         fprintf(stderr, "batchai-job %s: %s is a pipeline whose first step, %s, is a sweep: give one of its trials, "
                 "as %s_0, or another step's job id (batchai-job status %s lists them)\n", cmd, argv[0],
-                str(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(g, "steps"), 0), "name"), argv[0], argv[0]);
+                str(first, "name"), argv[0], argv[0]);
         rc = 2;
     } else
         rc = -1;
@@ -756,18 +743,13 @@ int bai_pipeline_control(const char *cmd, int argc, char **argv)
 int bai_pipeline_sweep_best(int argc, char **argv)
 {
     struct bai_diag d = { 0 };
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *r = NULL;
     const char *me = getenv("SLURM_JOB_ID");
 
     if (argc != 1 || !me || !me[0] || strspn(me, "0123456789") != strlen(me)) {
         fprintf(stderr, "batchai-job sweep-best RECORD: run by a pipeline's sweep step, as a Slurm job\n");
         return 2;
     }
-    if (bai_job_read(argv[0], &text, &len, &d) == 0)
-        r = cJSON_ParseWithLength(text, len);
-    free(text);
+    cJSON *r = bai_read_json(argv[0], &d);
     bai_diag_print(&d, stderr, "batchai-job sweep-best: ");
     bai_diag_free(&d);
     const char *dir = str(r, "trialsDir"), *step = str(r, "step"), *metric = str(r, "primaryMetric");

@@ -276,14 +276,7 @@ static cJSON *load_record(const char *id, char *base, size_t size, char *record,
     size_t n = strlen(path);
     snprintf(path + n, sizeof path - n, "/sweep-%s.json", id);
     snprintf(record, record_size, "%s", path);
-    struct bai_diag d = { 0 };
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *r = NULL;
-    if (bai_job_read(path, &text, &len, &d) == 0)
-        r = cJSON_ParseWithLength(text, len);
-    free(text);
-    bai_diag_free(&d);
+    cJSON *r = bai_read_json(path, NULL);
     if (strcmp(str(r, "sweepId"), id) != 0 || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(r, "trials"))) {
         cJSON_Delete(r);
         return NULL;
@@ -464,14 +457,7 @@ static int cmd_status(const cJSON *r, const char *base, bool json)
  * cancelled while it was queued, and status then says cancelled, not unknown. */
 static void mark_cancelled_queued(const char *record, const cJSON *trials)
 {
-    struct bai_diag d = { 0 };
-    char *text = NULL;
-    size_t len = 0;
-    cJSON *r = NULL, *t;
-    if (bai_job_read(record, &text, &len, &d) == 0)
-        r = cJSON_ParseWithLength(text, len);
-    free(text);
-    bai_diag_free(&d);
+    cJSON *r = bai_read_json(record, NULL), *t;
     cJSON *list = cJSON_GetObjectItemCaseSensitive(r, "cancelledQueued");
     if (r && !cJSON_IsArray(list)) {
         cJSON_DeleteItemFromObjectCaseSensitive(r, "cancelledQueued");
